@@ -1,0 +1,182 @@
+"""Configuration dataclasses: declared once with docs, units and bounds, validated whole on construction.
+
+`ros/params.py` turns the field metadata into ROS parameter declarations (name = `param` metadata or the
+field name), so the ROS parameter schema and the core validation can never drift apart.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
+
+from .errors import ConfigError
+
+
+def spec(default: Any, doc: str, *, unit: str = "", param: str | None = None, gt: float | None = None,
+         ge: float | None = None, le: float | None = None, lt: float | None = None,
+         choices: tuple[str, ...] | None = None, read_only: bool = False) -> Any:
+    """A dataclass field with its parameter metadata (lists are stored as tuples: frozen)."""
+    meta = {"doc": doc, "unit": unit, "param": param, "gt": gt, "ge": ge, "le": le, "lt": lt,
+            "choices": choices, "read_only": read_only}
+    return field(default=default, metadata=meta)
+
+
+_BOUNDS = (("gt", float.__gt__, ">"), ("ge", float.__ge__, ">="), ("lt", float.__lt__, "<"),
+           ("le", float.__le__, "<="))
+
+
+def _bound_problems(name: str, value: Any, meta: dict) -> list[str]:
+    """The first bound a field's value (or any entry of a tuple value) breaks, and a bad choice."""
+    choices = meta.get("choices")
+    if choices is not None and value not in choices:
+        return [f"{name}={value!r} must be one of {list(choices)}"]
+    for v in (value if isinstance(value, tuple) else (value,)):
+        if isinstance(v, (bool, str)):
+            continue
+        if not isinstance(v, (int, float)):
+            return [f"{name}={value!r} must be a number"]
+        if not math.isfinite(v):
+            return [f"{name}={value!r} must be finite"]
+        for key, holds, word in _BOUNDS:
+            bound = meta.get(key)
+            if bound is not None and not holds(float(v), float(bound)):
+                return [f"{name}={value!r} must be {word} {bound}"]
+    return []
+
+
+def param_name(f) -> str:
+    """The ROS parameter name of a config field."""
+    return f.metadata.get("param") or f.name
+
+
+def field_problems(config: Any) -> list[str]:
+    """Bound and choice violations of every field, each naming the parameter and its value."""
+    problems = []
+    for f in fields(config):
+        problems += _bound_problems(param_name(f), getattr(config, f.name), f.metadata)
+    return problems
+
+
+def coerce_sequences(config: Any) -> None:
+    """Store list values as tuples so the frozen config is hashable and cannot be mutated in place."""
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if isinstance(value, list):
+            object.__setattr__(config, f.name, tuple(value))
+
+
+def config_from_mapping(cls: type, values: dict[str, Any]) -> Any:
+    """Build `cls` from {parameter name: value}; unknown names are reported with the valid ones."""
+    by_param = {param_name(f): f.name for f in fields(cls)}
+    unknown = sorted(set(values) - set(by_param))
+    if unknown:
+        raise ConfigError([f"unknown parameter '{u}'; valid: {sorted(by_param)}" for u in unknown])
+    return cls(**{by_param[k]: v for k, v in values.items()})
+
+
+def default_of(f) -> Any:
+    """A field's default value."""
+    return f.default if f.default is not MISSING else f.default_factory()
+
+
+@dataclass(frozen=True)
+class ServoConfig:
+    """Everything the twist servo core and its node need; see README for the parameter table."""
+
+    # --- robot ---
+    robot: str = spec("panda", "embedded robot name or URDF file path; ignored when robot_description is set",
+                      read_only=True)
+    robot_description: str = spec("", "URDF XML; overrides `robot` when not empty", read_only=True)
+    base_frame: str = spec("", "base frame of the chain (empty = robot default)", read_only=True)
+    tip_frame: str = spec("", "tool frame the twist moves (empty = robot default)", read_only=True)
+    # --- input ---
+    command_in_type: str = spec("unitless", "unitless: twist in [-1, 1] scaled by scale.*; speed_units: SI",
+                                choices=("unitless", "speed_units"))
+    scale_linear: float = spec(0.4, "linear speed of a unitless command of 1", unit="m/s",
+                               param="scale.linear", gt=0.0, le=10.0)
+    scale_rotational: float = spec(0.8, "angular speed of a unitless command of 1", unit="rad/s",
+                                   param="scale.rotational", gt=0.0, le=20.0)
+    apply_twist_about_tool: bool = spec(True, "true: the twist is the tool origin's velocity (rotation "
+                                        "about the tool); false: a spatial twist about the command frame's origin")
+    incoming_command_timeout: float = spec(0.1, "a command older than this (by receive time) is stale",
+                                           unit="s", gt=0.0, le=10.0)
+    joint_state_timeout: float = spec(0.1, "joint states older than this halt the servo", unit="s",
+                                      gt=0.0, le=10.0)
+    # --- loop and output ---
+    publish_period: float = spec(0.002, "control period of the servo loop", unit="s", ge=0.0002, le=0.1,
+                                 read_only=True)
+    command_out_type: str = spec("trajectory_msgs/JointTrajectory", "output message type",
+                                 choices=("trajectory_msgs/JointTrajectory", "std_msgs/Float64MultiArray"),
+                                 read_only=True)
+    command_out_topic: str = spec("/joint_trajectory_controller/joint_trajectory", "output topic",
+                                  read_only=True)
+    publish_joint_positions: bool = spec(True, "Float64MultiArray output carries positions (forward "
+                                         "position controller)", read_only=True)
+    publish_joint_velocities: bool = spec(False, "Float64MultiArray output carries velocities (forward "
+                                          "velocity controller)", read_only=True)
+    max_expected_latency: float = spec(0.05, "trajectory window length: covers the controller's latency",
+                                       unit="s", gt=0.0, le=1.0)
+    num_outgoing_halt_msgs_to_publish: int = spec(4, "after stopping, publish this many hold messages, then "
+                                                  "go silent; 0 = keep holding forever", ge=0, le=100000)
+    joint_topic: str = spec("/joint_states", "measured joint states", read_only=True)
+    status_period: float = spec(0.5, "status is republished at least this often", unit="s", gt=0.0, le=60.0)
+    max_state_divergence: float = spec(0.05, "re-anchor the integrated command to the measured state "
+                                       "when any joint differs by more", unit="rad", gt=0.0, le=3.2)
+    # --- velocity IK ---
+    singularity_sigma_threshold: float = spec(0.04, "below this smallest singular value of the task "
+                                              "Jacobian, damping grows (zero above)", unit="m/rad", gt=0.0)
+    max_damping: float = spec(0.05, "damping factor reached at sigma_min = 0", gt=0.0, le=10.0)
+    use_condition_number_thresholds: bool = spec(False, "MoveIt-Servo-style slow-down / halt by "
+                                                 "condition number (off: damping alone handles singularities)")
+    lower_singularity_threshold: float = spec(30.0, "start slowing above this condition number", gt=1.0)
+    hard_stop_singularity_threshold: float = spec(90.0, "halt motion toward the singularity above this "
+                                                  "condition number", gt=1.0)
+    leaving_singularity_threshold_multiplier: float = spec(2.0, "when moving away from a singularity the "
+                                                           "thresholds are multiplied by this", ge=1.0)
+    joint_limit_margin: float = spec(0.02, "a joint this close to its limit and pushed further is locked",
+                                     unit="rad", ge=0.0, le=1.0)
+    joint_limit_avoidance_gain: float = spec(1.0, "null-space push away from the outer 25 % of each joint "
+                                             "range", unit="1/s", ge=0.0, le=100.0)
+    joint_limit_avoidance_zone: float = spec(0.25, "share of the range on each side where the push acts",
+                                             gt=0.0, le=0.5)
+    posture_gain: float = spec(0.0, "null-space pull toward home_positions", unit="1/s", ge=0.0, le=100.0)
+    home_positions: tuple = spec((), "posture target (empty = the robot's home)", unit="rad")
+    max_joint_velocity: tuple = spec((), "per-joint velocity limits (empty = URDF)", unit="rad/s", gt=0.0)
+    velocity_scaling: float = spec(1.0, "fraction of the joint velocity limits the servo may use",
+                                   gt=0.0, le=1.0)
+    max_joint_acceleration: tuple = spec((), "per-joint acceleration limits (empty = default_joint_"
+                                         "acceleration)", unit="rad/s^2", gt=0.0)
+    default_joint_acceleration: float = spec(5.0, "acceleration limit of joints without one",
+                                             unit="rad/s^2", gt=0.0, le=1000.0)
+
+    def __post_init__(self) -> None:
+        coerce_sequences(self)
+        problems = field_problems(self)
+        if self.hard_stop_singularity_threshold <= self.lower_singularity_threshold:
+            problems.append(f"hard_stop_singularity_threshold={self.hard_stop_singularity_threshold} must "
+                            f"exceed lower_singularity_threshold={self.lower_singularity_threshold}")
+        if self.command_out_type == "std_msgs/Float64MultiArray" and \
+                self.publish_joint_positions == self.publish_joint_velocities:
+            problems.append("std_msgs/Float64MultiArray output needs exactly one of publish_joint_positions "
+                            f"({self.publish_joint_positions}) and publish_joint_velocities "
+                            f"({self.publish_joint_velocities})")
+        if self.command_out_type == "trajectory_msgs/JointTrajectory" and not self.publish_joint_positions:
+            problems.append("trajectory_msgs/JointTrajectory output needs publish_joint_positions=true "
+                            "(JointTrajectoryController requires positions)")
+        if self.max_expected_latency < self.publish_period:
+            problems.append(f"max_expected_latency={self.max_expected_latency} must be >= "
+                            f"publish_period={self.publish_period}")
+        if problems:
+            raise ConfigError(problems, "servo configuration")
+
+    def check_joint_lists(self, joint_names: Iterable[str]) -> None:
+        """Per-joint lists must be empty or match the robot's joints."""
+        names = list(joint_names)
+        problems = [f"{param_name(f)} has {len(getattr(self, f.name))} entries but the chain has "
+                    f"{len(names)} joints {names}"
+                    for f in fields(self)
+                    if f.name in ("home_positions", "max_joint_velocity", "max_joint_acceleration")
+                    and getattr(self, f.name) and len(getattr(self, f.name)) != len(names)]
+        if problems:
+            raise ConfigError(problems, "servo configuration")

@@ -1,0 +1,287 @@
+"""RobotModel: a Pinocchio model reduced to one base->tip chain, with limits and fast FK/Jacobian access.
+
+Joint positions convention: everywhere in robokin_ros a configuration is the vector of the chain's joint
+positions as `sensor_msgs/JointState` carries them, one entry per degree of freedom (size `n`), in chain
+order. Continuous joints are plain angles here; Pinocchio stores them as (cos, sin), and this class does
+the conversion. So `positions + velocities * dt` is a valid integration step for every supported joint
+type, and callers never handle Pinocchio's `nq != nv` configurations.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pinocchio as pin
+
+from .embedded import EMBEDDED_ROBOTS, embedded_robot
+from .errors import ModelError, UnknownFrameError, UnknownJointError
+from .validation import check_vector
+
+REFERENCE_FRAMES = {
+    "local_world_aligned": pin.ReferenceFrame.LOCAL_WORLD_ALIGNED,
+    "local": pin.ReferenceFrame.LOCAL,
+    "world": pin.ReferenceFrame.WORLD,
+}
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Per-joint limits in chain order; +/-inf where the URDF gives none (continuous joints)."""
+
+    lower: np.ndarray          # (n,) [rad | m]
+    upper: np.ndarray          # (n,) [rad | m]
+    velocity: np.ndarray       # (n,) [rad/s | m/s], inf where the URDF gives 0 or nothing
+    effort: np.ndarray         # (n,) [N m | N], nan where the URDF gives 0 or nothing
+    missing_effort: tuple[str, ...]
+    missing_velocity: tuple[str, ...]
+
+
+def _load_full_model(source: str | Path) -> pin.Model:
+    try:
+        text = str(source)
+        if text.lstrip().startswith("<"):
+            return pin.buildModelFromXML(text)
+        path = Path(source)
+        if not path.is_file():
+            raise ModelError(f"URDF file not found: {path}")
+        return pin.buildModelFromUrdf(str(path))
+    except ModelError:
+        raise
+    except Exception as err:  # pinocchio raises ValueError/RuntimeError with the parser's text
+        raise ModelError(f"cannot parse URDF: {err}") from err
+
+
+def _frame_id(model: pin.Model, name: str) -> int:
+    """Frame id by name; a link and a joint may share a name (z1), and the link then wins."""
+    try:
+        return model.getFrameId(name)
+    except (ValueError, RuntimeError):
+        return model.getFrameId(name, pin.FrameType.BODY)
+
+
+def _single_dof_positions_to_q(model: pin.Model, joint_id: int, position: float, q: np.ndarray) -> None:
+    joint = model.joints[joint_id]
+    if joint.nq == 1:
+        q[joint.idx_q] = position
+    elif joint.nq == 2 and joint.nv == 1:    # continuous joint: Pinocchio stores (cos, sin)
+        q[joint.idx_q] = np.cos(position)
+        q[joint.idx_q + 1] = np.sin(position)
+    else:
+        raise ModelError(f"joint '{model.names[joint_id]}' has {joint.nv} degrees of freedom; "
+                         "only revolute, continuous and prismatic joints are supported")
+
+
+class RobotModel:
+    """A kinematic chain from `base_frame` to `tip_frame`; every other joint is locked.
+
+    FK and Jacobians are expressed in the base frame. Build one with `load`, `from_name`,
+    `from_urdf_file` or `from_urdf_string`.
+    """
+
+    def __init__(self, full_model: pin.Model, base_frame: str, tip_frame: str,
+                 tool_offset: pin.SE3 | npt.ArrayLike | None = None, tool_frame: str = "tool",
+                 locked_joints: Mapping[str, float] | None = None, name: str = "robot") -> None:
+        self.name = name
+        locked_joints = dict(locked_joints or {})
+        full_frames = [f.name for f in full_model.frames]
+        for frame in (base_frame, tip_frame):
+            if not full_model.existFrame(frame):
+                raise UnknownFrameError(frame, full_frames)
+        tip_joint = full_model.frames[_frame_id(full_model, tip_frame)].parentJoint
+        base_joint = full_model.frames[_frame_id(full_model, base_frame)].parentJoint
+        base_support = set(full_model.supports[base_joint])
+        chain = [j for j in full_model.supports[tip_joint] if j != 0 and j not in base_support]
+        if not chain:
+            raise ModelError(f"no movable joint between '{base_frame}' and '{tip_frame}'")
+        all_joints = list(full_model.names)[1:]
+        for joint_name in locked_joints:
+            if not full_model.existJointName(joint_name):
+                raise UnknownJointError(joint_name, all_joints)
+            if full_model.getJointId(joint_name) in chain:
+                raise ModelError(f"joint '{joint_name}' is in the {base_frame} -> {tip_frame} chain "
+                                 "and cannot be locked")
+        q_ref = pin.neutral(full_model)
+        for joint_name, position in locked_joints.items():
+            _single_dof_positions_to_q(full_model, full_model.getJointId(joint_name), float(position), q_ref)
+        to_lock = [j for j in range(1, full_model.njoints) if j not in chain]
+        self.locked_joint_names = tuple(full_model.names[j] for j in to_lock)
+        self.model = pin.buildReducedModel(full_model, to_lock, q_ref) if to_lock else full_model.copy()
+
+        if tool_offset is not None:
+            offset = tool_offset if isinstance(tool_offset, pin.SE3) else pin.SE3(np.asarray(tool_offset, float))
+            if self.model.existFrame(tool_frame):
+                raise ModelError(f"tool frame name '{tool_frame}' already exists in the model")
+            parent = self.model.frames[_frame_id(self.model, tip_frame)]
+            placement = parent.placement * offset
+            self.model.addFrame(pin.Frame(tool_frame, parent.parentJoint, _frame_id(self.model, tip_frame),
+                                          placement, pin.FrameType.OP_FRAME))
+            tip_frame = tool_frame
+        self.data = self.model.createData()
+        self.base_frame, self.tip_frame = base_frame, tip_frame
+        self.base_frame_id = _frame_id(self.model, base_frame)
+        self.tip_frame_id = _frame_id(self.model, tip_frame)
+        self.joint_names = tuple(self.model.names[1:])
+        self.n = self.model.nv
+        self._joint_ids = list(range(1, self.model.njoints))
+        self._plain_q = self.model.nq == self.model.nv
+        self.limits = self._read_limits()
+        self.acceleration_limits = np.full(self.n, np.inf)   # URDF has none; configs override
+        # The base frame is not moved by any chain joint, so its pose is fixed once here.
+        self._data_ref = self.model.createData()
+        pin.framesForwardKinematics(self.model, self._data_ref, pin.neutral(self.model))
+        self.world_T_base = self._data_ref.oMf[self.base_frame_id].copy()
+        self._base_is_world = self.world_T_base.isIdentity(1e-12)
+        self._R_base_T = self.world_T_base.rotation.T.copy()
+        self._base_T_world_action = self.world_T_base.inverse().toActionMatrix()
+
+    # ---- construction -------------------------------------------------------------------------------
+    @classmethod
+    def from_urdf_file(cls, path: str | Path, base_frame: str, tip_frame: str, **kwargs) -> RobotModel:
+        """Load a URDF file; see `__init__` for the keyword arguments."""
+        kwargs.setdefault("name", Path(path).stem)
+        return cls(_load_full_model(Path(path)), base_frame, tip_frame, **kwargs)
+
+    @classmethod
+    def from_urdf_string(cls, xml: str, base_frame: str, tip_frame: str, **kwargs) -> RobotModel:
+        """Load a URDF document (e.g. the `robot_description` parameter)."""
+        if not xml.lstrip().startswith("<"):
+            raise ModelError("robot_description does not look like URDF XML (it does not start with '<')")
+        return cls(_load_full_model(xml), base_frame, tip_frame, **kwargs)
+
+    @classmethod
+    def from_name(cls, name: str, base_frame: str | None = None, tip_frame: str | None = None,
+                  **kwargs) -> RobotModel:
+        """Load an embedded robot (`panda`, `ur5`, ...) from example-robot-data, offline."""
+        robot, path = embedded_robot(name)
+        kwargs.setdefault("name", name)
+        return cls(_load_full_model(path), base_frame or robot.base_frame, tip_frame or robot.tip_frame,
+                   **kwargs)
+
+    @classmethod
+    def load(cls, source: str, base_frame: str = "", tip_frame: str = "", **kwargs) -> RobotModel:
+        """Load from an embedded name, a URDF path or a URDF string; empty frames take the robot's defaults."""
+        if source in EMBEDDED_ROBOTS:
+            return cls.from_name(source, base_frame or None, tip_frame or None, **kwargs)
+        if not base_frame or not tip_frame:
+            raise ModelError("base_frame and tip_frame are required for a robot that is not embedded "
+                             f"(embedded: {sorted(EMBEDDED_ROBOTS)})")
+        if source.lstrip().startswith("<"):
+            return cls.from_urdf_string(source, base_frame, tip_frame, **kwargs)
+        return cls.from_urdf_file(source, base_frame, tip_frame, **kwargs)
+
+    def _read_limits(self) -> JointLimits:
+        m = self.model
+        lower, upper = np.full(self.n, -np.inf), np.full(self.n, np.inf)
+        for i, joint_id in enumerate(self._joint_ids):
+            joint = m.joints[joint_id]
+            if joint.nq == joint.nv:      # continuous joints keep +/-inf
+                lo, hi = m.lowerPositionLimit[joint.idx_q], m.upperPositionLimit[joint.idx_q]
+                # Pinocchio marks "no limit" with +/-max double
+                lower[i] = lo if lo > -1e300 else -np.inf
+                upper[i] = hi if hi < 1e300 else np.inf
+        velocity = np.array(m.velocityLimit, dtype=float)
+        effort = np.array(m.effortLimit, dtype=float)
+        missing_v = tuple(n for n, v in zip(self.joint_names, velocity) if not 0 < v < 1e300)
+        missing_e = tuple(n for n, e in zip(self.joint_names, effort) if not 0 < e < 1e300)
+        velocity = np.where((velocity > 0) & (velocity < 1e300), velocity, np.inf)
+        effort = np.where((effort > 0) & (effort < 1e300), effort, np.nan)
+        return JointLimits(lower, upper, velocity, effort, missing_e, missing_v)
+
+    # ---- names and ids --------------------------------------------------------------------------------
+    @property
+    def frame_names(self) -> tuple[str, ...]:
+        """All frame names of the reduced model."""
+        return tuple(f.name for f in self.model.frames)
+
+    def frame_id(self, name: str) -> int:
+        """Frame id of `name`; `UnknownFrameError` lists the valid names."""
+        if not name or not self.model.existFrame(name):
+            raise UnknownFrameError(name, self.frame_names)
+        return _frame_id(self.model, name)
+
+    def joint_index(self, name: str) -> int:
+        """Index of a chain joint in the positions vector."""
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise UnknownJointError(name, self.joint_names) from None
+
+    # ---- configurations -------------------------------------------------------------------------------
+    def check_positions(self, positions: npt.ArrayLike, name: str = "joint positions") -> np.ndarray:
+        """Validate a positions vector (size n, finite)."""
+        return check_vector(name, positions, self.n)
+
+    def to_pinocchio_q(self, positions: np.ndarray) -> np.ndarray:
+        """Positions (n,) -> Pinocchio configuration (nq,)."""
+        if self._plain_q:
+            return positions
+        q = np.empty(self.model.nq)
+        for i, joint_id in enumerate(self._joint_ids):
+            _single_dof_positions_to_q(self.model, joint_id, positions[i], q)
+        return q
+
+    def mid_range(self) -> np.ndarray:
+        """Middle of each joint's range (0 for unlimited joints)."""
+        lo, hi = self.limits.lower, self.limits.upper
+        return np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), 0.0)
+
+    def home(self) -> np.ndarray:
+        """The embedded robot's home configuration when known, else mid-range."""
+        robot = EMBEDDED_ROBOTS.get(self.name)
+        if robot is not None and len(robot.home) == self.n:
+            return np.array(robot.home, dtype=float)
+        return self.mid_range()
+
+    def random_positions(self, rng: np.random.Generator, margin: float = 0.0) -> np.ndarray:
+        """Uniform random positions inside the limits shrunk by `margin` [rad | m] (+/-pi when unlimited)."""
+        lo = np.where(np.isfinite(self.limits.lower), self.limits.lower + margin, -np.pi)
+        hi = np.where(np.isfinite(self.limits.upper), self.limits.upper - margin, np.pi)
+        return rng.uniform(lo, hi)
+
+    # ---- kinematics -----------------------------------------------------------------------------------
+    def fk(self, positions: npt.ArrayLike, frame: str | None = None) -> pin.SE3:
+        """Pose of `frame` (default: tip) in the base frame, `base_T_frame`."""
+        q = self.to_pinocchio_q(self.check_positions(positions))
+        frame_id = self.tip_frame_id if frame is None else self.frame_id(frame)
+        pin.forwardKinematics(self.model, self.data, q)
+        world_T_frame = pin.updateFramePlacement(self.model, self.data, frame_id)
+        if self._base_is_world:
+            return world_T_frame.copy()
+        return self.world_T_base.actInv(world_T_frame)
+
+    def jacobian(self, positions: npt.ArrayLike, frame: str | None = None,
+                 reference: str = "local_world_aligned") -> np.ndarray:
+        """Frame Jacobian (6, n) [linear; angular] of `frame` (default: tip).
+
+        `reference`: "local_world_aligned" (frame origin, base-frame axes), "local" (frame origin and
+        axes), or "world" (spatial Jacobian: velocity of the point at the base origin, base axes).
+        """
+        if reference not in REFERENCE_FRAMES:
+            raise ModelError(f"unknown Jacobian reference '{reference}'; use one of {sorted(REFERENCE_FRAMES)}")
+        q = self.to_pinocchio_q(self.check_positions(positions))
+        frame_id = self.tip_frame_id if frame is None else self.frame_id(frame)
+        return self.frame_jacobian_fast(q, frame_id, REFERENCE_FRAMES[reference])
+
+    def frame_jacobian_fast(self, q: np.ndarray, frame_id: int,
+                            reference: pin.ReferenceFrame = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED) -> np.ndarray:
+        """Unchecked hot-path Jacobian (6, n) in base axes; `q` is a Pinocchio configuration.
+
+        Also leaves `self.data.oMf[frame_id]` (world frame) up to date for `tip_pose_fast`.
+        """
+        J = pin.computeFrameJacobian(self.model, self.data, q, frame_id, reference)   # (6, n)
+        if self._base_is_world or reference == pin.ReferenceFrame.LOCAL:
+            return J
+        if reference == pin.ReferenceFrame.WORLD:
+            return self._base_T_world_action @ J
+        J[:3] = self._R_base_T @ J[:3]
+        J[3:] = self._R_base_T @ J[3:]
+        return J
+
+    def inertia(self, positions: npt.ArrayLike) -> np.ndarray:
+        """Joint-space inertia matrix M(q) (n, n) [kg m^2 | kg], symmetric."""
+        q = self.to_pinocchio_q(self.check_positions(positions))
+        M = pin.crba(self.model, self.data, q)
+        return np.triu(M) + np.triu(M, 1).T    # crba fills the upper triangle only

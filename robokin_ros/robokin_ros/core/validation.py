@@ -1,0 +1,28 @@
+"""Input checks shared by the core: wrong sizes and non-finite numbers get distinct, named errors."""
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import InvalidInputError
+
+
+def check_vector(name: str, value: npt.ArrayLike, size: int) -> np.ndarray:
+    """Return `value` as a float64 vector of `size` entries, or raise InvalidInputError naming `name`."""
+    array = np.asarray(value, dtype=np.float64)
+    if array.shape != (size,):
+        raise InvalidInputError(f"{name} must have {size} entries, got shape {array.shape}")
+    if not np.isfinite(array).all():
+        bad = np.flatnonzero(~np.isfinite(array)).tolist()
+        raise InvalidInputError(f"{name} has non-finite entries at indices {bad}: {array[bad].tolist()}")
+    return array
+
+
+def check_matrix(name: str, value: npt.ArrayLike, shape: tuple[int, int]) -> np.ndarray:
+    """Return `value` as a float64 matrix of `shape`, or raise InvalidInputError naming `name`."""
+    array = np.asarray(value, dtype=np.float64)
+    if array.shape != shape:
+        raise InvalidInputError(f"{name} must have shape {shape}, got {array.shape}")
+    if not np.isfinite(array).all():
+        raise InvalidInputError(f"{name} has non-finite entries")
+    return array

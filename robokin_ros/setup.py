@@ -1,0 +1,32 @@
+"""ament_python package: `ros2 run robokin_ros <node>` finds the console scripts under lib/robokin_ros."""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "robokin_ros"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.rviz")),
+    ],
+    package_data={PACKAGE: ["config/*.yaml"]},
+    install_requires=["setuptools"],
+    zip_safe=True,
+    maintainer="robokin_ros developers",
+    maintainer_email="robokin@example.com",
+    description="Real-time velocity IK (twist servo) and Cartesian path IK on Pinocchio.",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            "servo_node = robokin_ros.nodes.servo_node:main",
+            "sim_robot = robokin_ros.nodes.sim_robot:main",
+            "robokin_demo = robokin_ros.tools.demo:main",
+        ],
+    },
+)

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Build .venv/ with everything robokin_ros needs on a fresh machine: pinned ROS 2 Kilted wheels,
+# Pinocchio, example-robot-data, the interface packages compiled into the venv, and robokin_ros itself
+# (editable). Idempotent: every step is skipped when its inputs have not changed since the last run.
+# Usage: scripts/setup.sh [--bench]   (--bench also installs the peers the benchmarks compare against)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+VENV="$ROOT/.venv"
+STAMPS="$VENV/.robokin-stamps"
+PY=${PYTHON:-python3}
+log() { printf '[setup] %s\n' "$*"; }
+
+"$PY" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' || {
+  echo "[setup] the ROS 2 Kilted wheels are built for CPython 3.11; $PY is $("$PY" --version 2>&1)" >&2; exit 1; }
+command -v cmake >/dev/null || { echo "[setup] cmake is needed to build the interface packages (apt-get install cmake)" >&2; exit 1; }
+
+[ -x "$VENV/bin/python" ] || { log "creating $VENV"; "$PY" -m venv "$VENV"; }
+mkdir -p "$STAMPS"
+export VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+
+# Run "$@" only when the hash of the named inputs changed; records the hash on success.
+stamped() {
+  local name=$1 inputs=$2; shift 2
+  local digest; digest=$(cd "$ROOT" && eval "cat $inputs" | sha256sum | cut -d' ' -f1)
+  if [ "$(cat "$STAMPS/$name" 2>/dev/null)" = "$digest" ]; then return 0; fi
+  "$@"
+  echo "$digest" > "$STAMPS/$name"
+}
+
+install_requirements() {
+  log "installing pinned wheels (ROS 2 Kilted, Pinocchio, numpy/scipy, toppra, test tools)"
+  "${PIP[@]}" install -r "$ROOT/requirements/ros.txt" -r "$ROOT/requirements/core.txt" -r "$ROOT/requirements/test.txt" -r "$ROOT/requirements/build.txt"
+}
+stamped requirements "requirements/*.txt" install_requirements
+
+if [ "${1:-}" = "--bench" ]; then
+  stamped bench "requirements/bench.txt" bash -c "echo '[setup] installing benchmark peers'; ${PIP[*]} install -r '$ROOT/requirements/bench.txt'"
+fi
+
+# The ros-* wheels export CMake files that still name the wheel builder's Python paths; point them at
+# this venv so rosidl can generate and link our interfaces against the installed message packages.
+fix_cmake_paths() {
+  local pyinc npinc
+  pyinc=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+  npinc=$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')
+  { grep -rlZ --include='*.cmake' '/opt/python/cp3' "$VENV/share" 2>/dev/null || true; } | xargs -0 -r sed -i -E \
+    -e "s#/opt/python/cp3[0-9]+-cp3[0-9]+/include/python3\.[0-9]+#${pyinc}#g" \
+    -e "s#/opt/python/cp3[0-9]+-cp3[0-9]+/lib/python3\.[0-9]+/site-packages/numpy/_core/include#${npinc}#g"
+}
+
+build_interface() {
+  local src=$1 name; name=$(basename "$src")
+  local build="$VENV/.robokin-build/$name"
+  log "building interface package $name into the venv"
+  fix_cmake_paths
+  local gen="Unix Makefiles"; command -v ninja >/dev/null && gen=Ninja
+  mkdir -p "$build"
+  if ! { env -u AMENT_PREFIX_PATH CMAKE_PREFIX_PATH="$VENV" cmake -S "$src" -B "$build" -G "$gen" \
+           -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$VENV" -DBUILD_TESTING=OFF \
+           -DPython3_EXECUTABLE="$VENV/bin/python" \
+         && cmake --build "$build" -j"$(nproc)" && cmake --install "$build"; } > "$build.log" 2>&1; then
+    tail -40 "$build.log" >&2; echo "[setup] building $name failed; full log: $build.log" >&2; exit 1
+  fi
+}
+# tf2_msgs has no wheel; the vendored copy (TFMessage only) keeps upstream's type name and hash.
+stamped tf2_msgs "vendor/tf2_msgs/package.xml vendor/tf2_msgs/CMakeLists.txt vendor/tf2_msgs/msg/*" \
+  build_interface "$ROOT/vendor/tf2_msgs"
+stamped robokin_interfaces "robokin_interfaces/package.xml robokin_interfaces/CMakeLists.txt robokin_interfaces/msg/* robokin_interfaces/action/*" \
+  build_interface "$ROOT/robokin_interfaces"
+
+install_package() {
+  log "installing robokin_ros (editable)"
+  "${PIP[@]}" install --no-deps --no-build-isolation --use-pep517 --config-settings editable_mode=compat -e "$ROOT/robokin_ros"
+}
+stamped package "robokin_ros/setup.py robokin_ros/setup.cfg" install_package
+log "ready: $VENV"
