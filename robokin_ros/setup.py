@@ -26,7 +26,11 @@ setup(
         "console_scripts": [
             "servo_node = robokin_ros.nodes.servo_node:main",
             "sim_robot = robokin_ros.nodes.sim_robot:main",
+            "path_ik_node = robokin_ros.nodes.path_ik_node:main",
+            "capability_node = robokin_ros.nodes.capability_node:main",
             "robokin_demo = robokin_ros.tools.demo:main",
+            "plan_path = robokin_ros.tools.plan_path:main",
+            "capability_view = robokin_ros.tools.capability_view:main",
         ],
     },
 )
