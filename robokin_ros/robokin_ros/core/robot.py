@@ -271,7 +271,8 @@ class RobotModel:
 
         Also leaves `self.data.oMf[frame_id]` (world frame) up to date for `tip_pose_fast`.
         """
-        J = pin.computeFrameJacobian(self.model, self.data, q, frame_id, reference)   # (6, n)
+        # reshape: Pinocchio hands a one-joint chain's (6, 1) Jacobian back as a flat (6,) vector
+        J = pin.computeFrameJacobian(self.model, self.data, q, frame_id, reference).reshape(6, -1)  # (6, n)
         if self._base_is_world or reference == pin.ReferenceFrame.LOCAL:
             return J
         if reference == pin.ReferenceFrame.WORLD:
@@ -285,3 +286,24 @@ class RobotModel:
         q = self.to_pinocchio_q(self.check_positions(positions))
         M = pin.crba(self.model, self.data, q)
         return np.triu(M) + np.triu(M, 1).T    # crba fills the upper triangle only
+
+    def chain_link_frames(self) -> tuple[str, ...]:
+        """The link each chain joint moves (its child link), then the tip frame: the chain as /tf shows it."""
+        names: list[str] = []
+        for joint_name in self.joint_names:
+            joint_frame = self.model.getFrameId(joint_name, pin.FrameType.JOINT)
+            names += [f.name for f in self.model.frames
+                      if f.type == pin.FrameType.BODY and f.parentFrame == joint_frame][:1]
+        if self.tip_frame not in names:
+            names.append(self.tip_frame)
+        return tuple(names)
+
+    def frame_poses(self, positions: npt.ArrayLike, frame_ids: list[int]) -> list[pin.SE3]:
+        """`base_T_frame` of several frames (ids) from one forward-kinematics pass."""
+        q = self.to_pinocchio_q(self.check_positions(positions))
+        pin.forwardKinematics(self.model, self.data, q)
+        poses = []
+        for frame_id in frame_ids:
+            world_T_frame = pin.updateFramePlacement(self.model, self.data, frame_id)
+            poses.append(world_T_frame.copy() if self._base_is_world else self.world_T_base.actInv(world_T_frame))
+        return poses

@@ -1,0 +1,241 @@
+"""Capability analysis at one configuration: velocity, acceleration and force ellipsoids, manipulability.
+
+Everything is for the tool frame's origin in base-frame axes (the `local_world_aligned` Jacobian),
+translational part J_v (3, n) unless a name says angular.
+
+Definitions (each ellipsoid is the image of a unit ball; semi-axes come from the eigen-decomposition of a
+3x3 Gram matrix, so there are always three axes even for arms with fewer than three joints):
+
+- Velocity: {v = J_v dq : ||dq|| <= 1}. Gram J_v J_vᵀ, semi-axes σ_i [m/s per rad/s].
+- Acceleration: {a = J_v M⁻¹ τ : ||τ|| <= 1} with M(q) the joint-space inertia matrix. Velocity-product
+  and gravity terms (J̇ q̇, M⁻¹ (C q̇ + g)) are ignored: this is the acceleration a unit torque adds at rest.
+  Raw semi-axes are [m/s² per N m]. For display the same shape is scaled so that its LARGEST semi-axis
+  equals the velocity ellipsoid's largest semi-axis (`acceleration_normalized`, factor kept in
+  `acceleration_normalization`); only its shape and orientation are comparable with the velocity one.
+- Force, unweighted: {F : ||J_vᵀ F|| <= 1}, Gram matrix (J_v J_vᵀ)⁻¹, semi-axes 1/σ_i [N per N m]:
+  shape only, unit joint-torque norm.
+- Force, RMS-scaled: the unweighted ellipsoid times rms(τ_max) [N].
+- Force, torque-weighted: {F : ||diag(1/τ_max) J_vᵀ F|| <= 1}, i.e. the columns of J_v divided by their
+  joint's torque limit; semi-axes 1/σ_i(J_v diag(1/τ_max)) [N]. With equal limits τ it equals the
+  RMS-scaled one. It lies inside the force polytope {F : |J_vᵀ F| <= τ_max} because ||x||_∞ <= ||x||_2;
+  it touches the polytope only when J_vᵀ is square (3 joints): for a redundant arm the 3-D range of
+  diag(1/τ_max) J_vᵀ contains no unit torque vector e_i, so the largest |τ_i|/τ_max,i on the
+  ellipsoid is ||P e_i|| < 1 (P: projector onto that range). See `polytope.py`.
+
+Singularities: a velocity axis becomes zero (flagged `degenerate`); a force axis 1/σ would be infinite and
+is capped at `limit / singular_sigma` (limit = 1 for unweighted, rms(τ_max) otherwise), flagged `capped`.
+Nothing is ever NaN.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import InvalidInputError
+from .robot import RobotModel
+from .validation import check_vector
+
+Array = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Ellipsoid:
+    """Principal semi-axes and directions; point set {axes @ diag(semi_axes) @ u : ||u|| <= 1}."""
+
+    semi_axes: Array        # (3,) descending, in `unit`
+    axes: Array             # (3, 3) column i = direction of semi_axes[i], base axes, det = +1
+    unit: str
+    degenerate: npt.NDArray[np.bool_]   # (3,) axis ~ 0 (velocity-type ellipsoids at a singularity)
+    capped: npt.NDArray[np.bool_]       # (3,) axis was infinite and is shown at the cap
+
+    def support(self, direction: npt.ArrayLike) -> float:
+        """Largest projection max{dᵀ x : x in ellipsoid} onto unit-normalised `direction`."""
+        d = np.asarray(direction, float) / np.linalg.norm(direction)
+        return float(np.linalg.norm(self.semi_axes * (self.axes.T @ d)))
+
+    @property
+    def shape_matrix(self) -> Array:
+        """Q = A diag(s²) Aᵀ (3, 3): the ellipsoid is {x : xᵀ Q⁻¹ x <= 1}."""
+        return (self.axes * self.semi_axes**2) @ self.axes.T
+
+
+@dataclass(frozen=True)
+class Manipulability:
+    """Scalar measures of a 3xn Jacobian block from its singular values σ_1 >= σ_2 >= σ_3 >= 0."""
+
+    yoshikawa: float        # sqrt(det(J Jᵀ)) = σ_1 σ_2 σ_3
+    condition: float        # σ_1 / σ_3; inf at a singularity (never NaN)
+    sigma_min: float        # σ_3
+    sigma_max: float        # σ_1
+    isotropy: float         # σ_3 / σ_1 in [0, 1]; 1 = isotropic, 0 = singular
+    singular: bool          # σ_3 < singular_sigma
+
+
+@dataclass(frozen=True)
+class CapabilityAnalysis:
+    """All ellipsoids and measures at one configuration; force variants are None when limits are missing."""
+
+    positions: Array                  # (n,) [rad | m]
+    tool_position: Array              # (3,) tool origin in the base frame [m]
+    jacobian: Array                   # (6, n) [linear; angular], tool origin, base axes
+    velocity: Ellipsoid               # [m/s] for a unit joint-velocity norm
+    angular_velocity: Ellipsoid       # [rad/s] for a unit joint-velocity norm
+    acceleration: Ellipsoid           # [m/s^2] for a unit joint-torque norm
+    acceleration_normalized: Ellipsoid  # same shape, largest axis = velocity's largest [m/s]
+    acceleration_normalization: float   # factor raw -> normalized [s]
+    force_unweighted: Ellipsoid       # [N] for a unit joint-torque norm
+    force_rms: Ellipsoid | None       # [N]
+    force_weighted: Ellipsoid | None  # [N]
+    manipulability: Manipulability    # translational J_v
+    angular_manipulability: Manipulability
+    torque_limits: Array | None       # (n,) [N m | N]
+    unavailable_reason: str           # why force_rms / force_weighted are None ("" when available)
+
+    @property
+    def singular(self) -> bool:
+        """True when the translational Jacobian is singular (force axes capped)."""
+        return self.manipulability.singular
+
+
+def _proper(vectors: Array) -> Array:
+    """Make an orthonormal basis right-handed (det +1) so it is a rotation (RViz needs a quaternion)."""
+    if np.linalg.det(vectors) < 0.0:
+        vectors = vectors.copy()
+        vectors[:, 2] *= -1.0
+    return vectors
+
+
+def _from_gram(gram: Array, unit: str, *, inverse: bool = False, limit: float = 1.0,
+               floor: float = 0.0) -> Ellipsoid:
+    """Ellipsoid of the image of a unit ball under B (gram = B Bᵀ), or of {x : ||Bᵀ x|| <= limit} if inverse.
+
+    eigh returns eigenvalues ascending, so the reversed order is descending for the direct ellipsoid and
+    the original order is descending for the inverse one.
+    """
+    eigenvalues, vectors = np.linalg.eigh(gram)                       # (3,), (3, 3)
+    sigma = np.sqrt(np.maximum(eigenvalues, 0.0))
+    if inverse:
+        small = sigma < floor
+        semi = limit / np.maximum(sigma, floor) if floor > 0 else limit / sigma
+        return Ellipsoid(semi, _proper(vectors), unit, np.zeros(3, bool), small)
+    order = slice(None, None, -1)
+    sigma, vectors = sigma[order], vectors[:, order]
+    return Ellipsoid(sigma, _proper(vectors), unit, sigma < floor, np.zeros(3, bool))
+
+
+def velocity_ellipsoid(J: npt.ArrayLike, singular_sigma: float = 1e-3, unit: str = "m/s") -> Ellipsoid:
+    """Velocity ellipsoid of a (3, n) Jacobian block for ||dq|| <= 1 [rad/s]."""
+    J = np.asarray(J, float)
+    return _from_gram(J @ J.T, unit, floor=singular_sigma)
+
+
+def acceleration_ellipsoid(J: npt.ArrayLike, M: npt.ArrayLike) -> Ellipsoid:
+    """Acceleration ellipsoid {J M⁻¹ τ : ||τ|| <= 1 N m} at rest (no velocity-product terms) [m/s²]."""
+    J, M = np.asarray(J, float), np.asarray(M, float)
+    K = np.linalg.solve(M, J.T).T                                     # (3, n) = J M⁻¹ (M symmetric)
+    return _from_gram(K @ K.T, "m/s^2")
+
+
+def force_ellipsoid(J: npt.ArrayLike, torque_limits: npt.ArrayLike | None = None, *, rms: bool = False,
+                    singular_sigma: float = 1e-3) -> Ellipsoid:
+    """Force ellipsoid of a (3, n) Jacobian block; see the module docstring for the three variants.
+
+    Args:
+        J: translational Jacobian block (3, n) [m/rad].
+        torque_limits: (n,) [N m]; None gives the unweighted ellipsoid (unit torque norm).
+        rms: with limits, True gives the RMS-scaled ellipsoid, False the torque-weighted one.
+        singular_sigma: singular values below this are treated as singular; the matching force axes are
+            capped at limit/singular_sigma and flagged (limit = 1 or rms(torque_limits)).
+
+    Returns:
+        The ellipsoid, semi-axes in [N] (unweighted: [N per N m]).
+    """
+    J = np.asarray(J, float)
+    if torque_limits is None:
+        return _from_gram(J @ J.T, "N/(N m)", inverse=True, floor=singular_sigma)
+    tau = np.asarray(torque_limits, float)
+    tau_rms = float(np.sqrt(np.mean(tau**2)))
+    if rms:
+        return _from_gram(J @ J.T, "N", inverse=True, limit=tau_rms, floor=singular_sigma)
+    Jw = J / tau                                                      # (3, n) columns / τ_max
+    return _from_gram(Jw @ Jw.T, "N", inverse=True, floor=singular_sigma / tau_rms)
+
+
+def manipulability(J: npt.ArrayLike, singular_sigma: float = 1e-3) -> Manipulability:
+    """Yoshikawa index, condition number, σ_min and isotropy of a (3, n) Jacobian block."""
+    J = np.asarray(J, float)
+    sigma = np.sqrt(np.maximum(np.linalg.eigvalsh(J @ J.T), 0.0))[::-1]   # (3,) descending
+    s_max, s_min = float(sigma[0]), float(sigma[2])
+    condition = s_max / s_min if s_min > 0.0 else float("inf")
+    isotropy = s_min / s_max if s_max > 0.0 else 0.0
+    return Manipulability(float(np.prod(sigma)), condition, s_min, s_max, isotropy, s_min < singular_sigma)
+
+
+def force_cap(torque_limits: npt.ArrayLike, singular_sigma: float) -> float:
+    """Display cap for infinite force extents: rms(torque_limits) / singular_sigma [N]."""
+    return float(np.sqrt(np.mean(np.square(torque_limits)))) / singular_sigma
+
+
+def torque_limits_of(robot: RobotModel, override: npt.ArrayLike | None = None) -> tuple[Array | None, str]:
+    """The torque limits to use and, when there are none, the reason (never zeros).
+
+    Args:
+        robot: the model; its URDF effort limits are used unless `override` is given.
+        override: (n,) positive limits [N m | N], or None / empty.
+
+    Returns:
+        (limits, "") or (None, a sentence naming the joints without limits).
+
+    Raises:
+        InvalidInputError: an override of the wrong size, non-finite or not positive.
+    """
+    if override is not None and len(override) > 0:
+        tau = check_vector("torque_limits", override, robot.n)
+        if (tau <= 0).any():
+            raise InvalidInputError(f"torque_limits must be > 0, got {tau.tolist()} for {list(robot.joint_names)}")
+        return tau, ""
+    if robot.limits.missing_effort:
+        return None, (f"torque (effort) limits are missing in the URDF for joints "
+                      f"{list(robot.limits.missing_effort)}: the RMS-scaled and torque-weighted force "
+                      "ellipsoids and the force polytope are unavailable (set the torque_limits parameter)")
+    return robot.limits.effort.copy(), ""
+
+
+def analyze(robot: RobotModel, positions: npt.ArrayLike, torque_limits: Array | None = None,
+            unavailable_reason: str = "", singular_sigma: float = 1e-3) -> CapabilityAnalysis:
+    """Every ellipsoid and measure of the tool frame at `positions`.
+
+    Args:
+        robot: the model (its tip frame is the tool).
+        positions: (n,) joint positions [rad | m].
+        torque_limits: (n,) [N m] from `torque_limits_of`, or None (force_rms/force_weighted are then None).
+        unavailable_reason: the sentence `torque_limits_of` returned, kept in the result.
+        singular_sigma: singular-value threshold [m/rad] for flags and force caps.
+
+    Raises:
+        InvalidInputError: positions of the wrong size or with NaN/inf.
+    """
+    positions = robot.check_positions(positions)
+    J = robot.jacobian(positions)                                     # (6, n)
+    tool_position = robot.fk(positions).translation.copy()
+    Jv, Jw = J[:3], J[3:]                                             # (3, n) each
+    velocity = velocity_ellipsoid(Jv, singular_sigma)
+    accel = acceleration_ellipsoid(Jv, robot.inertia(positions))
+    a_max = accel.semi_axes[0]
+    factor = velocity.semi_axes[0] / a_max if a_max > 0.0 else 1.0
+    accel_norm = Ellipsoid(accel.semi_axes * factor, accel.axes, "m/s (normalized)", accel.degenerate,
+                           accel.capped)
+    weighted = rms = None
+    if torque_limits is not None:
+        rms = force_ellipsoid(Jv, torque_limits, rms=True, singular_sigma=singular_sigma)
+        weighted = force_ellipsoid(Jv, torque_limits, singular_sigma=singular_sigma)
+    return CapabilityAnalysis(
+        positions=positions, tool_position=tool_position, jacobian=J, velocity=velocity,
+        angular_velocity=velocity_ellipsoid(Jw, singular_sigma, "rad/s"), acceleration=accel,
+        acceleration_normalized=accel_norm, acceleration_normalization=float(factor),
+        force_unweighted=force_ellipsoid(Jv, singular_sigma=singular_sigma), force_rms=rms,
+        force_weighted=weighted, manipulability=manipulability(Jv, singular_sigma),
+        angular_manipulability=manipulability(Jw, singular_sigma), torque_limits=torque_limits,
+        unavailable_reason="" if torque_limits is not None else unavailable_reason)

@@ -1,0 +1,134 @@
+"""capability_node: joint states in, capability markers out (ellipsoids, force polytope, manipulability).
+
+Interfaces:
+    joint_topic        sensor_msgs/JointState in (default /joint_states; reordered by name, extras ignored)
+    ~/markers          visualization_msgs/MarkerArray out at `rate`, in the base frame
+    ~/export_polytope  std_srvs/Trigger: writes the current force polytope to `stl_path` (binary STL, [N])
+Parameters: CapabilityConfig (see core/capability_config.py) plus `show` (string array, runtime changeable).
+The subscription only stores the newest message; the timer does the work through the core.
+"""
+from __future__ import annotations
+
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+from visualization_msgs.msg import MarkerArray
+
+from ..core.capability import CapabilityAnalysis, analyze, force_cap, torque_limits_of
+from ..core.capability_config import DEFAULT_SHOW, SHOW_ITEMS, CapabilityConfig, check_show_items
+from ..core.errors import RobokinError
+from ..core.polytope import ForcePolytope, force_polytope, write_stl
+from ..ros.capability_markers import capability_markers
+from ..ros.conversions import measurement_from_joint_state
+from ..ros.node_utils import Throttle, load_robot, receive_time, run_node
+from ..ros.params import declare_config, watch_config
+
+
+class CapabilityNode(Node):
+    """Capability visualization node; see the module docstring for its interfaces."""
+
+    default_name = "capability_node"
+
+    def __init__(self, node_name: str = default_name, **kwargs) -> None:
+        super().__init__(node_name, **kwargs)
+        cfg = self._config = declare_config(self, CapabilityConfig)
+        self._robot = load_robot(cfg.robot, cfg.robot_description, cfg.base_frame, cfg.tip_frame)
+        self._apply_config(cfg)
+        watch_config(self, lambda: self._config, self._apply_config)
+        descriptor = ParameterDescriptor(type=ParameterType.PARAMETER_STRING_ARRAY,
+                                         description=f"items drawn; any of {list(SHOW_ITEMS)}")
+        self._show = check_show_items(self.declare_parameter("show", list(DEFAULT_SHOW), descriptor).value)
+        self.add_on_set_parameters_callback(self._check_show)
+        self.add_post_set_parameters_callback(self._store_show)
+        self._joint_state: JointState | None = None
+        self._throttle = Throttle(2.0)
+        self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, QoSProfile(depth=1))
+        self._publisher = self.create_publisher(MarkerArray, "~/markers", 1)
+        self.create_service(Trigger, "~/export_polytope", self._on_export)
+        self.create_timer(1.0 / cfg.rate, self._tick)
+        self.get_logger().info(f"capability of {self._robot.name} {self._robot.base_frame} -> "
+                               f"{self._robot.tip_frame} at {cfg.rate:g} Hz on {self._publisher.topic_name}")
+
+    def _apply_config(self, cfg: CapabilityConfig) -> None:
+        cfg.check_joint_lists(self._robot.joint_names)
+        tau, reason = torque_limits_of(self._robot, cfg.torque_limits or None)
+        if reason:
+            self.get_logger().warning(reason)
+        self._config, self._torque_limits, self._tau_reason = cfg, tau, reason
+
+    def _check_show(self, parameters) -> SetParametersResult:
+        for parameter in parameters:
+            if parameter.name == "show":
+                try:
+                    check_show_items(parameter.value or ())
+                except RobokinError as err:
+                    return SetParametersResult(successful=False, reason=str(err))
+        return SetParametersResult(successful=True)
+
+    def _store_show(self, parameters) -> None:
+        for parameter in parameters:
+            if parameter.name == "show":
+                self._show = tuple(parameter.value or ())
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        self._joint_state = msg
+
+    def _log(self, key: str, text: str, error: bool = True) -> None:
+        suffix = self._throttle(key)
+        if suffix is None:
+            return
+        # rclpy refuses one call site logging at two severities, hence two call sites
+        if error:
+            self.get_logger().error(text + suffix)
+        else:
+            self.get_logger().info(text + suffix)
+
+    def _current(self, need_polytope: bool) -> tuple[CapabilityAnalysis, ForcePolytope | None]:
+        """Analysis (and polytope) at the newest joint state; RobokinError when there is none or it is bad."""
+        if self._joint_state is None:
+            raise RobokinError(f"no joint state received yet on {self._config.joint_topic}")
+        positions = measurement_from_joint_state(self._joint_state, self._robot.joint_names,
+                                                 receive_time()).positions
+        cfg, tau = self._config, self._torque_limits
+        analysis = analyze(self._robot, positions, tau, self._tau_reason, cfg.singular_sigma)
+        polytope = None
+        if need_polytope and tau is not None:
+            polytope = force_polytope(analysis.jacobian[:3], tau, cfg.polytope_method,
+                                      force_cap(tau, cfg.singular_sigma))   # same cap as the ellipsoids
+        return analysis, polytope
+
+    def _tick(self) -> None:
+        try:
+            analysis, polytope = self._current("polytope" in self._show)
+        except RobokinError as err:
+            waiting = self._joint_state is None
+            self._log("waiting" if waiting else str(err)[:60], f"no markers: {err}", error=not waiting)
+            return
+        self._publisher.publish(capability_markers(analysis, polytope, self._show, self._config,
+                                                   self._robot.base_frame, self.get_clock().now().to_msg()))
+
+    def _on_export(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        try:
+            _, polytope = self._current(need_polytope=True)
+            if polytope is None:
+                raise RobokinError(self._tau_reason)
+            path = write_stl(self._config.stl_path, polytope)
+        except (RobokinError, OSError) as err:
+            response.success, response.message = False, f"no STL written: {err}"
+            return response
+        response.success = True
+        response.message = (f"wrote {path} ({len(polytope.triangles)} triangles, {polytope.method} force "
+                            f"polytope in newtons, base-frame axes, volume {polytope.volume:.4g} N^3)")
+        self.get_logger().info(response.message)
+        return response
+
+
+def main(args: list[str] | None = None) -> int:
+    """Console script `capability_node`."""
+    return run_node(CapabilityNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

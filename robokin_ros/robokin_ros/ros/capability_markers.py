@@ -1,0 +1,124 @@
+"""Capability results -> visualization_msgs/MarkerArray (ellipsoid SPHEREs, polytope TRIANGLE_LIST, TEXT).
+
+RViz draws a SPHERE with `scale` = its three DIAMETERS along the marker's own axes, so each ellipsoid
+marker has orientation = the rotation whose columns are the principal directions (det +1) and
+scale = 2 * semi_axes * display scale. Every extent is clamped to `max_marker_size` [m] (and floored at
+MIN_EXTENT, RViz rejects a zero scale); a clamped, capped or zero axis turns the marker `color.singular`
+and is listed in the TEXT marker, so a singular configuration is visible without producing NaN.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point
+from std_msgs.msg import ColorRGBA
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ..core.capability import CapabilityAnalysis, Ellipsoid
+from ..core.capability_config import SHOW_ITEMS, CapabilityConfig
+from ..core.capability_report import short_text
+from ..core.polytope import ForcePolytope
+
+MIN_EXTENT = 1e-4        # [m] smallest marker extent (degenerate axes)
+TEXT_HEIGHT = 0.04       # [m]
+TEXT_LIFT = 0.25         # [m] text above the tool
+_IDS = {item: i for i, item in enumerate(SHOW_ITEMS)}
+
+
+@dataclass(frozen=True)
+class _Style:
+    frame_id: str
+    stamp: Time
+    cfg: CapabilityConfig
+
+
+def _color(rgba) -> ColorRGBA:
+    return ColorRGBA(r=float(rgba[0]), g=float(rgba[1]), b=float(rgba[2]), a=float(rgba[3]))
+
+
+def _base(item: str, kind: int, style: _Style) -> Marker:
+    marker = Marker(ns=item, id=_IDS[item], type=kind, action=Marker.ADD)
+    marker.header.frame_id, marker.header.stamp = style.frame_id, style.stamp
+    marker.pose.orientation.w = 1.0
+    return marker
+
+
+def ellipsoid_marker(item: str, ellipsoid: Ellipsoid, position: np.ndarray, scale: float, rgba,
+                     style: _Style) -> tuple[Marker, bool]:
+    """SPHERE marker of `ellipsoid` centred at `position` [m]; also whether it is flagged."""
+    marker = _base(item, Marker.SPHERE, style)
+    raw = 2.0 * scale * ellipsoid.semi_axes                               # diameters [m]
+    diameters = np.clip(raw, MIN_EXTENT, style.cfg.max_marker_size)
+    flagged = bool(ellipsoid.capped.any() or ellipsoid.degenerate.any() or (diameters != raw).any())
+    marker.scale.x, marker.scale.y, marker.scale.z = (float(d) for d in diameters)
+    x, y, z, w = pin.Quaternion(ellipsoid.axes).normalized().coeffs()
+    marker.pose.orientation.x, marker.pose.orientation.y = float(x), float(y)
+    marker.pose.orientation.z, marker.pose.orientation.w = float(z), float(w)
+    marker.pose.position.x, marker.pose.position.y, marker.pose.position.z = (float(p) for p in position)
+    marker.color = _color(style.cfg.color_singular if flagged else rgba)
+    return marker, flagged
+
+
+def polytope_marker(polytope: ForcePolytope, position: np.ndarray, style: _Style) -> tuple[Marker, bool]:
+    """TRIANGLE_LIST of the hull (LINE_LIST for a segment), scaled by force_scale [m/N] at `position`."""
+    cfg = style.cfg
+    points = cfg.force_scale * polytope.vertices                          # (k, 3) [m]
+    radius = np.linalg.norm(points, axis=1, keepdims=True)
+    limit = 0.5 * cfg.max_marker_size
+    too_far = radius[:, 0] > limit
+    points[too_far] *= limit / radius[too_far]
+    flagged = bool(polytope.clipped or too_far.any() or polytope.dimension < 3)
+    if polytope.dimension >= 2:
+        marker = _base("polytope", Marker.TRIANGLE_LIST, style)
+        corners = points[polytope.triangles].reshape(-1, 3) + position
+        marker.scale.x = marker.scale.y = marker.scale.z = 1.0
+    else:
+        marker = _base("polytope", Marker.LINE_LIST, style)
+        corners = points[[0, -1]] + position
+        marker.scale.x = 0.01
+    marker.points = [Point(x=float(a), y=float(b), z=float(c)) for a, b, c in corners]
+    marker.color = _color(cfg.color_singular if polytope.clipped else cfg.color_polytope)
+    return marker, flagged
+
+
+def _deleted(item: str, style: _Style) -> Marker:
+    marker = _base(item, Marker.SPHERE, style)
+    marker.action = Marker.DELETE
+    return marker
+
+
+def capability_markers(analysis: CapabilityAnalysis, polytope: ForcePolytope | None, show: tuple[str, ...],
+                       cfg: CapabilityConfig, frame_id: str, stamp: Time) -> MarkerArray:
+    """One marker per SHOW_ITEMS entry: ADD for shown and available items, DELETE for the rest."""
+    style = _Style(frame_id, stamp, cfg)
+    at = analysis.tool_position
+    ellipsoids = {
+        "velocity": (analysis.velocity, cfg.velocity_scale, cfg.color_velocity),
+        "acceleration": (analysis.acceleration_normalized, cfg.acceleration_scale, cfg.color_acceleration),
+        "force_unweighted": (analysis.force_unweighted, cfg.unit_force_scale, cfg.color_force),
+        "force_rms": (analysis.force_rms, cfg.force_scale, cfg.color_force),
+        "force_weighted": (analysis.force_weighted, cfg.force_scale, cfg.color_force),
+    }
+    markers, flagged = [], []
+    for item in SHOW_ITEMS:
+        marker, flag = None, False
+        if item in show and item in ellipsoids and ellipsoids[item][0] is not None:
+            marker, flag = ellipsoid_marker(item, ellipsoids[item][0], at, ellipsoids[item][1],
+                                            ellipsoids[item][2], style)
+        elif item == "polytope" and item in show and polytope is not None:
+            marker, flag = polytope_marker(polytope, at, style)
+        flagged += [item] if flag else []
+        markers.append(marker if marker is not None else _deleted(item, style))
+    if "manipulability" in show:
+        text = _base("manipulability", Marker.TEXT_VIEW_FACING, style)
+        text.pose.position.x, text.pose.position.y = float(at[0]), float(at[1])
+        text.pose.position.z = float(at[2]) + TEXT_LIFT
+        text.scale.z = TEXT_HEIGHT
+        text.color = _color(cfg.color_singular if analysis.singular else (1.0, 1.0, 1.0, 1.0))
+        text.text = short_text(analysis) + (f"\nflagged (capped/zero/clamped): {', '.join(flagged)}"
+                                            if flagged else "")
+        markers[_IDS["manipulability"]] = text
+    return MarkerArray(markers=markers)

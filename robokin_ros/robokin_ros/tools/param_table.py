@@ -1,0 +1,43 @@
+"""Print the parameter table of a config dataclass as Markdown (the README's tables come from here)."""
+from __future__ import annotations
+
+import argparse
+import importlib
+from dataclasses import fields
+
+from ..core.config import default_of, param_name
+
+CONFIGS = {
+    "servo": "robokin_ros.core.config:ServoConfig",
+    "sim": "robokin_ros.core.sim_config:SimRobotConfig",
+    "path": "robokin_ros.core.path_config:PathConfig",
+    "capability": "robokin_ros.core.capability_config:CapabilityConfig",
+}
+
+
+def markdown_table(cls: type) -> str:
+    """One row per parameter: name, default, unit, bounds, description."""
+    rows = ["| parameter | default | unit | allowed | description |", "|---|---|---|---|---|"]
+    for f in fields(cls):
+        meta = f.metadata
+        bounds = [f"{word} {meta[key]}" for key, word in (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
+                  if meta.get(key) is not None]
+        if meta.get("choices"):
+            bounds.append(" / ".join(meta["choices"]))
+        default = default_of(f)
+        shown = "[]" if default == () else (str(default).lower() if isinstance(default, bool) else repr(default))
+        read_only = " (read-only at run time)" if meta.get("read_only") else ""
+        rows.append(f"| `{param_name(f)}` | `{shown}` | {meta.get('unit', '')} | {', '.join(bounds)} | "
+                    f"{meta.get('doc', '')}{read_only} |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("config", choices=sorted(CONFIGS))
+    module, name = CONFIGS[parser.parse_args().config].split(":")
+    print(markdown_table(getattr(importlib.import_module(module), name)))
+
+
+if __name__ == "__main__":
+    main()
