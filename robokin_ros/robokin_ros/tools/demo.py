@@ -202,6 +202,33 @@ def write_plot(robot: RobotModel, recording: Recording, t0: float, path: Path) -
     plt.close(fig)
 
 
+def print_capability_along(robot: RobotModel, recording: Recording, out_dir: Path) -> None:
+    """How the arm's capability changes along the twist script; a picture at the most stretched pose."""
+    from ..core.capability import analyze, torque_limits_of
+    from .capability_view import render
+
+    limits, reason = torque_limits_of(robot)
+    print("\nCapability along the twist script (translational, at the end of each phase):")
+    print(f"  {'phase':<30s} {'yoshikawa':>10s} {'cond':>7s} {'sigma_min':>10s} {'v_max m/s':>10s} "
+          f"{'F_min N':>8s} {'F_max N':>8s}")
+    worst_q, worst_sigma = None, np.inf
+    for phase, _, end in recording.phase_spans:
+        _, q, _ = recording.arrays(end - 0.05, end + 0.05)
+        if not len(q):
+            continue
+        a = analyze(robot, q[-1], limits, reason)
+        m = a.manipulability
+        force = a.force_weighted.semi_axes if a.force_weighted is not None else (np.nan, np.nan, np.nan)
+        print(f"  {phase.name:<30s} {m.yoshikawa:10.4f} {m.condition:7.1f} {m.sigma_min:10.4f} "
+              f"{a.velocity.semi_axes[0]:10.3f} {min(force):8.1f} {max(force):8.1f}")
+        if m.sigma_min < worst_sigma:
+            worst_q, worst_sigma = q[-1], m.sigma_min
+    if worst_q is not None:
+        picture = out_dir / "capability_stretched.png"
+        render(robot, worst_q, picture, views=("iso", "front"))
+        print(f"  capability picture at the least dexterous pose (sigma_min {worst_sigma:.4f}): {picture}")
+
+
 def start_graph(out_dir: Path, robot_name: str) -> NodeGraph:
     graph = NodeGraph(out_dir / "logs")
     graph.start(NodeProcess("sim_robot", params_files=[config_file("sim_robot.yaml")], params={"robot": robot_name}))
@@ -244,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         silence_start = recording.phase_spans[-1][1]
         t, _, dq = recording.arrays(silence_start - 0.1)
         print_twist_report(reports, status_transitions(recording, t0), time_to_stop(t, dq, silence_start))
+        print_capability_along(robot, recording, args.out)
         plot = args.out / "demo.png"
         write_plot(robot, recording, t0, plot)
         print(f"\nplot written to {plot}")

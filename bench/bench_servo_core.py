@@ -1,0 +1,227 @@
+"""Servo core speed on the Panda: robokin_ros vs a plain numpy DLS, pink and RoboPlan OInK, one process.
+
+Every row times one call per tick over a moving configuration (the tool follows a slow twist and the
+configuration is reset to home every 500 ticks), after a warm-up. Also times the linear-algebra options
+considered for the kernel and numba's compile / cached-load time (in fresh subprocesses).
+Run: .venv/bin/python bench/bench_servo_core.py [--ticks 20000]
+Targets: core tick median <= 10 us and p99 <= 40 us; >= 8x faster than pink, >= 2x faster than OInK.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pinocchio as pin
+
+from robokin_ros.core.config import ServoConfig
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo import Servo
+from robokin_ros.core.servo_types import JointMeasurement, TwistCommand
+from robokin_ros.core.velocity_ik import IkSettings, VelocityIk
+
+DT = 0.002
+TWIST = np.array([0.05, -0.03, 0.02, 0.1, -0.05, 0.08])
+
+
+def timed(step, ticks: int, warmup: int = 2000, prepare=None) -> tuple[float, float]:
+    """(median, p99) [us] of `step(k)` over `ticks` calls after `warmup` calls; `prepare(k)` is untimed."""
+    for k in range(warmup):
+        if prepare:
+            prepare(k)
+        step(k)
+    out = np.empty(ticks)
+    clock = time.perf_counter_ns
+    for k in range(ticks):
+        if prepare:
+            prepare(k)
+        t0 = clock()
+        step(k)
+        out[k] = clock() - t0
+    return float(np.median(out)) / 1e3, float(np.percentile(out, 99)) / 1e3
+
+
+def target_after(pose: pin.SE3) -> pin.SE3:
+    """Pose after DT of TWIST (tool origin velocity and angular velocity in base axes)."""
+    return pin.SE3(pin.exp3(TWIST[3:] * DT) @ pose.rotation, pose.translation + TWIST[:3] * DT)
+
+
+class Moving:
+    """A configuration that follows the twist with whatever velocity the stepper returns."""
+
+    def __init__(self, robot: RobotModel) -> None:
+        self.home, self.q = robot.home(), robot.home()
+
+    def advance(self, k: int, dq: np.ndarray) -> None:
+        self.q = self.home.copy() if k % 500 == 0 else self.q + dq * DT
+
+
+# ---- rows ------------------------------------------------------------------------------------------------
+def robokin_solve(robot, check: bool):
+    ik = VelocityIk(robot, IkSettings.from_servo_config(ServoConfig(), robot))
+    state, prev = Moving(robot), [np.zeros(robot.n)]
+
+    def step(k):
+        dq = ik.solve(state.q, TWIST, dt=DT, previous_velocities=prev[0], check=check).velocities
+        prev[0] = dq
+        state.advance(k, dq)
+    return step
+
+
+def robokin_servo(robot):
+    """Servo.step alone; the callbacks (set_command, set_measurement) run untimed in `prepare`."""
+    servo = Servo(robot, ServoConfig(command_in_type="speed_units", publish_period=DT))
+    last = [robot.home()]
+
+    def prepare(k):
+        now = k * DT
+        servo.set_command(TwistCommand(TWIST[:3], TWIST[3:], "", now))
+        servo.set_measurement(JointMeasurement(robot.home() if k % 500 == 0 else last[0], now))
+
+    def step(k):
+        last[0] = servo.step(k * DT).positions
+    return step, prepare
+
+
+def numpy_dls(robot, full: bool):
+    """Baseline: pin Jacobian + np.linalg.solve DLS + null-space limit push (+ scaling and clamp if full)."""
+    model, data, fid = robot.model, robot.data, robot.tip_frame_id
+    lo, hi, vmax = robot.limits.lower, robot.limits.upper, robot.limits.velocity
+    mid, band = 0.5 * (lo + hi), 0.25 * (hi - lo)
+    state, eye6, eye = Moving(robot), np.eye(6), np.eye(robot.n)
+
+    def step(k):
+        q = state.q
+        J = pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL_WORLD_ALIGNED)        # (6, n)
+        JJt = J @ J.T + 1e-4 * eye6
+        dq = J.T @ np.linalg.solve(JJt, TWIST)
+        push = -np.clip(np.abs(q - mid) - (0.5 * (hi - lo) - band), 0.0, None) * np.sign(q - mid)
+        dq += (eye - J.T @ np.linalg.solve(JJt, J)) @ push
+        if full:
+            dq *= min(1.0, float(np.min(vmax / np.maximum(np.abs(dq), 1e-300))))
+            dq = np.clip(dq, (lo - q) / DT, (hi - q) / DT)
+        state.advance(k, dq)
+    return step
+
+
+def pink_step(robot):
+    import pink
+    from pink.tasks import FrameTask, PostureTask
+    config = pink.Configuration(robot.model, robot.data, robot.home())
+    frame = FrameTask(robot.tip_frame, position_cost=1.0, orientation_cost=1.0)
+    posture = PostureTask(cost=1e-3)
+    posture.set_target(robot.home())
+    state = Moving(robot)
+
+    def step(k):
+        config.update(state.q)
+        frame.set_target(target_after(config.get_transform_frame_to_world(robot.tip_frame)))
+        dq = pink.solve_ik(config, [frame, posture], DT, solver="daqp")
+        state.advance(k, dq)
+    return step
+
+
+def oink_step(robot):
+    import roboplan.core as rc
+    import roboplan.optimal_ik as oik
+
+    from robokin_ros.core.embedded import example_robot_data_dir
+    robots = example_robot_data_dir()
+    urdf = str(robots / "panda_description/urdf/panda.urdf")
+    scene = rc.Scene("panda", rc.loadUrdfSceneDescription(urdf, [str(robots.parent.parent)]))
+    scene.addGroupFromChain("arm", robot.base_frame, robot.tip_frame)
+    oink = oik.Oink(scene, "arm")
+    home = robot.home()
+    target = rc.CartesianConfiguration(robot.base_frame, robot.tip_frame, robot.fk(home).homogeneous)
+    frame = oik.FrameTask(oink, scene, target, oik.FrameTaskOptions())
+    posture = oik.ConfigurationTask(oink, home, np.full(robot.n, 1e-3), oik.ConfigurationTaskOptions())
+    constraints = [oik.PositionLimit(oink), oik.VelocityLimit(oink, DT, robot.limits.velocity)]
+    delta_q, state = np.zeros(oink.num_variables), Moving(robot)
+    q_full = np.zeros(scene.getCurrentJointPositions().shape[0])
+
+    def step(k):
+        q_full[:robot.n] = state.q
+        frame.setTargetFrameTransform(np.asfortranarray(target_after(robot.fk(state.q)).homogeneous))
+        oink.solveIk(q_full, [frame, posture], constraints, delta_q)
+        state.advance(k, delta_q[:robot.n] / DT)
+    return step, "solveIk(q, [FrameTask, ConfigurationTask], [PositionLimit, VelocityLimit]), daqp"
+
+
+# ---- kernel options --------------------------------------------------------------------------------------
+def kernel_options(robot):
+    import scipy.linalg as sla
+    from scipy.linalg import lapack
+
+    from robokin_ros.core.dls import bounded_dls
+    J = np.ascontiguousarray(robot.jacobian(robot.home()))
+    M = J @ J.T + 1e-4 * np.eye(6)
+    n = robot.n
+    z, lo, hi, dq, fixed = np.zeros(n), np.full(n, -10.0), np.full(n, 10.0), np.empty(n), np.zeros(n, np.int8)
+    yield "np.linalg.solve 6x6", lambda k: np.linalg.solve(M, TWIST)
+    yield "np.linalg.eigh 6x6", lambda k: np.linalg.eigh(M)
+    yield "scipy lapack.dposv 6x6 (direct LAPACK call)", lambda k: lapack.dposv(M, TWIST)
+    yield "scipy cho_factor + cho_solve 6x6", lambda k: sla.cho_solve(sla.cho_factor(M), TWIST)
+    yield "numba bounded_dls kernel (Jacobi eigen + DLS + null space + bounds)", \
+        lambda k: bounded_dls(J, TWIST, z, lo, hi, 0.04, 0.05, dq, fixed)
+    yield "pin.computeFrameJacobian (for scale)", \
+        lambda k: pin.computeFrameJacobian(robot.model, robot.data, robot.home(), robot.tip_frame_id,
+                                           pin.LOCAL_WORLD_ALIGNED)
+
+
+def numba_load_times() -> tuple[float, float]:
+    """Seconds to import robokin_ros.core.velocity_ik and run one solve: cold numba cache, then warm."""
+    code = ("import time; t=time.perf_counter(); import numpy as np; "
+            "from robokin_ros.core.robot import RobotModel; from robokin_ros.core.velocity_ik import VelocityIk; "
+            "r=RobotModel.from_name('panda'); VelocityIk(r).solve(r.home(), np.zeros(6), dt=0.002, "
+            "previous_velocities=np.zeros(7)); print(time.perf_counter()-t)")
+    times = []
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            times.append(float(out.stdout.strip().splitlines()[-1]))
+    return times[0], times[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=20000)
+    args = parser.parse_args()
+    robot = RobotModel.from_name("panda")
+    rows = [("robokin VelocityIk.solve, check=False", "numba kernels, fused DLS+null space+limits",
+             robokin_solve(robot, False), None),
+            ("robokin VelocityIk.solve, check=True", "same + input validation", robokin_solve(robot, True), None),
+            ("robokin Servo.step (full tick)", "twist conversion + IK + integrate + 25-point window",
+             *robokin_servo(robot)),
+            ("numpy DLS step (baseline)", "pin J + np.linalg.solve + null space", numpy_dls(robot, False), None),
+            ("numpy servo tick (baseline)", "baseline + velocity scaling + position clamp",
+             numpy_dls(robot, True), None),
+            ("pink solve_ik", "FrameTask + PostureTask, daqp", pink_step(robot), None)]
+    step, how = oink_step(robot)
+    rows.append(("RoboPlan OInK step", how, step, None))
+    results = {}
+    print(f"Panda, {args.ticks} ticks per row after warm-up; times in microseconds\n")
+    print(f"| {'row':38} | {'option':58} | median | p99 |")
+    print(f"|{'-' * 40}|{'-' * 60}|--------|-----|")
+    for name, how, step, prepare in rows:
+        results[name] = timed(step, args.ticks, prepare=prepare)
+        print(f"| {name:38} | {how:58} | {results[name][0]:6.1f} | {results[name][1]:.1f} |", flush=True)
+    print("\nkernel options (6x6 / 6x7, same process)")
+    for name, fn in kernel_options(robot):
+        med, p99 = timed(fn, min(args.ticks, 10000), 500)
+        print(f"| {name:64} | {med:6.2f} | {p99:6.2f} |", flush=True)
+    core = results["robokin VelocityIk.solve, check=False"][0]
+    print(f"\ncore tick: median {core:.1f} us (target <= 10), p99 "
+          f"{results['robokin VelocityIk.solve, check=False'][1]:.1f} us (target <= 40)")
+    for peer, target in (("pink solve_ik", 8), ("RoboPlan OInK step", 2)):
+        print(f"speed-up vs {peer}: {results[peer][0] / core:.1f}x (target >= {target}x)")
+    cold, warm = numba_load_times()
+    print(f"numba: import + first solve {cold:.1f} s with an empty cache (compile), {warm:.2f} s cached")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,238 @@
+"""Low-level kernel of the velocity IK: bounded damped least squares with a null-space term.
+
+Compiled with numba (`cache=True`: the machine code is stored next to this file, so only the very first
+import on a machine pays the compile time). Everything here works on plain float64 arrays, never on robot
+objects, so the path-IK solver can call `bounded_dls` directly in its own loop.
+
+Maths, for a task Jacobian A (m, n) and task velocity b (m,):
+- eigen-decomposition A A^T = U diag(e) U^T gives the singular values s_i = sqrt(e_i) of A, so one small
+  symmetric eigen-problem yields sigma_min, the condition number, the damped solve and the null space;
+- damped least squares dq = A^T (A A^T + lambda^2 I)^-1 b, with lambda^2 = max_damping^2 (1 - (s_min /
+  sigma_threshold)^2) below the threshold and 0 above it (continuous, zero far from singularities), so
+  the step is exact far away and bounded near a singularity;
+- null-space term N z with N = I - sum_i v_i v_i^T over the non-negligible directions v_i = A^T u_i / s_i:
+  an orthogonal projector onto the null space of A, so A N z = 0 even while the task itself is damped;
+- bounds dq_lo <= dq <= dq_hi (joint position limits turned into velocities by the caller): a joint whose
+  total velocity leaves its bound is fixed at that bound, its column removed from A, its contribution
+  subtracted from b, and the rest solved again (an active set that grows by the worst joint per pass);
+  a joint fixed at a zero bound is the "locked" joint of the servo.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .limits import limit_velocity, nullspace_velocity, position_velocity_bounds
+
+# Eigenvalues of A A^T below this share of the largest are treated as zero for the null-space projector
+# (singular-value ratio 1e-5): their eigenvectors are accurate to ~1e-6 there, so the projector stays
+# orthogonal while the dropped directions change the task by at most 1e-5 * sigma_max * |z|.
+_RANK_RTOL = 1e-10
+# Relative slack before a joint counts as outside its bound (rounding of dq_lo/dq_hi themselves).
+_BOUND_RTOL = 1e-12
+# Absolute slack [rad/s]: a push of this size is rounding noise (1e-12 rad/s for 1 s moves 1e-12 rad), and
+# locking a joint for it would report a spurious JOINT_BOUND; the final clip removes it exactly.
+_BOUND_ATOL = 1e-12
+
+
+@njit(cache=True)
+def damping_factor(sigma_min: float, sigma_threshold: float, max_damping: float) -> float:
+    """Damping lambda [-] for a smallest singular value: 0 above `sigma_threshold`, `max_damping` at 0."""
+    if sigma_min >= sigma_threshold:
+        return 0.0
+    ratio = sigma_min / sigma_threshold
+    return max_damping * np.sqrt(1.0 - ratio * ratio)
+
+
+@njit(cache=True)
+def symmetric_eigen(M, evals, V):
+    """Eigen-decomposition of a small symmetric matrix by cyclic Jacobi rotations (M is overwritten).
+
+    For the <= 6x6 Gram matrices here this beats a LAPACK call through numpy or numba (no dispatch, no
+    allocation), and Jacobi is accurate to rounding in every eigenvalue relative to the matrix norm.
+
+    Args:
+        M: (m, m) symmetric, destroyed. evals: (m,) output eigenvalues (any order).
+        V: (m, m) output, column i is the unit eigenvector of evals[i].
+    """
+    m = M.shape[0]
+    for i in range(m):
+        for j in range(m):
+            V[i, j] = 1.0 if i == j else 0.0
+    for _sweep in range(50):
+        rotated = False
+        for p in range(m - 1):
+            for r in range(p + 1, m):
+                apr = M[p, r]
+                # converged pair: rotating would change nothing representable in the diagonal
+                if abs(apr) <= 1e-18 * np.sqrt(abs(M[p, p] * M[r, r])) or apr == 0.0:
+                    continue
+                rotated = True
+                theta = (M[r, r] - M[p, p]) / (2.0 * apr)
+                t = 1.0 / (abs(theta) + np.sqrt(theta * theta + 1.0))
+                if theta < 0.0:
+                    t = -t
+                c = 1.0 / np.sqrt(t * t + 1.0)
+                s = t * c
+                for k in range(m):                      # M <- M G, V <- V G
+                    mkp, mkr = M[k, p], M[k, r]
+                    M[k, p] = c * mkp - s * mkr
+                    M[k, r] = s * mkp + c * mkr
+                    vkp, vkr = V[k, p], V[k, r]
+                    V[k, p] = c * vkp - s * vkr
+                    V[k, r] = s * vkp + c * vkr
+                for k in range(m):                      # M <- G^T M
+                    mpk, mrk = M[p, k], M[r, k]
+                    M[p, k] = c * mpk - s * mrk
+                    M[r, k] = s * mpk + c * mrk
+        if not rotated:
+            break
+    for i in range(m):
+        evals[i] = M[i, i]
+
+
+@njit(cache=True)
+def _solve_pass(W, r, z, sigma_threshold, max_damping, dq, nz):
+    """One DLS + null-space solve for the working Jacobian W (m, n); returns (s_min, s_max, lambda)."""
+    m, n = W.shape
+    G = np.empty((m, m))                                    # W W^T
+    for i in range(m):
+        for j in range(i, m):
+            acc = 0.0
+            for k in range(n):
+                acc += W[i, k] * W[j, k]
+            G[i, j] = acc
+            G[j, i] = acc
+    evals, U = np.empty(m), np.empty((m, m))
+    symmetric_eigen(G, evals, U)
+    e_min, e_max = evals.min(), max(evals.max(), 0.0)
+    s_min = np.sqrt(max(e_min, 0.0))
+    lam = damping_factor(s_min, sigma_threshold, max_damping)
+    lam2 = lam * lam
+    Wz = W @ z                                              # (m,)
+    c, y = np.empty(m), np.empty(m)
+    rank_tol = max(_RANK_RTOL * e_max, 1e-300)
+    for i in range(m):
+        ci, yi = 0.0, 0.0
+        for k in range(m):
+            ci += U[k, i] * r[k]
+            yi += U[k, i] * Wz[k]
+        denom = evals[i] + lam2
+        c[i] = ci / denom if denom > rank_tol else 0.0
+        y[i] = yi / evals[i] if evals[i] > rank_tol else 0.0
+    Uc, Uy = U @ c, U @ y                                   # (m,)
+    for j in range(n):
+        task, back = 0.0, 0.0
+        for k in range(m):
+            task += W[k, j] * Uc[k]
+            back += W[k, j] * Uy[k]
+        dq[j] = task
+        nz[j] = z[j] - back                                 # z minus its row-space part
+    return s_min, np.sqrt(e_max), lam
+
+
+@njit(cache=True)
+def bounded_dls(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out):
+    """Bounded damped least squares with a null-space term; writes the joint velocity into `dq_out`.
+
+    Stable signature (the path-IK solver calls it directly):
+
+    Args:
+        A: (m, n) float64 task Jacobian, 1 <= m <= 6 (rows = constrained task axes). Not modified.
+        b: (m,) float64 task velocity [m/s, rad/s] (or a pose error per step, with dt = 1).
+        z: (n,) float64 desired secondary joint velocity; only its null-space part N z is applied.
+        dq_lo: (n,) float64 lower velocity bounds, each <= 0 (position limits turned into velocities).
+        dq_hi: (n,) float64 upper velocity bounds, each >= 0; use -inf / inf for no bound.
+        sigma_threshold: smallest singular value below which damping starts (> 0).
+        max_damping: damping lambda reached at sigma_min = 0 (>= 0).
+        dq_out: (n,) float64 output: joint velocity, always inside [dq_lo, dq_hi].
+        fixed_out: (n,) int8 output: 1 where the joint was fixed at a bound (0 there = locked), else 0.
+
+    Returns:
+        (sigma_min, condition_number, damping): sigma_min and sigma_max / sigma_min (inf at an exact
+        singularity) of the full task Jacobian A, and the lambda used in the final pass.
+    """
+    m, n = A.shape
+    W = A.copy()                                            # (m, n) columns of fixed joints zeroed
+    r = b.copy()                                            # (m,) task left for the free joints
+    fixed_val = np.zeros(n)
+    dq = np.empty(n)
+    nz = np.empty(n)
+    for j in range(n):
+        fixed_out[j] = 0
+    s_min0 = 0.0
+    cond0 = np.inf
+    lam = 0.0
+    for it in range(n + 1):
+        s_min, s_max, lam = _solve_pass(W, r, z, sigma_threshold, max_damping, dq, nz)
+        if it == 0:
+            s_min0 = s_min
+            cond0 = s_max / s_min if s_min > 0.0 else np.inf
+        worst = -1
+        worst_excess = 0.0
+        for j in range(n):
+            if fixed_out[j] == 1:
+                dq_out[j] = fixed_val[j]
+                continue
+            v = dq[j] + nz[j]
+            dq_out[j] = v
+            # excess = how far past the bound, relative to the bound (a zero bound is always worst)
+            if v > dq_hi[j] * (1.0 + _BOUND_RTOL) + _BOUND_ATOL:
+                excess = np.inf if dq_hi[j] <= 0.0 else v / dq_hi[j]
+            elif v < dq_lo[j] * (1.0 + _BOUND_RTOL) - _BOUND_ATOL:
+                excess = np.inf if dq_lo[j] >= 0.0 else v / dq_lo[j]
+            else:
+                continue
+            if worst < 0 or excess > worst_excess:
+                worst = j
+                worst_excess = excess
+        if worst < 0:
+            break
+        bound = dq_hi[worst] if dq_out[worst] > 0.0 else dq_lo[worst]
+        fixed_out[worst] = 1
+        fixed_val[worst] = bound
+        for i in range(m):
+            r[i] -= W[i, worst] * bound
+            W[i, worst] = 0.0
+    for j in range(n):                                      # remove rounding-level excess
+        dq_out[j] = min(max(dq_out[j], dq_lo[j]), dq_hi[j])
+    return s_min0, cond0, lam
+
+
+# Rows of the `joints` table and entries of the `scalars` vector of `velocity_ik_step`.
+J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME = range(5)
+S_MARGIN, S_ZONE, S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK = range(7)
+
+
+@njit(cache=True)
+def velocity_ik_step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, out):
+    """The whole numeric velocity-IK step in one compiled call (one dispatch per tick).
+
+    Position bounds -> secondary velocity -> `bounded_dls` -> velocity/acceleration/position limiting. When
+    the condition number exceeds scalars[S_COND_CHECK] (inf = never) the limiting is skipped and the
+    caller decides a singularity scale first, then calls `limits.limit_velocity` itself.
+
+    Args:
+        A: (m, n) task Jacobian. b: (m,) task velocity. q: (n,) positions. prev: (n,) previous velocity.
+        use_prev: apply the acceleration window. dt: step [s].
+        joints: (5, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME.
+        scalars: (7,) entries S_MARGIN ... S_COND_CHECK (see IkSettings).
+        work: (4, n) scratch, rows = lower bound, upper bound, secondary velocity, unlimited DLS velocity.
+        fixed: (n,) int8 output of `bounded_dls`. out: (n,) final velocity.
+
+    Returns:
+        (sigma_min, condition_number, damping, uniform_scale, limit_outcome, limited, n_fixed): `limited`
+        False means `out` was not written (singularity check pending); n_fixed = joints held at a bound.
+    """
+    lo, hi, z, dq = work[0], work[1], work[2], work[3]
+    position_velocity_bounds(q, joints[J_LOWER], joints[J_UPPER], scalars[S_MARGIN], dt, joints[J_AMAX], lo, hi)
+    nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], scalars[S_ZONE], scalars[S_LIMIT_GAIN],
+                       joints[J_HOME], scalars[S_POSTURE_GAIN], z)
+    s_min, cond, lam = bounded_dls(A, b, z, lo, hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed)
+    n_fixed = 0
+    for j in range(fixed.shape[0]):
+        n_fixed += fixed[j]
+    if cond > scalars[S_COND_CHECK]:
+        return s_min, cond, lam, 1.0, 0, False, n_fixed
+    scale, outcome = limit_velocity(dq, 1.0, prev, use_prev, joints[J_VMAX], joints[J_AMAX], dt, lo, hi, out)
+    return s_min, cond, lam, scale, outcome, True, n_fixed

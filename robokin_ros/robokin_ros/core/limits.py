@@ -1,0 +1,152 @@
+"""Joint limits turned into velocity bounds, null-space limit avoidance, velocity/acceleration scaling.
+
+numba kernels on plain float64 arrays (`cache=True`), used by `velocity_ik.VelocityIk` each tick. Infinite
+limits (continuous joints, no velocity or acceleration limit) are allowed everywhere and simply never bind.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Outcome codes of `limit_velocity` (how the final velocity was obtained).
+LIMIT_NONE = 0              # nothing bound: the input velocity unchanged
+LIMIT_VELOCITY = 1          # uniform scale for the joint velocity limits
+LIMIT_ACCELERATION = 2      # uniform scale for the acceleration limits (direction kept)
+LIMIT_ACCELERATION_CLIP = 3  # no uniform scale fits: per-joint clip into the acceleration window
+LIMIT_POSITION_CLIP = 4     # a final clip to the position bounds changed the result
+
+
+@njit(cache=True)
+def braking_speed(distance: float, acceleration: float, dt: float) -> float:
+    """Largest speed [rad/s] that can still stop within `distance` [rad] slowing by at most a*dt per tick.
+
+    Exact for the discrete loop: from v = (k + f) a dt (integer k, 0 <= f < 1) the ticks run at v,
+    v - a dt, ..., v - k a dt and cover D = dt (k + 1) (v - a dt k / 2). Inverting for the k whose range
+    holds `distance` gives v = d / ((k + 1) dt) + a dt k / 2 (k = 0: v = d / dt, one tick to the edge). A
+    joint commanded at this speed can take the next bound, exactly v - a dt, without breaking its
+    acceleration limit. inf without an acceleration limit.
+    """
+    if not np.isfinite(acceleration):
+        return np.inf
+    adt = acceleration * dt
+    u = distance / (adt * dt)
+    k = np.floor(0.5 * (np.sqrt(8.0 * u + 1.0) - 1.0))
+    if 0.5 * (k + 1.0) * (k + 2.0) <= u:        # sqrt rounding put k one too low
+        k += 1.0
+    elif 0.5 * k * (k + 1.0) > u:               # or one too high
+        k -= 1.0
+    return distance / ((k + 1.0) * dt) + 0.5 * adt * k
+
+
+@njit(cache=True)
+def position_velocity_bounds(q, lower, upper, margin, dt, acceleration, lo_out, hi_out):
+    """Velocity bounds that keep every joint inside [lower + margin, upper - margin] after `dt`.
+
+    A joint already inside the margin (or beyond its limit) gets a zero bound on that side: it may only
+    move back inward. Elsewhere the bound is the distance to the margin over dt, and no more than the speed
+    from which the joint can still brake before the margin with its acceleration limit.
+
+    Args:
+        q: (n,) positions [rad | m]. lower, upper: (n,) limits, +/-inf allowed.
+        margin: [rad | m] >= 0. dt: step [s] > 0. acceleration: (n,) limits [rad/s^2], inf allowed.
+        lo_out, hi_out: (n,) outputs [rad/s]; lo_out <= 0 <= hi_out.
+    """
+    for j in range(q.shape[0]):
+        room_up = upper[j] - margin - q[j]
+        room_down = q[j] - (lower[j] + margin)
+        hi_out[j] = 0.0 if room_up <= 0.0 else min(room_up / dt, braking_speed(room_up, acceleration[j], dt))
+        lo_out[j] = 0.0 if room_down <= 0.0 else -min(room_down / dt,
+                                                      braking_speed(room_down, acceleration[j], dt))
+
+
+@njit(cache=True)
+def nullspace_velocity(q, lower, upper, zone, limit_gain, home, posture_gain, out):
+    """Secondary joint velocity [rad/s]: limit avoidance plus posture, before null-space projection.
+
+    Limit avoidance is zero in the middle of each range and grows linearly, `limit_gain * depth`, across the
+    outer `zone` share of the range on either side (depth [rad] = how far into that band the joint is).
+    Posture pulls toward `home` with `posture_gain` [1/s]. Joints without finite limits get posture only.
+    """
+    for j in range(q.shape[0]):
+        v = posture_gain * (home[j] - q[j])
+        width = upper[j] - lower[j]
+        if np.isfinite(width):
+            band = zone * width
+            if q[j] < lower[j] + band:
+                v += limit_gain * (lower[j] + band - q[j])
+            elif q[j] > upper[j] - band:
+                v -= limit_gain * (q[j] - (upper[j] - band))
+        out[j] = v
+
+
+@njit(cache=True)
+def _uniform_acceleration_scale(dq, prev, amax, dt, s_max):
+    """Largest s in [0, s_max] with |s dq - prev| <= amax dt on every joint, or -1 when none exists."""
+    s_lo, s_hi = 0.0, s_max
+    for j in range(dq.shape[0]):
+        if not np.isfinite(amax[j]):
+            continue
+        a = amax[j] * dt
+        low, high = prev[j] - a, prev[j] + a
+        if dq[j] == 0.0:
+            if low > 0.0 or high < 0.0:
+                return -1.0
+            continue
+        t0, t1 = low / dq[j], high / dq[j]
+        if t0 > t1:
+            t0, t1 = t1, t0
+        s_lo = max(s_lo, t0)
+        s_hi = min(s_hi, t1)
+    # a little slack: the window edges come from the same rounding as the test
+    return s_hi if s_lo <= s_hi * (1.0 + 1e-12) + 1e-15 else -1.0
+
+
+@njit(cache=True)
+def limit_velocity(dq, scale, prev, use_prev, vmax, amax, dt, lo, hi, out):
+    """Scale `scale * dq` into the velocity limits, then the acceleration window, then the position bounds.
+
+    Velocity limits apply as one uniform factor (direction kept). The acceleration window
+    |out - prev| <= amax dt is also met by one uniform factor when one exists; otherwise (the previous
+    velocity points elsewhere and cannot be cancelled within one tick) each joint is clipped into its
+    window, which is the closest reachable velocity per joint. Position bounds [lo, hi] (from
+    `position_velocity_bounds`) come last and win over the acceleration window.
+
+    Args:
+        dq: (n,) candidate velocity. scale: uniform factor already decided (singularity slowing), in [0, 1].
+        prev: (n,) previous velocity; ignored unless `use_prev`. vmax, amax: (n,) limits, inf allowed.
+        dt: tick [s]. lo, hi: (n,) position-derived bounds. out: (n,) result [rad/s].
+
+    Returns:
+        (uniform_scale, outcome): the overall uniform factor applied (including `scale`) and a LIMIT_* code.
+    """
+    n = dq.shape[0]
+    s = scale
+    outcome = LIMIT_NONE
+    for j in range(n):
+        speed = abs(s * dq[j])
+        if speed > vmax[j]:
+            s = vmax[j] / abs(dq[j])
+            outcome = LIMIT_VELOCITY
+    if use_prev:
+        s_acc = _uniform_acceleration_scale(dq, prev, amax, dt, s)
+        if s_acc < 0.0:
+            outcome = LIMIT_ACCELERATION_CLIP
+            for j in range(n):
+                a = amax[j] * dt
+                v = min(max(s * dq[j], prev[j] - a), prev[j] + a)
+                out[j] = min(max(v, -vmax[j]), vmax[j])
+        else:
+            if s_acc < s:
+                s = s_acc
+                outcome = LIMIT_ACCELERATION
+            for j in range(n):
+                out[j] = s * dq[j]
+    else:
+        for j in range(n):
+            out[j] = s * dq[j]
+    for j in range(n):
+        v = min(max(out[j], lo[j]), hi[j])
+        if v != out[j]:
+            out[j] = v
+            outcome = LIMIT_POSITION_CLIP
+    return s, outcome

@@ -1,0 +1,233 @@
+"""The twist servo state machine (MoveIt-Servo compatible behaviour), with no clock and no logging.
+
+Each `step(now)` produces one command. Decisions, in order:
+1. paused -> PAUSED, nothing published;
+2. no joint state yet, or older than `joint_state_timeout` -> JOINT_STATE_MISSING, zero velocity, hold;
+3. (re-)anchor: the commanded state starts from the measured positions (with zero velocity) on the first
+   measurement, after resume, after a joint-state outage, and whenever it diverged from the measurement by
+   more than `max_state_divergence` on any joint. Otherwise it integrates from the last command, not from
+   the measurement: no sag or drift from controller lag (moveit2 #1857, #3728);
+4. a fresh command -> velocity IK (limits, singularities, acceleration window) -> integrate;
+5. no command, or older than `incoming_command_timeout` (receive time) -> STALE_COMMAND: the velocity
+   ramps to zero as one uniform factor within the acceleration limits (direction kept), then the position
+   is held (STOPPED), published `num_outgoing_halt_msgs_to_publish` times (0 = forever), then silent.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+
+import numpy as np
+from numba import njit
+
+from .config import ServoConfig
+from .errors import InvalidInputError
+from .limits import position_velocity_bounds
+from .robot import RobotModel
+from .servo_types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
+from .status import ServoStatus
+from .twist import TwistConverter, command_to_si
+from .validation import check_vector
+from .velocity_ik import IkSettings, VelocityIk
+
+_NAN = float("nan")
+_OUTPUT_FIELDS = tuple(f.name for f in fields(ServoOutput))
+_WINDOW_FIELDS = tuple(f.name for f in fields(TrajectoryWindow))
+
+
+def _frozen(cls, names, values):
+    """Build a frozen dataclass without its generated __init__ (~1.5 us of object.__setattr__ per tick)."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(zip(names, values))
+    return obj
+
+
+@njit(cache=True)
+def _max_abs_difference(a, b):
+    worst = 0.0
+    for j in range(a.shape[0]):
+        worst = max(worst, abs(a[j] - b[j]))
+    return worst
+
+
+@njit(cache=True)
+def _clamped(q, lower, upper):
+    out = np.empty_like(q)
+    for j in range(q.shape[0]):
+        out[j] = min(max(q[j], lower[j]), upper[j])
+    return out
+
+
+@njit(cache=True)
+def _window_arrays(q, v, lower, upper, times, positions, velocities):
+    """Fill the look-ahead (k, n): q + v (t - t0) clamped to the limits, velocity 0 where clamped."""
+    for i in range(times.shape[0]):
+        h = times[i] - times[0]
+        for j in range(q.shape[0]):
+            p = q[j] + v[j] * h
+            if p > upper[j]:
+                positions[i, j], velocities[i, j] = upper[j], 0.0
+            elif p < lower[j]:
+                positions[i, j], velocities[i, j] = lower[j], 0.0
+            else:
+                positions[i, j], velocities[i, j] = p, v[j]
+
+
+class Servo:
+    """Stateful twist servo for one robot chain; feed it commands and measurements, call `step` each tick."""
+
+    def __init__(self, robot: RobotModel, config: ServoConfig) -> None:
+        self.robot = robot
+        self.joint_names: tuple[str, ...] = robot.joint_names
+        self._lower, self._upper = robot.limits.lower, robot.limits.upper
+        self._converter = TwistConverter(robot)
+        self.update_config(config)
+        self._command: TwistCommand | None = None
+        self._command_frame: int | None = None
+        self._measurement: JointMeasurement | None = None
+        self._positions: np.ndarray | None = None      # commanded state, None until anchored
+        self._velocities = np.zeros(robot.n)
+        self._anchor_needed = True
+        self._paused = False
+        self._hold_ticks = 0
+
+    # ---- inputs -----------------------------------------------------------------------------------
+    def update_config(self, config: ServoConfig) -> None:
+        """Swap the whole configuration (validated against the robot first; the state is kept)."""
+        config.check_joint_lists(self.joint_names)
+        ik = VelocityIk(self.robot, IkSettings.from_servo_config(config, self.robot))
+        dt = config.publish_period
+        k = max(3, math.ceil(config.max_expected_latency / dt - 1e-9))
+        self.config, self._ik, self._dt = config, ik, dt
+        command = getattr(self, "_command", None)
+        if command is not None:                       # units/scales may have changed
+            self._command_si = command_to_si(command.linear, command.angular, config)
+        self._window_times = dt * np.arange(1, k + 1)                # (k,) [s]
+        self._amax = ik.acceleration_limits
+
+    def set_command(self, command: TwistCommand) -> None:
+        """Store a twist command; a bad one raises and is not stored (the previous one keeps ageing).
+
+        Raises:
+            InvalidInputError: NaN/inf or wrong sizes, or a non-finite receive time.
+            UnknownFrameError: `command.frame` is not a frame of the model.
+        """
+        check_vector("twist command linear", command.linear, 3)
+        check_vector("twist command angular", command.angular, 3)
+        _check_time("twist command received_at", command.received_at)
+        frame = None if command.frame in ("", self.robot.base_frame) else self.robot.frame_id(command.frame)
+        self._command, self._command_frame = command, frame
+        self._command_si = command_to_si(command.linear, command.angular, self.config)
+
+    def set_measurement(self, measurement: JointMeasurement) -> None:
+        """Store the latest measured joint positions (chain order).
+
+        Raises:
+            InvalidInputError: wrong size, NaN/inf, or a non-finite receive time.
+        """
+        self.robot.check_positions(measurement.positions, "measured joint positions")
+        _check_time("joint measurement received_at", measurement.received_at)
+        self._measurement = measurement
+
+    def pause(self) -> None:
+        """Stop commanding; `step` reports PAUSED and publishes nothing."""
+        self._paused = True
+
+    def resume(self) -> None:
+        """Resume from the latest measurement; the command received before is dropped (moveit2 #707)."""
+        self._paused = False
+        self._anchor_needed = True
+        self._command = None
+
+    # ---- tick -------------------------------------------------------------------------------------
+    def step(self, now: float) -> ServoOutput:
+        """One control tick at time `now` [s] (same clock as the receive times)."""
+        _check_time("now", now)
+        if self._paused:
+            return self._hold(ServoStatus.PAUSED, ServoStatus.PAUSED.sentence, publish=False)
+        m = self._measurement
+        if m is None or now - m.received_at > self.config.joint_state_timeout:
+            return self._joint_state_missing(now)
+        self._anchor_if_needed(m.positions)
+        c = self._command
+        if c is None or now - c.received_at > self.config.incoming_command_timeout:
+            return self._stale(c is None)
+        return self._track(c)
+
+    def _track(self, command: TwistCommand) -> ServoOutput:
+        self._hold_ticks = 0
+        q = self._positions
+        twist = self._converter.to_tool_twist_base(q, self._command_si, self._command_frame,
+                                                   self.config.apply_twist_about_tool)
+        result = self._ik.solve(q, twist, dt=self._dt, previous_velocities=self._velocities, check=False)
+        self._advance(result.velocities)
+        return self._output(result.status, result.message, True, result.locked_joints, result.sigma_min,
+                            result.condition_number, result.velocity_scale)
+
+    def _stale(self, never_commanded: bool) -> ServoOutput:
+        v = self._velocities
+        if v.any():
+            self._advance(self._ramp_down(v))
+            return self._output(ServoStatus.STALE_COMMAND, ServoStatus.STALE_COMMAND.sentence, True)
+        self._hold_ticks += 1
+        limit = self.config.num_outgoing_halt_msgs_to_publish
+        publish = limit == 0 or self._hold_ticks <= limit
+        why = "no command received yet" if never_commanded else "the last command timed out"
+        return self._hold(ServoStatus.STOPPED, f"{ServoStatus.STOPPED.sentence} ({why})", publish)
+
+    def _ramp_down(self, v: np.ndarray) -> np.ndarray:
+        """One uniform deceleration step: every joint changes by at most amax*dt, direction kept."""
+        with np.errstate(divide="ignore"):
+            shrink = np.min(self._amax * self._dt / np.abs(v))           # share of v removable this tick
+        v_next = max(0.0, 1.0 - shrink) * v
+        lo, hi = np.empty_like(v), np.empty_like(v)
+        position_velocity_bounds(self._positions, self._lower, self._upper, 0.0, self._dt, self._amax, lo, hi)
+        return np.clip(v_next, lo, hi)
+
+    def _joint_state_missing(self, now: float) -> ServoOutput:
+        m = self._measurement
+        self._anchor_needed = True          # resync on the next fresh state: the arm may have moved
+        if m is None:
+            why = "no joint state received yet"
+        else:
+            why = f"last joint state is {now - m.received_at:.3f} s old (timeout " \
+                  f"{self.config.joint_state_timeout} s)"
+        text = f"{ServoStatus.JOINT_STATE_MISSING.sentence} ({why})"
+        return self._hold(ServoStatus.JOINT_STATE_MISSING, text, publish=self._positions is not None)
+
+    # ---- state ------------------------------------------------------------------------------------
+    def _anchor_if_needed(self, measured: np.ndarray) -> None:
+        q = self._positions
+        if self._anchor_needed or q is None or \
+                _max_abs_difference(q, measured) > self.config.max_state_divergence:
+            self._positions = np.asarray(measured, dtype=float).copy()
+            self._velocities = np.zeros(self.robot.n)
+            self._anchor_needed = False
+
+    def _advance(self, velocities: np.ndarray) -> None:
+        self._velocities = velocities
+        self._positions = self._positions + velocities * self._dt
+
+    def _hold(self, status: ServoStatus, message: str, publish: bool) -> ServoOutput:
+        self._velocities = np.zeros(self.robot.n)
+        return self._output(status, message, publish)
+
+    def _output(self, status: ServoStatus, message: str, publish: bool, locked: tuple[str, ...] = (),
+                sigma_min: float = _NAN, cond: float = _NAN, scale: float = 1.0) -> ServoOutput:
+        q = self._positions if self._positions is not None else self.robot.home()
+        q = _clamped(q, self._lower, self._upper)      # a measured state may sit a hair outside
+        v = self._velocities
+        return _frozen(ServoOutput, _OUTPUT_FIELDS, (q, v.copy(), self._window(q, v), status, message, locked,
+                                                     sigma_min, cond, scale, publish))
+
+    def _window(self, q: np.ndarray, v: np.ndarray) -> TrajectoryWindow:
+        """Look-ahead at dt, 2dt, ...: q is the state at dt; later points extrapolate v, clamped to limits."""
+        t = self._window_times
+        positions, velocities = np.empty((len(t), len(q))), np.empty((len(t), len(q)))     # (k, n)
+        _window_arrays(q, v, self._lower, self._upper, t, positions, velocities)
+        return _frozen(TrajectoryWindow, _WINDOW_FIELDS, (t.copy(), positions, velocities))
+
+
+def _check_time(name: str, value: float) -> None:
+    if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value)):
+        raise InvalidInputError(f"{name} must be a finite time [s], got {value!r}")

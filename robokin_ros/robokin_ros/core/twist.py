@@ -1,0 +1,73 @@
+"""Twist commands -> the tool origin's twist in base axes (units, frame rotation, reference point).
+
+Convention (the source of MoveIt Servo's frame confusion, moveit2 #2150 / #2311, stated once here):
+- the command's vectors are expressed in the axes of its `frame` ("" = the base frame);
+- `apply_twist_about_tool=True`: the command is the tool origin's velocity: linear = how fast the tool
+  origin moves, angular = rotation about the tool origin. Only the axes change;
+- `apply_twist_about_tool=False`: the command is a spatial twist about the origin of `frame`: linear is
+  the velocity of the rigidly attached point at that origin, so the tool origin moves with
+  v_tool = v + w x (p_tool - p_frame) (all in base axes). With frame = base this is the classic spatial
+  twist; with frame = tool it equals the first convention.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from .config import ServoConfig
+from .robot import RobotModel
+
+
+def command_to_si(linear: np.ndarray, angular: np.ndarray, config: ServoConfig) -> np.ndarray:
+    """(6,) [v; w] in SI units [m/s, rad/s], still in the command frame's axes.
+
+    `unitless` commands are clipped to [-1, 1] per component, then scaled by `scale_linear` and
+    `scale_rotational`; `speed_units` commands are taken as SI.
+    """
+    twist = np.empty(6)
+    if config.command_in_type == "unitless":
+        twist[:3] = np.clip(linear, -1.0, 1.0) * config.scale_linear
+        twist[3:] = np.clip(angular, -1.0, 1.0) * config.scale_rotational
+    else:
+        twist[:3] = linear
+        twist[3:] = angular
+    return twist
+
+
+class TwistConverter:
+    """Converts SI twists given in any model frame into the tool origin's twist in base axes."""
+
+    def __init__(self, robot: RobotModel) -> None:
+        self.robot = robot
+        self._data = robot.model.createData()        # own data: never disturbs the IK's Jacobian cache
+        self._base_T_world = robot.world_T_base.inverse()
+
+    def to_tool_twist_base(self, positions: np.ndarray, twist: np.ndarray, frame_id: int | None,
+                           about_tool: bool) -> np.ndarray:
+        """The tool origin's twist (6,) in base axes [m/s, rad/s].
+
+        Args:
+            positions: (n,) joint positions where the frames are evaluated.
+            twist: (6,) [v; w] in the axes of `frame_id` (None = the base frame) [m/s, rad/s].
+            frame_id: the command frame (None or the base frame id = base).
+            about_tool: True = `twist` is the tool origin's velocity; False = spatial twist about the frame's
+                origin (see the module docstring).
+        """
+        robot = self.robot
+        is_base = frame_id is None or frame_id == robot.base_frame_id
+        if is_base and about_tool:
+            return twist
+        model, data = robot.model, self._data
+        pin.forwardKinematics(model, data, robot.to_pinocchio_q(positions))
+        if is_base:
+            base_R_frame, base_p_frame = np.eye(3), np.zeros(3)
+        else:
+            base_T_frame = self._base_T_world * pin.updateFramePlacement(model, data, frame_id)
+            base_R_frame, base_p_frame = base_T_frame.rotation, base_T_frame.translation
+        v = base_R_frame @ twist[:3]                     # (3,) base axes
+        w = base_R_frame @ twist[3:]                     # (3,) base axes
+        if not about_tool:
+            base_p_tool = self._base_T_world.act(pin.updateFramePlacement(model, data, robot.tip_frame_id)
+                                                 .translation)
+            v = v + np.cross(w, base_p_tool - base_p_frame)
+        return np.concatenate((v, w))

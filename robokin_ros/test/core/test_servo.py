@@ -1,0 +1,239 @@
+"""Servo state machine: tracking, timeouts, halt messages, pause/resume, re-anchoring, frames, limits."""
+import dataclasses
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from robokin_ros.core.config import ServoConfig
+from robokin_ros.core.errors import ConfigError, InvalidInputError, UnknownFrameError
+from robokin_ros.core.servo import Servo
+from robokin_ros.core.servo_types import JointMeasurement, TwistCommand
+from robokin_ros.core.status import ServoStatus
+
+DT = 0.002
+FAST = dict(command_in_type="speed_units", default_joint_acceleration=1000.0)   # no ramp to wait for
+
+
+def cmd(linear, angular=(0, 0, 0), frame="", at=0.0):
+    return TwistCommand(np.asarray(linear, float), np.asarray(angular, float), frame, at)
+
+
+class Loop:
+    """Synthetic time now = k*dt; the measurement follows the command (a perfect controller)."""
+
+    def __init__(self, robot, q0=None, **config):
+        self.robot = robot
+        self.servo = Servo(robot, ServoConfig(publish_period=DT, **config))
+        self.k = 0
+        self.servo.set_measurement(JointMeasurement(robot.home() if q0 is None else q0, 0.0))
+        self.outputs = []
+
+    @property
+    def now(self):
+        return self.k * DT
+
+    def tick(self, command=None, follow=True):
+        self.k += 1
+        if command is not None:
+            self.servo.set_command(dataclasses.replace(command, received_at=self.now))
+        out = self.servo.step(self.now)
+        if follow:
+            self.servo.set_measurement(JointMeasurement(out.positions, self.now))
+        self.outputs.append(out)
+        return out
+
+    def run(self, ticks, command=None):
+        return [self.tick(command) for _ in range(ticks)]
+
+
+def tool_velocity(robot, q0, q1, dt=DT):
+    T0, T1 = robot.fk(q0), robot.fk(q1)
+    return np.concatenate((T1.translation - T0.translation, pin.log3(T1.rotation @ T0.rotation.T))) / dt
+
+
+# ---- tracking and units --------------------------------------------------------------------------------
+def test_tracks_a_speed_units_twist(panda):
+    loop = Loop(panda, command_in_type="speed_units")
+    twist = np.array([0.05, -0.02, 0.03, 0.1, 0.0, -0.1])
+    outs = loop.run(200, cmd(twist[:3], twist[3:]))
+    assert all(o.status == ServoStatus.OK and o.publish for o in outs)
+    np.testing.assert_allclose(tool_velocity(panda, outs[-2].positions, outs[-1].positions), twist, atol=2e-4)
+
+
+def test_unitless_commands_are_clipped_and_scaled(panda):
+    loop = Loop(panda, command_in_type="unitless", scale_linear=0.05, default_joint_acceleration=1000.0)
+    outs = loop.run(20, cmd([3.0, 0.0, -0.5]))                # 3.0 is clipped to 1.0
+    v = tool_velocity(panda, outs[-2].positions, outs[-1].positions)
+    np.testing.assert_allclose(v, [0.05, 0.0, -0.025, 0, 0, 0], atol=2e-5)
+
+
+def test_command_in_tool_frame_moves_along_the_tool_axis(panda):
+    loop = Loop(panda, **FAST)
+    outs = loop.run(10, cmd([0, 0, 0.05], frame=panda.tip_frame))
+    R = panda.fk(outs[-2].positions).rotation
+    v = tool_velocity(panda, outs[-2].positions, outs[-1].positions)
+    np.testing.assert_allclose(v[:3], R @ [0, 0, 0.05], atol=5e-5)
+    np.testing.assert_allclose(v[3:], 0.0, atol=5e-5)
+
+
+def test_spatial_twist_about_base_origin_moves_the_tool_by_w_cross_p(panda):
+    w = np.array([0.0, 0.0, 0.2])                             # rotate about the base z axis
+    about_base = Loop(panda, apply_twist_about_tool=False, **FAST)
+    outs = about_base.run(10, cmd([0, 0, 0], w))
+    p = panda.fk(outs[-2].positions).translation
+    v = tool_velocity(panda, outs[-2].positions, outs[-1].positions)
+    np.testing.assert_allclose(v[:3], np.cross(w, p), atol=2e-4)      # the tool swings around the base
+    np.testing.assert_allclose(v[3:], w, atol=2e-4)
+    about_tool = Loop(panda, apply_twist_about_tool=True, **FAST)
+    outs = about_tool.run(10, cmd([0, 0, 0], w))
+    v = tool_velocity(panda, outs[-2].positions, outs[-1].positions)
+    np.testing.assert_allclose(v[:3], 0.0, atol=2e-4)                # the tool turns in place
+    np.testing.assert_allclose(v[3:], w, atol=2e-4)
+
+
+# ---- timeouts ------------------------------------------------------------------------------------------
+def test_stale_command_ramps_to_zero_within_acceleration_limits_then_holds(panda):
+    loop = Loop(panda, command_in_type="speed_units", num_outgoing_halt_msgs_to_publish=4)
+    amax = loop.servo._ik.acceleration_limits
+    twist = cmd([0.1, 0.0, 0.0])
+    loop.run(150, twist)
+    timeout_ticks = int(round(loop.servo.config.incoming_command_timeout / DT))
+    outs = loop.run(timeout_ticks + 400)
+    first = next(i for i, o in enumerate(outs) if o.status == ServoStatus.STALE_COMMAND)
+    assert first >= timeout_ticks - 1 and all(o.status == ServoStatus.OK for o in outs[:first])
+    v0 = outs[first - 1].velocities
+    stop = next(i for i, o in enumerate(outs) if not o.velocities.any())
+    time_to_stop = (stop - first + 1) * DT
+    assert time_to_stop <= np.max(np.abs(v0) / amax) + DT + 1e-12
+    velocities = [v0] + [o.velocities for o in outs[first:stop + 1]]
+    for a, b in zip(velocities, velocities[1:]):
+        assert np.all(np.abs(b - a) <= amax * DT * (1 + 1e-9))
+        if b.any():                                         # the direction is kept while slowing
+            np.testing.assert_allclose(b / np.linalg.norm(b), v0 / np.linalg.norm(v0), atol=1e-9)
+    holds = outs[stop + 1:]
+    assert all(o.status == ServoStatus.STOPPED for o in holds)
+    assert sum(o.publish for o in holds) == 4 and all(not o.publish for o in holds[4:])
+    assert all(np.array_equal(o.positions, holds[0].positions) for o in holds)
+
+
+def test_zero_halt_messages_means_publish_forever(panda):
+    loop = Loop(panda, num_outgoing_halt_msgs_to_publish=0)
+    outs = loop.run(300)
+    assert all(o.status == ServoStatus.STOPPED and o.publish for o in outs)
+    assert "no command received yet" in outs[0].message
+
+
+def test_stale_joint_state_halts_and_no_state_publishes_nothing(panda):
+    servo = Servo(panda, ServoConfig(publish_period=DT))
+    out = servo.step(0.0)
+    assert out.status == ServoStatus.JOINT_STATE_MISSING and not out.publish
+    assert np.all(np.isfinite(out.positions))
+    loop = Loop(panda, command_in_type="speed_units")
+    loop.run(50, cmd([0.05, 0, 0]))
+    held = loop.outputs[-1].positions
+    outs = [loop.tick(cmd([0.05, 0, 0]), follow=False) for _ in range(100)]   # joint states stop
+    missing = [o for o in outs if o.status == ServoStatus.JOINT_STATE_MISSING]
+    assert len(missing) >= 40 and all(o.publish and not o.velocities.any() for o in missing)
+    assert "old (timeout 0.1 s)" in missing[0].message
+    assert all(np.array_equal(o.positions, missing[0].positions) for o in missing)
+    assert np.max(np.abs(missing[0].positions - held)) < 0.05
+
+
+# ---- pause, resume, anchoring --------------------------------------------------------------------------
+def test_pause_and_resume_never_jump(panda):
+    loop = Loop(panda, command_in_type="speed_units")
+    loop.run(100, cmd([0.05, 0, 0]))
+    loop.servo.pause()
+    out = loop.tick(cmd([0.05, 0, 0]))
+    assert out.status == ServoStatus.PAUSED and not out.publish
+    moved = loop.outputs[-1].positions + 0.01                  # the arm was moved while paused
+    loop.servo.set_measurement(JointMeasurement(moved, loop.now))
+    loop.servo.resume()
+    out = loop.tick()                                          # the old command is not reused
+    np.testing.assert_array_equal(out.positions, np.clip(moved, panda.limits.lower, panda.limits.upper))
+    assert out.status == ServoStatus.STOPPED and not out.velocities.any()
+    out = loop.tick(cmd([0.05, 0, 0]))                         # a new command starts from there, ramping
+    assert np.max(np.abs(out.positions - moved)) <= np.max(out.velocities) * DT + 1e-15
+
+
+def test_integrates_from_command_and_reanchors_on_divergence(panda):
+    loop = Loop(panda, command_in_type="speed_units", max_state_divergence=0.05)
+    loop.run(20, cmd([0.05, 0, 0]))
+    last = loop.outputs[-1]
+    lagging = last.positions - 0.01                            # controller lag below the threshold
+    loop.servo.set_measurement(JointMeasurement(lagging, loop.now))
+    out = loop.tick(cmd([0.05, 0, 0]), follow=False)
+    np.testing.assert_allclose(out.positions, last.positions + out.velocities * DT, atol=1e-15)
+    far = out.positions - 0.2                                  # diverged: re-anchor at the measurement
+    loop.servo.set_measurement(JointMeasurement(far, loop.now))
+    out = loop.tick(cmd([0.05, 0, 0]), follow=False)
+    step = out.positions - far
+    assert np.max(np.abs(step)) <= np.max(np.abs(out.velocities)) * DT + 1e-15
+    assert np.max(np.abs(out.velocities)) <= np.max(loop.servo._ik.acceleration_limits) * DT * (1 + 1e-9)
+
+
+# ---- validation and config -----------------------------------------------------------------------------
+def test_bad_command_is_rejected_and_the_previous_one_keeps_ageing(panda):
+    loop = Loop(panda, command_in_type="speed_units")
+    loop.run(10, cmd([0.05, 0, 0]))
+    with pytest.raises(InvalidInputError, match="twist command linear has non-finite entries at indices"):
+        loop.servo.set_command(cmd([np.nan, 0, 0], at=loop.now))
+    with pytest.raises(UnknownFrameError, match="frame 'nowhere' is not in the model; available frames"):
+        loop.servo.set_command(cmd([0.05, 0, 0], frame="nowhere", at=loop.now))
+    outs = loop.run(100)
+    assert outs[0].status == ServoStatus.OK and outs[-1].status in (ServoStatus.STOPPED,
+                                                                    ServoStatus.STALE_COMMAND)
+    with pytest.raises(InvalidInputError, match="measured joint positions must have 7 entries"):
+        loop.servo.set_measurement(JointMeasurement(np.zeros(6), loop.now))
+    with pytest.raises(InvalidInputError, match="now must be a finite time"):
+        loop.servo.step(float("nan"))
+
+
+def test_update_config_validates_against_the_robot_first(panda):
+    servo = Servo(panda, ServoConfig())
+    with pytest.raises(ConfigError, match="max_joint_velocity has 2 entries but the chain has 7 joints"):
+        servo.update_config(ServoConfig(max_joint_velocity=(1.0, 1.0)))
+    assert servo.config == ServoConfig()
+    servo.update_config(ServoConfig(scale_linear=0.1))
+    assert servo.config.scale_linear == 0.1
+
+
+def test_window_covers_the_latency_and_is_clamped_to_limits(panda):
+    q0 = panda.home()
+    q0[0] = panda.limits.upper[0] - 0.025                      # joint 1 about to reach its margin
+    loop = Loop(panda, q0=q0, command_in_type="speed_units", max_expected_latency=0.05)
+    out = loop.run(30, cmd([0, 0, 0], [0, 0, 0.3]))[-1]       # turning about z drives joint 1 up
+    w = out.window
+    assert len(w.times) == 25 and np.allclose(w.times, DT * np.arange(1, 26))
+    np.testing.assert_array_equal(w.positions[0], out.positions)
+    assert np.all(w.positions <= panda.limits.upper) and np.all(w.positions >= panda.limits.lower)
+    expected = np.clip(out.positions + np.outer(w.times - DT, out.velocities), panda.limits.lower,
+                       panda.limits.upper)
+    np.testing.assert_allclose(w.positions, expected, atol=1e-15)
+    short = Loop(panda, max_expected_latency=0.002).run(1)[-1]
+    assert len(short.window.times) == 3
+
+
+# ---- limits over long random sequences -----------------------------------------------------------------
+@settings(deadline=None, max_examples=12)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_limits_hold_over_long_random_command_sequences(panda, seed):
+    rng = np.random.default_rng(seed)
+    q0 = panda.random_positions(rng, 0.0)
+    loop = Loop(panda, q0=q0, command_in_type="unitless", scale_linear=0.5, scale_rotational=1.5,
+                posture_gain=float(rng.uniform(0, 2)))
+    vmax, amax = loop.servo._ik.velocity_limits, loop.servo._ik.acceleration_limits
+    command, prev = None, np.zeros(panda.n)
+    for _ in range(400):
+        if rng.random() < 0.05:
+            command = cmd(rng.uniform(-1.5, 1.5, 3), rng.uniform(-1.5, 1.5, 3))
+        out = loop.tick(command if rng.random() < 0.9 else None)
+        q, v = out.positions, out.velocities
+        assert np.all(np.isfinite(q)) and np.all(np.isfinite(out.window.positions))
+        assert np.all(q >= panda.limits.lower) and np.all(q <= panda.limits.upper)
+        assert np.all(np.abs(v) <= vmax * (1 + 1e-12))
+        assert np.all(np.abs(v - prev) <= amax * DT * (1 + 1e-9) + 1e-12), out.message
+        prev = v

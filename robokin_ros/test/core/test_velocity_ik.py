@@ -1,0 +1,386 @@
+"""Velocity IK: task tracking, null space, limits, damping, singularities, locking, input errors."""
+import numpy as np
+import pinocchio as pin
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from robokin_ros.core.dls import damping_factor, symmetric_eigen
+from robokin_ros.core.limits import braking_speed
+from robokin_ros.core.errors import ConfigError, InvalidInputError
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.status import ServoStatus
+from robokin_ros.core.velocity_ik import IkSettings, VelocityIk
+
+UNLIMITED = dict(joint_limit_avoidance_gain=0.0)
+
+
+@pytest.fixture(scope="module")
+def so101():
+    return RobotModel.from_name("so101")
+
+
+def unlimited(robot, **kw):
+    return VelocityIk(robot, IkSettings(velocity_limits=np.full(robot.n, np.inf), **kw))
+
+
+def assert_tracks(J, dq, twist, rtol=1e-9):
+    """The tracking assertion every test uses: J dq equals the twist to `rtol` relative."""
+    err = np.linalg.norm(J @ dq - twist)
+    assert err <= rtol * np.linalg.norm(twist), f"tracking error {err:.3e} for |twist| {np.linalg.norm(twist):.3e}"
+
+
+def stopping_distance(v, a, dt):
+    """Distance covered by the discrete loop slowing from v by a*dt per tick until stopped (simulated)."""
+    total = 0.0
+    while v > 0.0:
+        total += v * dt
+        v -= a * dt
+    return total
+
+
+def braking_bound(d, a, dt):
+    """Largest v with stopping_distance(v) <= d, by bisection (independent of limits.braking_speed)."""
+    lo, hi = 0.0, min(d / dt, np.sqrt(2 * a * d) + a * dt)     # stopping takes at least v^2 / 2a
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if stopping_distance(mid, a, dt) <= d else (lo, mid)
+    return lo
+
+
+def random_twist(rng, linear=0.2, angular=0.5):
+    return np.concatenate((rng.uniform(-linear, linear, 3), rng.uniform(-angular, angular, 3)))
+
+
+def well_conditioned(robot, rng, margin=0.3, sigma=0.08):
+    """A random configuration away from limits whose Jacobian's sigma_min exceeds `sigma`."""
+    while True:
+        q = robot.random_positions(rng, margin)
+        if np.linalg.svd(robot.jacobian(q), compute_uv=False)[-1] > sigma:
+            return q
+
+
+# ---- tracking ------------------------------------------------------------------------------------------
+@settings(deadline=None, max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), name=st.sampled_from(["panda", "ur5"]))
+def test_task_is_met_exactly_far_from_singularities(panda, ur5, seed, name):
+    robot = {"panda": panda, "ur5": ur5}[name]
+    rng = np.random.default_rng(seed)
+    q, twist = well_conditioned(robot, rng), random_twist(rng)
+    result = unlimited(robot).solve(q, twist, dt=0.002)
+    assert result.status == ServoStatus.OK and result.damping == 0.0
+    assert_tracks(robot.jacobian(q), result.velocities, twist)
+
+
+def test_wrong_jacobian_fails_the_tracking_assertion(panda):
+    """Control test: the same assertion with the LOCAL Jacobian (tool axes) must fail."""
+    rng = np.random.default_rng(3)
+    q, twist = well_conditioned(panda, rng), random_twist(rng)
+    dq = unlimited(panda).solve(q, twist, dt=0.002).velocities
+    assert_tracks(panda.jacobian(q, reference="local_world_aligned"), dq, twist)
+    with pytest.raises(AssertionError, match="tracking error"):
+        assert_tracks(panda.jacobian(q, reference="local"), dq, twist)
+
+
+def test_tracking_agrees_with_finite_difference_of_fk(panda):
+    """Independent evidence: integrating dq for a tiny time moves the tool as the twist says."""
+    rng = np.random.default_rng(11)
+    q, twist = well_conditioned(panda, rng), random_twist(rng)
+    dq = unlimited(panda).solve(q, twist, dt=0.002).velocities
+    h = 1e-6
+    T0, T1 = panda.fk(q), panda.fk(q + h * dq)
+    moved = np.concatenate((T1.translation - T0.translation, pin.log3(T1.rotation @ T0.rotation.T))) / h
+    np.testing.assert_allclose(moved, twist, atol=1e-5)
+
+
+def test_so101_axis_mask_tracks_the_masked_axes(so101):
+    rng = np.random.default_rng(5)
+    q, twist = so101.home(), random_twist(rng, 0.05, 0.2)
+    mask = [True, True, True, False, True, True]             # a 5-DOF arm cannot roll about base x here
+    result = unlimited(so101).solve(q, twist, dt=0.002, axis_mask=mask)
+    rows = np.flatnonzero(mask)
+    assert result.damping == 0.0
+    assert_tracks(so101.jacobian(q)[rows], result.velocities, twist[rows])
+    unmasked = unlimited(so101).solve(q, twist, dt=0.002)
+    assert unmasked.sigma_min < 1e-6 and unmasked.damping > 0.0    # 6 rows, 5 joints: always singular
+    assert np.all(np.isfinite(unmasked.velocities))
+
+
+def test_tool_axis_mask_constrains_tool_axes(so101):
+    q = so101.home()
+    twist = np.array([0.03, -0.02, 0.01, 0.1, 0.2, -0.1])
+    mask = [True, False, True, True, True, True]               # tool y left free
+    dq = unlimited(so101).solve(q, twist, dt=0.002, axis_mask=mask, axis_frame="tool").velocities
+    R = so101.fk(q).rotation
+    J = so101.jacobian(q)
+    J_tool = np.vstack((R.T @ J[:3], R.T @ J[3:]))
+    twist_tool = np.concatenate((R.T @ twist[:3], R.T @ twist[3:]))
+    rows = np.flatnonzero(mask)
+    assert_tracks(J_tool[rows], dq, twist_tool[rows])
+
+
+# ---- null space -----------------------------------------------------------------------------------------
+@settings(deadline=None, max_examples=30)
+@given(seed=st.integers(0, 2**32 - 1), near=st.booleans())
+def test_nullspace_never_changes_the_tool_twist(panda, seed, near):
+    rng = np.random.default_rng(seed)
+    q = panda.random_positions(rng, 0.05)
+    if near:                                   # also near the wrist singularity, where damping is active
+        q[5] = rng.uniform(0.01, 0.05)
+    twist = random_twist(rng)
+    plain = unlimited(panda, joint_limit_avoidance_gain=0.0).solve(q, twist, dt=1e-3)
+    pushed = unlimited(panda, joint_limit_avoidance_gain=5.0, posture_gain=3.0).solve(q, twist, dt=1e-3)
+    assert plain.locked_joints == pushed.locked_joints == ()
+    delta = pushed.velocities - plain.velocities
+    J = panda.jacobian(q)
+    assert np.linalg.norm(J @ delta) <= 1e-9 * max(1.0, np.linalg.norm(delta))
+
+
+def test_limit_avoidance_zero_in_the_middle_and_pushes_in_the_outer_band(panda):
+    ik = unlimited(panda, joint_limit_avoidance_gain=1.0)
+    zero = np.zeros(6)
+    mid = ik.solve(panda.mid_range(), zero, dt=0.002)
+    np.testing.assert_array_equal(mid.velocities, 0.0)
+    q = panda.mid_range()
+    lo, hi = panda.limits.lower[0], panda.limits.upper[0]
+    q[0] = hi - 0.1 * (hi - lo)                  # inside the outer 25 %: pushed back toward the middle
+    dq = ik.solve(q, zero, dt=0.002).velocities
+    assert dq[0] < 0.0
+
+
+# ---- limits --------------------------------------------------------------------------------------------
+@settings(deadline=None, max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1), dt=st.floats(1e-3, 0.05), speed=st.floats(0.01, 3.0),
+       edge=st.booleans())
+def test_limits_are_never_exceeded(panda, seed, dt, speed, edge):
+    rng = np.random.default_rng(seed)
+    amax = np.array([15, 7.5, 10, 12.5, 15, 20, 20.0])
+    ik = VelocityIk(panda, IkSettings(acceleration_limits=amax, posture_gain=0.5))
+    q = panda.random_positions(rng, 0.0)
+    if edge:                                    # put some joints right at or inside the margin
+        j = rng.integers(0, panda.n, 3)
+        q[j] = np.where(rng.random(3) < 0.5, panda.limits.lower[j], panda.limits.upper[j]) \
+            + rng.uniform(-0.02, 0.02, 3) * np.where(q[j] > 0, -1, 1)
+        q = np.clip(q, panda.limits.lower, panda.limits.upper)
+    prev = rng.uniform(-0.3, 0.3, panda.n) * ik.velocity_limits
+    twist = random_twist(rng, speed, 2 * speed)
+    result = ik.solve(q, twist, dt=dt, previous_velocities=prev)
+    dq = result.velocities
+    assert np.all(np.isfinite(dq))
+    assert np.all(np.abs(dq) <= ik.velocity_limits * (1 + 1e-12))
+    after = q + dq * dt
+    assert np.all(after <= np.maximum(q, panda.limits.upper) + 1e-12)
+    assert np.all(after >= np.minimum(q, panda.limits.lower) - 1e-12)
+    # the acceleration window holds except where the position bound had to win
+    accel_ok = np.abs(dq - prev) <= amax * dt * (1 + 1e-9) + 1e-12
+    room_lo = np.maximum(q - panda.limits.lower - 0.02, 0.0)
+    room_hi = np.maximum(panda.limits.upper - 0.02 - q, 0.0)
+    # a room of 1 rad allows >= 3.8 rad/s, above every velocity limit: only nearer joints can bind
+    lo_bound = -np.array([braking_bound(d, a, dt) if d < 1 else np.inf for d, a in zip(room_lo, amax)])
+    hi_bound = np.array([braking_bound(d, a, dt) if d < 1 else np.inf for d, a in zip(room_hi, amax)])
+    position_bound = np.isclose(dq, lo_bound, atol=1e-9) | np.isclose(dq, hi_bound, atol=1e-9) \
+        | np.isin(panda.joint_names, result.locked_joints)
+    assert np.all(accel_ok | position_bound), (dq - prev) / (amax * dt)
+
+
+def test_velocity_limit_scales_uniformly_and_keeps_direction(panda):
+    rng = np.random.default_rng(2)
+    q = well_conditioned(panda, rng)
+    twist = random_twist(rng, 2.0, 4.0)
+    free = unlimited(panda).solve(q, twist, dt=0.002)
+    limited = VelocityIk(panda).solve(q, twist, dt=0.002)
+    vmax = panda.limits.velocity
+    assert limited.status == ServoStatus.VELOCITY_LIMITED
+    assert np.max(np.abs(limited.velocities) / vmax) == pytest.approx(1.0)
+    np.testing.assert_allclose(limited.velocities, limited.velocity_scale * free.velocities, rtol=1e-12)
+    assert_tracks(panda.jacobian(q), limited.velocities, limited.velocity_scale * twist)
+
+
+def test_acceleration_limit_keeps_direction_when_possible(panda):
+    q = panda.home()
+    twist = np.array([0.2, 0.0, 0.0, 0.0, 0.0, 0.0])
+    amax = np.full(panda.n, 5.0)
+    ik = VelocityIk(panda, IkSettings(acceleration_limits=amax))
+    result = ik.solve(q, twist, dt=0.002, previous_velocities=np.zeros(panda.n))
+    assert np.max(np.abs(result.velocities)) == pytest.approx(5.0 * 0.002)
+    assert_tracks(panda.jacobian(q), result.velocities, result.velocity_scale * twist)
+
+
+# ---- damping and singularities -------------------------------------------------------------------------
+@settings(deadline=None, max_examples=200)
+@given(d=st.floats(0.0, 2.0), a=st.floats(0.5, 50.0), dt=st.floats(1e-3, 0.05))
+def test_braking_speed_is_the_largest_speed_that_stops_in_time(d, a, dt):
+    v = braking_speed(d, a, dt)
+    assert stopping_distance(v, a, dt) <= d * (1 + 1e-9) + 1e-15
+    assert v == pytest.approx(braking_bound(d, a, dt), rel=1e-9, abs=1e-12)
+
+
+def test_damping_is_continuous_and_zero_above_the_threshold():
+    sigma0, lam = 0.04, 0.05
+    sigmas = np.linspace(0.0, 0.1, 100001)
+    values = np.array([damping_factor(s, sigma0, lam) for s in sigmas])
+    assert values[0] == lam and np.all(values[sigmas >= sigma0] == 0.0)
+    assert np.max(np.abs(np.diff(values))) < 2e-3       # no jump anywhere (steepest right at sigma0)
+    assert np.all(np.diff(values) <= 0.0)
+    assert damping_factor(sigma0 * (1 - 1e-12), sigma0, lam) < 1e-6
+
+
+def test_solve_reports_the_damping_for_its_sigma_min(panda):
+    ik = VelocityIk(panda)
+    q = panda.home()
+    for q6 in np.linspace(0.0, 0.4, 41):                 # approach the wrist singularity (joint 6 = 0)
+        q[5] = q6
+        result = ik.solve(q, np.array([0, 0, 0, 0.1, 0, 0]), dt=0.002)
+        assert result.damping == pytest.approx(damping_factor(result.sigma_min, 0.04, 0.05), abs=1e-15)
+        assert result.sigma_min == pytest.approx(np.linalg.svd(panda.jacobian(q), compute_uv=False)[-1],
+                                                 abs=1e-7)
+
+
+UR5_SINGULAR = np.array([0.0, -np.pi / 2, 0.0, -np.pi / 2, 0.3, 0.0])   # elbow straight
+
+
+def test_exact_singularity_is_finite_and_a_command_leaving_it_moves_the_arm(ur5):
+    J = ur5.jacobian(UR5_SINGULAR)
+    assert np.linalg.svd(J, compute_uv=False)[-1] < 1e-9
+    twist = J @ np.array([0, 0, 0.2, 0, 0, 0])          # what bending the elbow does
+    for thresholds in (False, True):
+        ik = VelocityIk(ur5, IkSettings(use_condition_number_thresholds=thresholds))
+        result = ik.solve(UR5_SINGULAR, twist, dt=0.002)
+        dq = result.velocities
+        assert np.all(np.isfinite(dq)) and np.linalg.norm(dq) > (0.005 if thresholds else 0.05)
+        assert result.status != ServoStatus.HALT_FOR_SINGULARITY
+        assert np.dot(J @ dq, twist) > 0.5 * result.velocity_scale * np.dot(twist, twist)
+        q, sigmas = UR5_SINGULAR.copy(), []
+        for _ in range(50):                              # keep commanding it: the arm leaves the singularity
+            q = q + ik.solve(q, twist, dt=0.01).velocities * 0.01
+            sigmas.append(np.linalg.svd(ur5.jacobian(q), compute_uv=False)[-1])
+        assert np.all(np.diff(sigmas) > 0) and sigmas[-1] > (5e-4 if thresholds else 5e-3)   # slowed when on
+
+
+def test_condition_thresholds_slow_toward_and_halt_only_toward(ur5):
+    ik = VelocityIk(ur5, IkSettings(use_condition_number_thresholds=True,
+                                    velocity_limits=np.full(ur5.n, np.inf)))
+    q = UR5_SINGULAR.copy()
+    q[2] = 0.05                                          # near the elbow singularity
+    J = ur5.jacobian(q)
+    straighten = J @ np.array([0, 0, -0.2, 0, 0, 0])
+    bend = -straighten
+    cond = np.linalg.cond(J)
+    toward, away = ik.solve(q, straighten, dt=0.002), ik.solve(q, bend, dt=0.002)
+    assert toward.status in (ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY,
+                             ServoStatus.HALT_FOR_SINGULARITY), (cond, toward.message)
+    assert toward.velocity_scale < away.velocity_scale
+    assert away.status in (ServoStatus.OK, ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY)
+    assert np.linalg.norm(away.velocities) > 0.0
+    q[2] = 0.005                                         # beyond the hard stop
+    J = ur5.jacobian(q)
+    halted = ik.solve(q, J @ np.array([0, 0, -0.2, 0, 0, 0]), dt=0.002)
+    assert halted.status == ServoStatus.HALT_FOR_SINGULARITY and np.all(halted.velocities == 0.0)
+    assert "condition number" in halted.message
+    leaving = ik.solve(q, J @ np.array([0, 0, 0.2, 0, 0, 0]), dt=0.002)
+    assert leaving.status == ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY and leaving.velocity_scale > 0
+
+
+# ---- joint-limit locking -------------------------------------------------------------------------------
+def test_locking_zeroes_exactly_the_locked_joint_and_the_rest_track(panda):
+    q = panda.home()
+    q[0] = panda.limits.upper[0] - 0.01                  # joint 1 inside its 0.02 rad margin
+    J = panda.jacobian(q)
+    # Joints 2, 4, 6 cannot be locked here and still track: the Panda's self-motion (elbow swivel) moves
+    # neither of them at this pose, so the other six columns are rank 5.
+    assert np.linalg.svd(np.delete(J, 0, axis=1), compute_uv=False)[-1] > 0.1
+    twist = J @ np.array([0.3, 0, 0, 0, 0, 0, 0])        # motion that pushes joint 1 further up
+    free = VelocityIk(panda, IkSettings(joint_limit_margin=0.0, joint_limit_avoidance_gain=0.0,
+                                        velocity_limits=np.full(7, np.inf))).solve(q, twist, dt=0.002)
+    assert free.velocities[0] > 0
+    result = unlimited(panda, joint_limit_avoidance_gain=0.0).solve(q, twist, dt=0.002)
+    assert result.locked_joints == ("panda_joint1",)
+    assert result.velocities[0] == 0.0 and np.count_nonzero(result.velocities == 0.0) == 1
+    assert result.status == ServoStatus.JOINT_BOUND and "panda_joint1 locked at its upper limit" in result.message
+    assert_tracks(J, result.velocities, twist, rtol=1e-9)
+    away = unlimited(panda, joint_limit_avoidance_gain=0.0).solve(q, -twist, dt=0.002)
+    assert away.locked_joints == () and away.velocities[0] < 0
+
+
+def test_locked_joint_stays_locked_with_nullspace_push(panda):
+    q = panda.home()
+    q[0] = panda.limits.upper[0] - 0.01
+    J = panda.jacobian(q)
+    ik = unlimited(panda, joint_limit_avoidance_gain=0.0, posture_gain=50.0,
+                   home_positions=np.where(np.arange(7) == 0, 10.0, panda.home()))   # pulls joint 1 up
+    unlocked = unlimited(panda, joint_limit_avoidance_gain=0.0, posture_gain=50.0, joint_limit_margin=0.0,
+                         home_positions=np.where(np.arange(7) == 0, 10.0, panda.home()))
+    assert unlocked.solve(q, np.zeros(6), dt=0.002).velocities[0] > 1e-3     # the push does reach joint 1
+    result = ik.solve(q, np.zeros(6), dt=0.002)
+    assert result.velocities[0] == 0.0 and result.locked_joints == ("panda_joint1",)
+    assert np.linalg.norm(J @ result.velocities) < 1e-9
+
+
+def test_joint_braking_before_its_limit_lets_the_others_absorb_the_task(panda):
+    q = panda.home()
+    q[0] = panda.limits.upper[0] - 0.03                  # 1 cm beyond the margin
+    J = panda.jacobian(q)
+    twist = J @ np.array([0.9, 0, 0, 0, 0, 0, 0])    # min-norm solution: joint 1 at 0.43 rad/s
+    amax = np.full(7, 5.0)
+    ik = VelocityIk(panda, IkSettings(acceleration_limits=amax, joint_limit_avoidance_gain=0.0,
+                                      velocity_limits=np.full(7, np.inf)))
+    result = ik.solve(q, twist, dt=0.01)
+    assert result.velocities[0] == pytest.approx(braking_bound(0.01, 5.0, 0.01), abs=1e-12)
+    assert result.status == ServoStatus.JOINT_BOUND and "panda_joint1 slowed" in result.message
+    assert_tracks(J, result.velocities, twist)
+
+
+# ---- errors --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs, text", [
+    (dict(positions=[0.0] * 6), "joint positions must have 7 entries"),
+    (dict(positions=[0, 0, np.nan, 0, 0, 0, 0]), "joint positions has non-finite entries at indices [2]"),
+    (dict(twist=[0, 0, 0, np.inf, 0, 0]), "twist has non-finite entries at indices [3]"),
+    (dict(twist=[0, 0, 0]), "twist must have 6 entries"),
+    (dict(dt=0.0), "dt must be a finite time step"),
+    (dict(dt=np.nan), "dt must be a finite time step"),
+    (dict(frame_id=10**6), "frame_id 1000000 is not a frame"),
+    (dict(axis_mask=[True] * 5), "axis_mask must be six booleans"),
+    (dict(axis_mask=[False] * 6), "at least one True"),
+    (dict(axis_frame="world"), "axis_frame 'world' is not one of ['base', 'tool']"),
+    (dict(previous_velocities=[0.0, np.nan] + [0.0] * 5), "previous_velocities has non-finite"),
+])
+def test_bad_input_raises_a_named_error(panda, kwargs, text):
+    args = dict(positions=panda.home(), twist=np.zeros(6), dt=0.002) | kwargs
+    positions, twist = args.pop("positions"), args.pop("twist")
+    with pytest.raises(InvalidInputError) as info:
+        VelocityIk(panda).solve(positions, twist, **args)
+    assert text in str(info.value)
+
+
+def test_bad_settings_raise_config_error(panda):
+    with pytest.raises(ConfigError, match="velocity_limits must have 7 entries"):
+        VelocityIk(panda, IkSettings(velocity_limits=np.ones(3)))
+    with pytest.raises(ConfigError, match=r"acceleration_limits entries at indices \[1\] must be > 0"):
+        VelocityIk(panda, IkSettings(acceleration_limits=np.array([1, 0, 1, 1, 1, 1, 1.0])))
+    with pytest.raises(ConfigError, match="hard_stop_singularity_threshold=20.0 must exceed"):
+        VelocityIk(panda, IkSettings(hard_stop_singularity_threshold=20.0))
+
+
+def test_path_ik_style_call_with_infinite_limits(panda):
+    """dt = 1 with a pose error as twist and no velocity/acceleration limits (the path-IK use)."""
+    q = panda.home()
+    error = np.array([0.01, -0.005, 0.002, 0.01, 0.0, -0.02])
+    result = unlimited(panda).solve(q, error, dt=1.0)
+    assert result.status == ServoStatus.OK and result.velocity_scale == 1.0
+    assert_tracks(panda.jacobian(q), result.velocities, error)
+
+
+@settings(deadline=None, max_examples=100)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(1, 6), deficient=st.booleans())
+def test_jacobi_eigen_matches_lapack(seed, m, deficient):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, 7)) * rng.uniform(0.01, 3.0, (m, 1))
+    if deficient and m > 1:
+        A[-1] = 2.0 * A[0]
+    G = A @ A.T
+    evals, V = np.empty(m), np.empty((m, m))
+    symmetric_eigen(G.copy(), evals, V)
+    scale = np.abs(G).max()
+    np.testing.assert_allclose(np.sort(evals), np.linalg.eigvalsh(G), atol=1e-13 * scale)
+    np.testing.assert_allclose(V @ np.diag(evals) @ V.T, G, atol=1e-13 * scale)
+    np.testing.assert_allclose(V.T @ V, np.eye(m), atol=1e-13)
