@@ -40,3 +40,41 @@ class ConfigError(RobokinError):
     def __init__(self, problems: Sequence[str], what: str = "configuration") -> None:
         self.problems = tuple(problems)
         super().__init__(f"invalid {what}:\n  " + "\n  ".join(self.problems))
+
+
+# ---- Cartesian path IK (core/path) ---------------------------------------------------------------------
+class PathInputError(InvalidInputError):
+    """A path request that cannot be planned as given (bad waypoint, empty path, blend radius too large).
+
+    `waypoint` is the index of the offending waypoint (0 = first waypoint after the start), or -1.
+    """
+
+    def __init__(self, message: str, waypoint: int = -1) -> None:
+        self.waypoint = waypoint
+        super().__init__(message)
+
+
+class EmptyPathError(PathInputError):
+    """No waypoints, or every waypoint equals the start pose: there is no motion to plan."""
+
+
+class BlendRadiusError(PathInputError):
+    """A blend radius larger than half the shorter segment next to its corner (with clamping off)."""
+
+    def __init__(self, corner: int, radius: float, limit: float) -> None:
+        self.corner, self.radius, self.limit = corner, radius, limit
+        super().__init__(f"blend radius {radius * 1e3:.3f} mm at waypoint {corner} exceeds half the shorter "
+                         f"neighbouring segment ({limit * 1e3:.3f} mm); use a radius <= {limit * 1e3:.3f} mm "
+                         "or enable blend radius clamping", corner)
+
+
+class PathFailedError(RobokinError):
+    """Path IK stopped before the end; `result` holds the solved prefix, the reason, sample and pose."""
+
+    def __init__(self, result) -> None:
+        self.result = result
+        super().__init__(result.message)
+
+
+class TrajectoryTimingError(RobokinError):
+    """Time parameterization failed or its verification found a limit violation it could not fix."""

@@ -1,0 +1,254 @@
+"""Cartesian path geometry: straight segments, quadratic Bezier corner blends and dense interpolation.
+
+A path runs from a start pose through N waypoints. Each segment moves the position on a straight line and
+the orientation by SLERP (shortest rotation) in proportion to the distance travelled along the segment.
+At an interior corner with blend radius r > 0 the position follows a quadratic Bezier curve from the point
+r before the corner (B0) over the corner (control point) to the point r after it (B2); the orientation is
+SLERPed over the blend's Bezier parameter between the segment orientations at B0 and B2, so orientation
+stays continuous and is consistent with both neighbouring segments.
+
+Handling of awkward input (documented contract, tested):
+- NaN/inf, a rotation that is not orthonormal, a quaternion whose norm is off by more than
+  `QUATERNION_NORM_TOLERANCE`: `PathInputError` naming the waypoint. A quaternion within that tolerance is
+  renormalized (text files round to a few digits).
+- A waypoint equal to the previous pose (within 1e-7 m and 1e-7 rad) is dropped and listed in
+  `DensePath.dropped_waypoints`; if nothing is left, `EmptyPathError`.
+- A blend radius larger than half the shorter neighbouring segment: `BlendRadiusError` (default) or, with
+  `clamp_blend=True`, clamped to that half; clamped corners are listed in `DensePath.clamped_corners`.
+- Corners next to a pure-rotation segment and collinear corners are not blended (radius 0 reported).
+- Dense samples are at most `MAX_STEP` (1 mm) and `MAX_ANGLE_STEP` (1 mrad) apart; callers may ask for
+  finer spacing, never coarser, because the solver's one-step-per-sample accuracy relies on it.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pinocchio as pin
+
+from ..errors import BlendRadiusError, EmptyPathError, PathInputError
+
+MAX_STEP = 1e-3            # [m] coarsest allowed dense spacing in translation
+MAX_ANGLE_STEP = 1e-3      # [rad] coarsest allowed dense spacing in rotation
+QUATERNION_NORM_TOLERANCE = 1e-3
+DUPLICATE_TOLERANCE = 1e-7  # [m | rad]
+_ROTATION_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class DensePath:
+    """Dense samples of a path (base frame) plus the geometric midpoints between consecutive samples."""
+
+    positions: np.ndarray          # (N, 3) [m]
+    rotations: np.ndarray          # (N, 3, 3)
+    mid_positions: np.ndarray      # (N-1, 3) [m] path point half-way (in path parameter) between samples
+    mid_rotations: np.ndarray      # (N-1, 3, 3)
+    arc_length: np.ndarray         # (N,) [m] cumulative translational arc length
+    progress: np.ndarray           # (N,) 0..1; 1 mrad of rotation counts like 1 mm of travel
+    segment: np.ndarray            # (N,) int, index of the waypoint the sample is heading to
+    blend_radii: tuple[float, ...]  # [m] radius used at each interior corner (waypoints 0..N-2)
+    clamped_corners: tuple[int, ...]
+    dropped_waypoints: tuple[int, ...]
+    stops: tuple[int, ...] = ()     # dense indices of unblended interior corners: the arm stops there
+
+    @property
+    def size(self) -> int:
+        """Number of dense samples (the start pose included)."""
+        return len(self.positions)
+
+    @property
+    def length(self) -> float:
+        """Total translational arc length [m]."""
+        return float(self.arc_length[-1])
+
+    def section(self, first: int, last: int) -> DensePath:
+        """Samples first..last (inclusive) as a path of their own (progress and arc length kept)."""
+        return replace(self, positions=self.positions[first:last + 1], rotations=self.rotations[first:last + 1],
+                       mid_positions=self.mid_positions[first:last], mid_rotations=self.mid_rotations[first:last],
+                       arc_length=self.arc_length[first:last + 1], progress=self.progress[first:last + 1],
+                       segment=self.segment[first:last + 1], stops=())
+
+    def pose(self, index: int) -> pin.SE3:
+        """Dense sample `index` as base_T_tool."""
+        return pin.SE3(self.rotations[index], self.positions[index])
+
+
+def pose_from_position_quaternion(position: Sequence[float], quaternion_xyzw: Sequence[float],
+                                  waypoint: int = -1) -> pin.SE3:
+    """A pose from a position [m] and a quaternion (x, y, z, w); renormalizes tiny norm errors.
+
+    Raises:
+        PathInputError: non-finite values or a quaternion norm off by more than QUATERNION_NORM_TOLERANCE.
+    """
+    p = np.asarray(position, dtype=float)
+    quat = np.asarray(quaternion_xyzw, dtype=float)
+    if p.shape != (3,) or quat.shape != (4,):
+        raise PathInputError(f"waypoint {waypoint}: position needs 3 and quaternion 4 entries, got "
+                             f"{p.shape} and {quat.shape}", waypoint)
+    if not (np.isfinite(p).all() and np.isfinite(quat).all()):
+        raise PathInputError(f"waypoint {waypoint} has non-finite values: position {p.tolist()}, "
+                             f"quaternion {quat.tolist()}", waypoint)
+    norm = float(np.linalg.norm(quat))
+    if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
+        raise PathInputError(f"waypoint {waypoint}: quaternion {quat.tolist()} has norm {norm:.6f}; it must be "
+                             f"a unit quaternion (norm within {QUATERNION_NORM_TOLERANCE} of 1)", waypoint)
+    x, y, z, w = quat / norm
+    return pin.SE3(pin.Quaternion(w, x, y, z).toRotationMatrix(), p)
+
+
+def _check_pose(pose: pin.SE3, waypoint: int) -> tuple[np.ndarray, np.ndarray]:
+    p, R = np.array(pose.translation), np.array(pose.rotation)
+    if not (np.isfinite(p).all() and np.isfinite(R).all()):
+        raise PathInputError(f"waypoint {waypoint} has non-finite values", waypoint)
+    if np.abs(R.T @ R - np.eye(3)).max() > _ROTATION_TOLERANCE or np.linalg.det(R) < 0:
+        raise PathInputError(f"waypoint {waypoint}: orientation is not a rotation matrix "
+                             "(normalize the quaternion)", waypoint)
+    return p, R
+
+
+def exp3_batch(w: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Rotations exp(t_k * [w]) for every t_k (Rodrigues), shape (len(t), 3, 3)."""
+    angle = float(np.linalg.norm(w))
+    out = np.broadcast_to(np.eye(3), (len(t), 3, 3)).copy()
+    if angle < 1e-12:
+        return out
+    k = w / angle
+    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    theta = t * angle
+    out += np.sin(theta)[:, None, None] * K + (1.0 - np.cos(theta))[:, None, None] * (K @ K)
+    return out
+
+
+@dataclass(frozen=True)
+class _Node:
+    p: np.ndarray
+    R: np.ndarray
+    index: int       # waypoint index (-1 = start)
+
+
+def _nodes(start: pin.SE3, waypoints: Sequence[pin.SE3]) -> tuple[list[_Node], list[int]]:
+    if len(waypoints) == 0:
+        raise EmptyPathError("the path has no waypoints")
+    p0, R0 = _check_pose(start, -1)
+    nodes, dropped = [_Node(p0, R0, -1)], []
+    for i, pose in enumerate(waypoints):
+        p, R = _check_pose(pose, i)
+        last = nodes[-1]
+        if (np.linalg.norm(p - last.p) < DUPLICATE_TOLERANCE
+                and np.linalg.norm(pin.log3(last.R.T @ R)) < DUPLICATE_TOLERANCE):
+            dropped.append(i)
+            continue
+        nodes.append(_Node(p, R, i))
+    if len(nodes) == 1:
+        raise EmptyPathError(f"the path has no motion: all {len(waypoints)} waypoint(s) equal the start pose")
+    return nodes, dropped
+
+
+def _corner_radii(nodes: list[_Node], lengths: np.ndarray, directions: np.ndarray, radius: float,
+                  clamp: bool) -> tuple[np.ndarray, list[int]]:
+    """Blend radius per node (0 at both ends); refuses or clamps radii beyond half the shorter segment."""
+    radii, clamped = np.zeros(len(nodes)), []
+    for i in range(1, len(nodes) - 1):
+        if radius <= 0.0 or lengths[i - 1] < DUPLICATE_TOLERANCE or lengths[i] < DUPLICATE_TOLERANCE:
+            continue
+        if np.dot(directions[i - 1], directions[i]) > 1.0 - 1e-12:     # collinear: nothing to blend
+            continue
+        limit = 0.5 * min(lengths[i - 1], lengths[i])
+        r = radius
+        if r > limit * (1.0 + 1e-9):
+            if not clamp:
+                raise BlendRadiusError(nodes[i].index, radius, limit)
+            r = limit
+            clamped.append(nodes[i].index)
+        radii[i] = r
+    return radii, clamped
+
+
+def _segment_rotation(node_a: _Node, w: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Orientation at fraction s of the segment a->b."""
+    return node_a.R @ exp3_batch(w, s)
+
+
+def _pieces(nodes: list[_Node], radii: np.ndarray, step: float, angle_step: float):
+    """Yield (positions_fn, rotations_fn, n_intervals, segment index, ends at a stop) for every piece."""
+    deltas = [b.p - a.p for a, b in zip(nodes[:-1], nodes[1:])]
+    lengths = np.array([np.linalg.norm(d) for d in deltas])
+    logs = [pin.log3(a.R.T @ b.R) for a, b in zip(nodes[:-1], nodes[1:])]
+    for j in range(len(nodes) - 1):
+        a, b, L, w = nodes[j], nodes[j + 1], lengths[j], logs[j]
+        s0 = radii[j] / L if L > 0 else 0.0
+        s1 = 1.0 - (radii[j + 1] / L if L > 0 else 0.0)
+        span = s1 - s0
+        n = max(1, int(np.ceil(max(L * span / step, np.linalg.norm(w) * span / angle_step) - 1e-9)))
+        yield ((lambda t, a=a, L_vec=deltas[j], s0=s0, span=span: a.p + np.outer(s0 + span * t, L_vec)),
+               (lambda t, a=a, w=w, s0=s0, span=span: _segment_rotation(a, w, s0 + span * t)),
+               n, b.index, radii[j + 1] == 0.0 and j + 2 < len(nodes))
+        r = radii[j + 1]
+        if r > 0.0:
+            c = nodes[j + 1]
+            nxt = nodes[j + 2]
+            B0 = c.p - r * deltas[j] / L
+            B2 = c.p + r * deltas[j + 1] / lengths[j + 1]
+            Ra = a.R @ exp3_batch(w, np.array([1.0 - r / L]))[0]
+            Rb = c.R @ exp3_batch(logs[j + 1], np.array([r / lengths[j + 1]]))[0]
+            wb = pin.log3(Ra.T @ Rb)
+            # |B'(t)| <= 2r, so 2r/n bounds the translation between parameter-uniform samples.
+            nb = max(1, int(np.ceil(max(2 * r / step, np.linalg.norm(wb) / angle_step) - 1e-9)))
+            yield ((lambda t, B0=B0, C=c.p, B2=B2: np.outer((1 - t) ** 2, B0) + np.outer(2 * t * (1 - t), C)
+                    + np.outer(t ** 2, B2)),
+                   (lambda t, Ra=Ra, wb=wb: Ra @ exp3_batch(wb, t)),
+                   nb, nxt.index, False)
+
+
+def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float = 0.0, *,
+               max_step: float = MAX_STEP, max_angle_step: float = MAX_ANGLE_STEP,
+               clamp_blend: bool = False) -> DensePath:
+    """Dense samples of the blended path from `start` through `waypoints` (all poses base_T_tool).
+
+    Args:
+        start: current tool pose.
+        waypoints: target poses in order.
+        blend_radius: corner blend radius [m], >= 0.
+        max_step: dense spacing in translation [m], 0 < max_step <= 1 mm.
+        max_angle_step: dense spacing in rotation [rad], 0 < max_angle_step <= 1 mrad.
+        clamp_blend: clamp too-large blend radii instead of raising BlendRadiusError.
+
+    Raises:
+        PathInputError, EmptyPathError, BlendRadiusError: see the module docstring.
+    """
+    if not np.isfinite(blend_radius) or blend_radius < 0.0:
+        raise PathInputError(f"blend_radius={blend_radius} must be a finite number >= 0 [m]")
+    if not (0.0 < max_step <= MAX_STEP and 0.0 < max_angle_step <= MAX_ANGLE_STEP):
+        raise PathInputError(f"dense spacing ({max_step} m, {max_angle_step} rad) must be in (0, {MAX_STEP}] m "
+                             f"and (0, {MAX_ANGLE_STEP}] rad; coarser spacing would break the solver's accuracy")
+    nodes, dropped = _nodes(start, waypoints)
+    deltas = np.array([b.p - a.p for a, b in zip(nodes[:-1], nodes[1:])])     # (M, 3)
+    lengths = np.linalg.norm(deltas, axis=1)
+    directions = deltas / np.where(lengths > 0, lengths, 1.0)[:, None]
+    radii, clamped = _corner_radii(nodes, lengths, directions, float(blend_radius), clamp_blend)
+
+    positions, rotations, segment = [nodes[0].p[None]], [nodes[0].R[None]], [np.array([nodes[1].index])]
+    stops, fine_count = [], 1
+    for pos_fn, rot_fn, n, seg, stop in _pieces(nodes, radii, max_step, max_angle_step):
+        t = np.arange(1, 2 * n + 1) / (2 * n)          # half steps: odd entries become midpoints
+        fine_count += 2 * n
+        if stop:
+            stops.append((fine_count - 1) // 2)
+        positions.append(pos_fn(t))
+        rotations.append(rot_fn(t))
+        segment.append(np.full(2 * n, seg))
+    fine_p, fine_R, fine_seg = np.concatenate(positions), np.concatenate(rotations), np.concatenate(segment)
+    chord = np.linalg.norm(np.diff(fine_p, axis=0), axis=1)
+    # Relative rotation angle between neighbours: acos((trace(Ra^T Rb) - 1) / 2).
+    tr = np.einsum("kij,kij->k", fine_R[:-1], fine_R[1:])
+    turn = np.arccos(np.clip((tr - 1.0) / 2.0, -1.0, 1.0))
+    arc = np.concatenate([[0.0], np.cumsum(chord)])
+    combined = np.concatenate([[0.0], np.cumsum(chord + turn * (max_step / max_angle_step))])
+    corner_radii = tuple(float(radii[k]) for k in range(1, len(nodes) - 1))
+    return DensePath(positions=fine_p[::2].copy(), rotations=fine_R[::2].copy(),
+                     mid_positions=fine_p[1::2].copy(), mid_rotations=fine_R[1::2].copy(),
+                     arc_length=arc[::2].copy(), progress=combined[::2] / combined[-1],
+                     segment=fine_seg[::2].copy(), blend_radii=corner_radii,
+                     clamped_corners=tuple(clamped), dropped_waypoints=tuple(dropped),
+                     stops=tuple(stops))

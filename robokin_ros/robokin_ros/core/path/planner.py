@@ -1,0 +1,176 @@
+"""The whole pipeline: geometry -> incremental IK -> downsampling -> timing -> verification, one call.
+
+`CartesianPathPlanner` keeps the robot, configuration and per-tip solvers (their batched FK) between calls.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+from scipy.spatial import cKDTree
+
+from ..errors import InvalidInputError
+from ..path_config import PathConfig
+from ..robot import RobotModel
+from .checks import pose_errors, slerp_batch
+from .downsample import downsample, path_parameter
+from .geometry import DensePath, build_path
+from .result import DownsampleResult, JointTrajectoryArrays, PathIkResult, PathPlan, TimingReport
+from .solver import PathIkSolver
+from .timing import sample_times, time_optimal
+
+
+class CartesianPathPlanner:
+    """Plans Cartesian paths for one robot; `plan` returns a PathPlan (never raises on IK failure)."""
+
+    def __init__(self, robot: RobotModel, config: PathConfig | None = None) -> None:
+        self.robot = robot
+        self.config = config or PathConfig()
+        self.config.check_joint_lists(robot.joint_names)
+        self._solvers: dict[str, PathIkSolver] = {}
+
+    def solver(self, tip_frame: str = "") -> PathIkSolver:
+        """The cached solver of a tool frame (empty = configured/robot tip); UnknownFrameError if absent."""
+        tip = tip_frame or self.config.tip_frame or self.robot.tip_frame
+        if tip not in self._solvers:
+            self._solvers[tip] = PathIkSolver(self.robot, self.config, tip)
+        return self._solvers[tip]
+
+    def limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Velocity [rad/s] and acceleration [rad/s^2] limits: config overrides, else URDF / defaults."""
+        c = self.config
+        v = np.asarray(c.max_joint_velocity, float) if c.max_joint_velocity else self.robot.limits.velocity
+        if c.max_joint_acceleration:
+            a = np.asarray(c.max_joint_acceleration, float)
+        else:
+            a = np.where(np.isfinite(self.robot.acceleration_limits), self.robot.acceleration_limits,
+                         c.default_joint_acceleration)
+        return v, a
+
+    def plan(self, start_positions, waypoints: Sequence[pin.SE3], blend_radius: float | None = None, *,
+             tip_frame: str = "", axis_mask=None, axis_frame: str | None = None,
+             velocity_scaling: float | None = None, acceleration_scaling: float | None = None,
+             time_parameterize: bool = True) -> PathPlan:
+        """Plan a path from the tool pose at `start_positions` through `waypoints` (base frame poses).
+
+        Raises:
+            PathInputError (and subclasses), InvalidInputError, UnknownFrameError: bad request.
+            TrajectoryTimingError: the solved path cannot be timed within the limits.
+        """
+        c = self.config
+        timings = {}
+        t0 = time.perf_counter()
+        solver = self.solver(tip_frame)
+        q0 = self.robot.check_positions(start_positions, "start positions")
+        for name, s in (("velocity_scaling", velocity_scaling), ("acceleration_scaling", acceleration_scaling)):
+            if s is not None and not (np.isfinite(s) and 0.0 < s <= 1.0):
+                raise InvalidInputError(f"{name}={s} must be in (0, 1] (0 in a goal means the default)")
+        start = solver.fk(q0[None])
+        start_pose = pin.SE3(start[0][0], start[1][0])
+        path = build_path(start_pose, waypoints, c.blend_radius if blend_radius is None else blend_radius,
+                          max_step=c.sample_step, max_angle_step=c.sample_angle_step,
+                          clamp_blend=c.clamp_blend_radius)
+        timings["geometry"] = time.perf_counter() - t0
+        ik = solver.solve(path, q0, axis_mask, axis_frame)
+        timings["ik"] = ik.compute_time
+        if not ik.success or not time_parameterize:
+            return PathPlan(ik, timings=timings)
+        settings = solver._settings(axis_mask, axis_frame or c.axis_mask_frame)
+        v_scale = velocity_scaling or c.velocity_scaling
+        a_scale = acceleration_scaling or c.acceleration_scaling
+        bounds = [0, *path.stops, path.size - 1]
+        pieces = [self._time_section(ik.positions, path, a, b, solver, settings, v_scale, a_scale)
+                  for a, b in zip(bounds[:-1], bounds[1:])]
+        reduced, arrays, report, control = _join(pieces)
+        timings["downsample"] = sum(p[4] for p in pieces)
+        timings["timing"] = report.compute_time
+        t2 = time.perf_counter()
+        pos, rot = timed_deviation(control, ik.positions, path, solver, settings.rows, settings.tool_axes)
+        report = dataclasses.replace(report, max_position_deviation=pos, max_orientation_deviation=rot,
+                                     verify_time=report.verify_time + time.perf_counter() - t2)
+        timings["verify"] = report.verify_time
+        return PathPlan(ik, reduced, arrays, report, timings)
+
+    def time_prefix(self, ik: PathIkResult, tip_frame: str = "", axis_mask=None,
+                    axis_frame: str | None = None) -> JointTrajectoryArrays | None:
+        """A timed trajectory along the solved prefix of a failed path (None if it has < 2 samples)."""
+        if len(ik.positions) < 2:
+            return None
+        solver = self.solver(tip_frame)
+        settings = solver._settings(axis_mask, axis_frame or self.config.axis_mask_frame)
+        section = self._time_section(ik.positions, ik.path, 0, len(ik.positions) - 1, solver, settings,
+                                     self.config.velocity_scaling, self.config.acceleration_scaling)
+        return section[1]
+
+    def _time_section(self, Q, path, first, last, solver, settings, v_scale, a_scale):
+        """Downsample and time dense samples first..last (rest to rest)."""
+        c = self.config
+        t0 = time.perf_counter()
+        reduced = downsample(Q[first:last + 1], path.section(first, last), solver.fk,
+                             c.downsample_joint_tolerance, c.downsample_position_tolerance,
+                             c.downsample_orientation_tolerance, settings.rows, settings.tool_axes)
+        elapsed = time.perf_counter() - t0
+        ss = path_parameter(Q[first:last + 1])[reduced.indices]
+        v_max, a_max = self.limits()
+        arrays, report, trajectory = time_optimal(ss, Q[first:last + 1][reduced.indices], self.robot.joint_names,
+                                                  v_max, a_max, v_scale, a_scale, c.trajectory_rate_hz,
+                                                  c.control_rate_hz)
+        control = trajectory(sample_times(report.duration, c.control_rate_hz))
+        shifted = dataclasses.replace(reduced, indices=reduced.indices + first)
+        return shifted, arrays, report, control, elapsed
+
+
+def _join(pieces):
+    """Concatenate rest-to-rest sections (each starts where the previous stopped) into one trajectory."""
+    reduced = [p[0] for p in pieces]
+    arrays = [p[1] for p in pieces]
+    reports = [p[2] for p in pieces]
+    offsets = np.cumsum([0.0] + [a.duration for a in arrays[:-1]])
+    keep = [slice(None)] + [slice(1, None)] * (len(arrays) - 1)      # drop each section's repeated start
+    joined = JointTrajectoryArrays(
+        arrays[0].joint_names,
+        np.concatenate([a.times[k] + o for a, k, o in zip(arrays, keep, offsets)]),
+        *(np.concatenate([getattr(a, name)[k] for a, k in zip(arrays, keep)])
+          for name in ("positions", "velocities", "accelerations")))
+    report = TimingReport(float(joined.times[-1]), max(r.peak_velocity_ratio for r in reports),
+                          max(r.peak_acceleration_ratio for r in reports),
+                          retimings=max(r.retimings for r in reports),
+                          compute_time=sum(r.compute_time for r in reports),
+                          verify_time=sum(r.verify_time for r in reports))
+    down = DownsampleResult(np.unique(np.concatenate([r.indices for r in reduced])),
+                            max(r.max_joint_deviation for r in reduced),
+                            max(r.max_position_deviation for r in reduced),
+                            max(r.max_orientation_deviation for r in reduced))
+    return down, joined, report, np.vstack([p[3] for p in pieces])
+
+
+def timed_deviation(control_positions: np.ndarray, dense_positions: np.ndarray, path: DensePath,
+                    solver: PathIkSolver, rows: np.ndarray, tool_axes: bool) -> tuple[float, float]:
+    """Max tool deviation [m], [rad] of timed configurations from the geometric path.
+
+    Each configuration is matched to the dense joint solution (nearest sample, then projected on the
+    neighbouring joint segment); the geometric pose at that fractional sample (linear position, SLERP
+    orientation) is the reference its FK is compared with.
+    """
+    tree = cKDTree(dense_positions)
+    _, nearest = tree.query(control_positions)
+    last = len(dense_positions) - 1
+    lo = np.clip(nearest - 1, 0, last - 1)
+    best_i, best_f, best_d = lo.copy(), np.zeros(len(lo)), np.full(len(lo), np.inf)
+    for i in (lo, np.clip(nearest, 0, last - 1)):
+        seg = dense_positions[i + 1] - dense_positions[i]
+        f = np.clip(np.einsum("kj,kj->k", control_positions - dense_positions[i], seg)
+                    / np.maximum(np.einsum("kj,kj->k", seg, seg), 1e-30), 0.0, 1.0)
+        d = np.linalg.norm(control_positions - dense_positions[i] - f[:, None] * seg, axis=1)
+        better = d < best_d
+        best_i, best_f, best_d = (np.where(better, i, best_i), np.where(better, f, best_f),
+                                  np.where(better, d, best_d))
+    p_ref = (1 - best_f)[:, None] * path.positions[best_i] + best_f[:, None] * path.positions[best_i + 1]
+    R_a, R_b = path.rotations[best_i], path.rotations[best_i + 1]
+    R_ref = slerp_batch(R_a, R_b, best_f)
+    R, p = solver.fk(control_positions)
+    pos, rot = pose_errors(R, p, R_ref, p_ref, rows, tool_axes)
+    return float(pos.max()), float(rot.max())

@@ -1,0 +1,127 @@
+"""Result types of the Cartesian path pipeline: IK outcome, timed trajectory, timing report, full plan."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+import pinocchio as pin
+
+from .geometry import DensePath
+
+
+class PathStatus(enum.IntEnum):
+    """Outcome codes, numbered as robokin_interfaces/action/ExecuteCartesianPath's error codes."""
+
+    SUCCESS = 0
+    INVALID_GOAL = 1
+    PATH_DEVIATION = 2
+    JOINT_LIMIT = 3
+    SINGULARITY = 4
+    JOINT_JUMP = 5
+
+    @property
+    def sentence(self) -> str:
+        """A short human sentence for the code."""
+        return _SENTENCES[self]
+
+
+_SENTENCES = {
+    PathStatus.SUCCESS: "path solved",
+    PathStatus.INVALID_GOAL: "the path request is invalid",
+    PathStatus.PATH_DEVIATION: "the tool left the path tolerance",
+    PathStatus.JOINT_LIMIT: "a joint reached its position limit",
+    PathStatus.SINGULARITY: "the arm reached a singularity (or the edge of its workspace)",
+    PathStatus.JOINT_JUMP: "a joint moved more than the jump bound between two samples",
+}
+
+
+@dataclass(frozen=True)
+class Deviations:
+    """Largest deviations from the geometric path on the constrained axes."""
+
+    position: float = 0.0              # [m] at dense samples
+    orientation: float = 0.0           # [rad] at dense samples
+    mid_position: float = 0.0          # [m] at joint-space midpoints between samples
+    mid_orientation: float = 0.0       # [rad]
+    joint_step: float = 0.0            # [rad | m] largest per-joint change between two samples
+
+
+@dataclass(frozen=True)
+class PathIkResult:
+    """Incremental path IK outcome; on failure `positions` is the solved prefix (row 0 = start)."""
+
+    status: PathStatus
+    message: str
+    positions: np.ndarray              # (K, n) [rad | m], K = solved samples (start included)
+    path: DensePath
+    fraction: float                    # share of the path reached (PathDense.progress of the last good sample)
+    arc_length: float                  # [m] translational arc length reached
+    deviations: Deviations
+    failed_sample: int = -1
+    failure_pose: pin.SE3 | None = None  # geometric target of the failed sample, base frame
+    failed_joint: str = ""
+    joint_value: float = float("nan")   # [rad | m] value the failed joint would take
+    joint_limit: float = float("nan")   # [rad | m] the limit it hit (margin included)
+    compute_time: float = 0.0          # [s]
+
+    @property
+    def success(self) -> bool:
+        """True when the whole path was solved within tolerance."""
+        return self.status == PathStatus.SUCCESS
+
+
+@dataclass(frozen=True)
+class JointTrajectoryArrays:
+    """Time-sampled joint trajectory, ready for trajectory_msgs/JointTrajectory (row 0 = start state)."""
+
+    joint_names: tuple[str, ...]
+    times: np.ndarray                  # (K,) [s], strictly increasing, times[0] = 0
+    positions: np.ndarray              # (K, n) [rad | m]
+    velocities: np.ndarray             # (K, n) [rad/s | m/s]
+    accelerations: np.ndarray          # (K, n) [rad/s^2 | m/s^2]
+
+    @property
+    def duration(self) -> float:
+        """Time of the last point [s]."""
+        return float(self.times[-1])
+
+
+@dataclass(frozen=True)
+class TimingReport:
+    """Verification of a timed trajectory, sampled at the control rate."""
+
+    duration: float                    # [s]
+    peak_velocity_ratio: float         # max_k,j |qd| / v_max (must be <= 1 + 1e-3)
+    peak_acceleration_ratio: float     # max_k,j |qdd| / a_max
+    max_position_deviation: float = float("nan")     # [m] tool off the dense path after timing
+    max_orientation_deviation: float = float("nan")  # [rad]
+    retimings: int = 0                 # re-runs with tightened limits after an overshoot
+    compute_time: float = 0.0          # [s] time parameterization (toppra) incl. re-timings
+    verify_time: float = 0.0           # [s]
+
+
+@dataclass(frozen=True)
+class DownsampleResult:
+    """Indices of the dense samples kept for timing and the deviation the reduction causes."""
+
+    indices: np.ndarray                # (M,) int, strictly increasing, first 0 and last N-1
+    max_joint_deviation: float         # [rad | m] spline through the kept points vs the dense solution
+    max_position_deviation: float      # [m] FK of that spline vs the geometric path
+    max_orientation_deviation: float   # [rad]
+
+
+@dataclass(frozen=True)
+class PathPlan:
+    """Everything `plan_cartesian_path` produces: IK result, downsampling, trajectory and its report."""
+
+    ik: PathIkResult
+    downsample: DownsampleResult | None = None
+    trajectory: JointTrajectoryArrays | None = None
+    timing: TimingReport | None = None
+    timings: dict = field(default_factory=dict)    # stage name -> [s]
+
+    @property
+    def success(self) -> bool:
+        """True when IK succeeded and a verified trajectory exists."""
+        return self.ik.success and self.trajectory is not None

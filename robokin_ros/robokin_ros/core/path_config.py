@@ -1,0 +1,103 @@
+"""PathConfig: every parameter of the Cartesian path IK core and of `path_ik_node`, with docs and bounds."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+
+from .config import coerce_sequences, field_problems, param_name, spec
+from .errors import ConfigError
+
+_PER_JOINT = ("home_positions", "max_joint_velocity", "max_joint_acceleration")
+
+
+@dataclass(frozen=True)
+class PathConfig:
+    """Path IK, downsampling, timing and node settings; see README for the parameter table."""
+
+    # --- robot ---
+    robot: str = spec("panda", "embedded robot name or URDF file path; ignored when robot_description is set",
+                      read_only=True)
+    robot_description: str = spec("", "URDF XML; overrides `robot` when not empty", read_only=True)
+    base_frame: str = spec("", "base frame of the chain (empty = robot default)", read_only=True)
+    tip_frame: str = spec("", "default tool frame moved along paths (empty = robot default)", read_only=True)
+    # --- geometry ---
+    blend_radius: float = spec(0.0, "default corner blend radius (nav_msgs/Path input)", unit="m", ge=0.0, le=10.0)
+    clamp_blend_radius: bool = spec(False, "false: refuse a radius larger than half the shorter neighbouring "
+                                    "segment; true: clamp it and report the corner")
+    sample_step: float = spec(1e-3, "dense sample spacing in translation (1 mm at most)", unit="m",
+                              gt=0.0, le=1e-3)
+    sample_angle_step: float = spec(1e-3, "dense sample spacing in rotation (1 mrad at most)", unit="rad",
+                                    gt=0.0, le=1e-3)
+    # --- incremental IK ---
+    axis_mask: str = spec("111111", "constrained axes as six 0/1 digits (vx vy vz wx wy wz), e.g. 111110 "
+                          "leaves rotation about z free; at least one 1")
+    axis_mask_frame: str = spec("tool", "frame the axis mask is expressed in", choices=("tool", "base"))
+    max_optimizer_iterations: int = spec(1, "DLS iterations per dense sample (more = tighter, null-space "
+                                         "objectives converge further)", ge=1, le=100)
+    convergence_tolerance: float = spec(1e-7, "stop iterating a sample below this pose error", unit="m|rad",
+                                        gt=0.0, le=1e-3)
+    max_position_deviation: float = spec(1e-4, "fail when the tool is farther than this from the path",
+                                         unit="m", gt=0.0, le=0.1)
+    max_orientation_deviation: float = spec(1e-3, "fail when the tool orientation is off by more",
+                                            unit="rad", gt=0.0, le=1.0)
+    max_joint_step: float = spec(0.05, "fail when a joint moves more than this between two dense samples",
+                                 unit="rad", gt=0.0, le=1.0)
+    joint_limit_margin: float = spec(0.01, "joints stay this far inside their position limits", unit="rad",
+                                     ge=0.0, le=0.5)
+    singularity_sigma_threshold: float = spec(0.01, "damping starts below this smallest singular value",
+                                              unit="m/rad", gt=0.0, le=1.0)
+    max_damping: float = spec(0.02, "damping at sigma_min = 0", ge=0.0, le=1.0)
+    joint_limit_avoidance_gain: float = spec(0.0, "null-space push per sample away from the outer zone of "
+                                             "each joint range (0 = off)", ge=0.0, le=1.0)
+    joint_limit_avoidance_zone: float = spec(0.1, "share of the range on each side where the push acts",
+                                             gt=0.0, le=0.5)
+    posture_gain: float = spec(0.0, "null-space pull per sample toward home_positions (0 = off)", ge=0.0, le=1.0)
+    home_positions: tuple = spec((), "posture target (empty = the robot's home)", unit="rad")
+    # --- downsampling ---
+    downsample_joint_tolerance: float = spec(2e-3, "max joint deviation of the timed spline from the dense "
+                                             "solution", unit="rad", gt=0.0, le=0.1)
+    downsample_position_tolerance: float = spec(5e-5, "max tool deviation of the timed spline from the path",
+                                                unit="m", gt=0.0, le=0.01)
+    downsample_orientation_tolerance: float = spec(5e-4, "max tool orientation deviation of the timed spline",
+                                                   unit="rad", gt=0.0, le=0.1)
+    # --- timing ---
+    max_joint_velocity: tuple = spec((), "per-joint velocity limits (empty = URDF)", unit="rad/s", gt=0.0)
+    max_joint_acceleration: tuple = spec((), "per-joint acceleration limits (empty = "
+                                         "default_joint_acceleration)", unit="rad/s^2", gt=0.0)
+    default_joint_acceleration: float = spec(5.0, "acceleration limit of joints without one", unit="rad/s^2",
+                                             gt=0.0, le=1000.0)
+    velocity_scaling: float = spec(1.0, "default fraction of the velocity limits", gt=0.0, le=1.0)
+    acceleration_scaling: float = spec(1.0, "default fraction of the acceleration limits", gt=0.0, le=1.0)
+    trajectory_rate_hz: float = spec(100.0, "sample rate of the output trajectory", unit="Hz", gt=0.0, le=2000.0)
+    control_rate_hz: float = spec(500.0, "rate at which the timed trajectory is verified", unit="Hz",
+                                  gt=0.0, le=10000.0)
+    # --- node ---
+    command_out_topic: str = spec("/joint_trajectory_controller/joint_trajectory", "trajectory output topic",
+                                  read_only=True)
+    joint_topic: str = spec("/joint_states", "measured joint states", read_only=True)
+    joint_state_timeout: float = spec(0.5, "joint states older than this refuse a goal", unit="s", gt=0.0,
+                                      le=60.0)
+    preempt: bool = spec(False, "a new goal while one runs: false = reject the new goal, true = cancel the "
+                         "running goal (holding the arm) and accept the new one")
+    goal_tolerance: float = spec(0.01, "execution is done when every joint is this close to the end",
+                                 unit="rad", gt=0.0, le=1.0)
+    execution_timeout_margin: float = spec(2.0, "abort execution this long after the planned duration",
+                                           unit="s", gt=0.0, le=600.0)
+
+    def __post_init__(self) -> None:
+        coerce_sequences(self)
+        problems = field_problems(self)
+        if len(self.axis_mask) != 6 or set(self.axis_mask) - {"0", "1"} or "1" not in self.axis_mask:
+            problems.append(f"axis_mask={self.axis_mask!r} must be six 0/1 digits with at least one 1")
+        if problems:
+            raise ConfigError(problems, "path configuration")
+
+    def check_joint_lists(self, joint_names: Iterable[str]) -> None:
+        """Per-joint lists must be empty or match the robot's joints."""
+        names = list(joint_names)
+        problems = [f"{param_name(f)} has {len(getattr(self, f.name))} entries but the chain has "
+                    f"{len(names)} joints {names}"
+                    for f in fields(self) if f.name in _PER_JOINT
+                    and getattr(self, f.name) and len(getattr(self, f.name)) != len(names)]
+        if problems:
+            raise ConfigError(problems, "path configuration")

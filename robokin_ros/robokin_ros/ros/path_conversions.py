@@ -1,0 +1,80 @@
+"""Messages <-> core types for Cartesian paths: poses, goals, JointTrajectory (pure functions)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+from geometry_msgs.msg import Pose, PoseStamped
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ..core.path.geometry import pose_from_position_quaternion
+from ..core.path.result import JointTrajectoryArrays
+from ..core.robot import RobotModel
+from .conversions import duration_msg
+
+
+def pose_from_msg(msg: Pose, index: int = -1) -> pin.SE3:
+    """geometry_msgs/Pose -> SE3; PathInputError for NaN or a quaternion that is not unit (tiny errors renormalized)."""
+    o = msg.orientation
+    return pose_from_position_quaternion([msg.position.x, msg.position.y, msg.position.z], [o.x, o.y, o.z, o.w],
+                                         index)
+
+
+def pose_msg(pose: pin.SE3) -> Pose:
+    """SE3 -> geometry_msgs/Pose."""
+    msg = Pose()
+    msg.position.x, msg.position.y, msg.position.z = (float(v) for v in pose.translation)
+    x, y, z, w = pin.Quaternion(pose.rotation).coeffs()
+    msg.orientation.x, msg.orientation.y, msg.orientation.z, msg.orientation.w = float(x), float(y), float(z), float(w)
+    return msg
+
+
+def waypoints_in_base(robot: RobotModel, positions: np.ndarray, waypoints: Sequence[PoseStamped]) -> list[pin.SE3]:
+    """PoseStamped waypoints in any model frame (empty = base) -> base-frame poses at joint `positions`.
+
+    Raises:
+        UnknownFrameError: a frame_id that is not in the model (lists the valid ones).
+        PathInputError: NaN or non-unit quaternion, naming the waypoint.
+    """
+    poses = []
+    frames: dict[str, pin.SE3] = {}
+    for i, stamped in enumerate(waypoints):
+        frame = stamped.header.frame_id.lstrip("/")
+        pose = pose_from_msg(stamped.pose, i)
+        if frame and frame != robot.base_frame:
+            if frame not in frames:
+                robot.frame_id(frame)                        # UnknownFrameError with the valid names
+                frames[frame] = robot.fk(positions, frame)   # base_T_frame at the current state
+            pose = frames[frame] * pose
+        poses.append(pose)
+    return poses
+
+
+def joint_trajectory_msg(trajectory: JointTrajectoryArrays, frame_id: str = "") -> JointTrajectory:
+    """Time-sampled arrays -> trajectory_msgs/JointTrajectory (zero stamp: start on receipt)."""
+    msg = JointTrajectory()
+    msg.header.frame_id = frame_id
+    msg.joint_names = list(trajectory.joint_names)
+    points = []
+    for k, t in enumerate(trajectory.times):
+        point = JointTrajectoryPoint()
+        point.positions = trajectory.positions[k].tolist()
+        point.velocities = trajectory.velocities[k].tolist()
+        point.accelerations = trajectory.accelerations[k].tolist()
+        point.time_from_start = duration_msg(float(t))
+        points.append(point)
+    msg.points = points
+    return msg
+
+
+def hold_trajectory_msg(joint_names: Sequence[str], positions: np.ndarray, hold_time: float = 0.1) -> JointTrajectory:
+    """A one-point trajectory that holds `positions` with zero velocity (stops a running trajectory)."""
+    msg = JointTrajectory()
+    msg.joint_names = list(joint_names)
+    point = JointTrajectoryPoint()
+    point.positions = [float(v) for v in positions]
+    point.velocities = [0.0] * len(positions)
+    point.time_from_start = duration_msg(hold_time)
+    msg.points = [point]
+    return msg

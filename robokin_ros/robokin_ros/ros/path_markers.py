@@ -1,0 +1,39 @@
+"""Planned tool path and failure point as visualization_msgs/MarkerArray (for RViz)."""
+from __future__ import annotations
+
+from geometry_msgs.msg import Point
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ..core.path.result import PathIkResult
+
+NAMESPACE = "robokin_path"
+
+
+def path_markers(result: PathIkResult, frame_id: str, stamp, spacing: int = 5) -> MarkerArray:
+    """Line strip of the planned path (green: solved part, grey: the rest) and a red sphere at a failure."""
+    path = result.path
+    solved = len(result.positions)
+    markers = [Marker(action=Marker.DELETEALL, ns=NAMESPACE)]
+    for marker_id, (first, last, rgb) in enumerate(((0, solved, (0.1, 0.8, 0.2)),
+                                                    (max(solved - 1, 0), path.size, (0.6, 0.6, 0.6))), start=1):
+        if last - first < 2:
+            continue
+        m = Marker(ns=NAMESPACE, id=marker_id, type=Marker.LINE_STRIP, action=Marker.ADD)
+        m.header.frame_id, m.header.stamp = frame_id, stamp
+        m.pose.orientation.w = 1.0
+        m.scale.x = 0.004
+        m.color.r, m.color.g, m.color.b, m.color.a = (*rgb, 1.0)
+        idx = list(range(first, last, spacing)) + [last - 1]
+        m.points = [Point(x=float(p[0]), y=float(p[1]), z=float(p[2])) for p in path.positions[idx]]
+        markers.append(m)
+    if result.failure_pose is not None:
+        m = Marker(ns=NAMESPACE, id=10, type=Marker.SPHERE, action=Marker.ADD)
+        m.header.frame_id, m.header.stamp = frame_id, stamp
+        p = result.failure_pose.translation
+        m.pose.position.x, m.pose.position.y, m.pose.position.z = float(p[0]), float(p[1]), float(p[2])
+        m.pose.orientation.w = 1.0
+        m.scale.x = m.scale.y = m.scale.z = 0.02
+        m.color.r, m.color.a = 1.0, 1.0
+        m.text = result.message
+        markers.append(m)
+    return MarkerArray(markers=markers)

@@ -1,0 +1,145 @@
+"""Incremental path IK: accuracy checked with Pinocchio FK (not the solver's own batched FK), fail-fast
+reasons, axis masks, the batched FK itself, and a control test that the checks catch a bad solution."""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from robokin_ros.core.path.chain_fk import ChainFk, rotation_angles
+from robokin_ros.core.path.checks import check_block
+from robokin_ros.core.path.geometry import build_path
+from robokin_ros.core.path.result import Deviations, PathStatus
+from robokin_ros.core.path.solver import PathIkSolver
+from robokin_ros.core.path_config import PathConfig
+from robokin_ros.core.robot import RobotModel
+
+
+def offset(T, d, R=None):
+    return pin.SE3(T.rotation if R is None else R, T.translation + np.asarray(d, float))
+
+
+def pin_deviation(robot, Q, path, frame=None):
+    """Max position [m] / orientation [rad] error of FK(Q) against the dense targets, with plain pinocchio."""
+    pos, rot = [], []
+    for q, p, R in zip(Q, path.positions, path.rotations):
+        T = robot.fk(q, frame)
+        pos.append(np.linalg.norm(T.translation - p))
+        rot.append(np.linalg.norm(pin.log3(R.T @ T.rotation)))
+    return max(pos), max(rot)
+
+
+@pytest.mark.parametrize("name", ["panda", "ur5", "kinova"])
+def test_chain_fk_matches_pinocchio(name):
+    robot = RobotModel.from_name(name)
+    rng = np.random.default_rng(3)
+    Q = np.array([robot.random_positions(rng) for _ in range(20)])
+    R, p = ChainFk(robot)(Q)
+    for k, q in enumerate(Q):
+        T = robot.fk(q)
+        np.testing.assert_allclose(p[k], T.translation, atol=1e-12)
+        np.testing.assert_allclose(R[k], T.rotation, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,delta", [("panda", [0.15, 0.1, -0.1]), ("ur5", [0.0, 0.15, 0.1])])
+def test_blended_path_is_tracked_within_a_micrometre(name, delta):
+    robot = RobotModel.from_name(name)
+    q0 = robot.home()
+    T0 = robot.fk(q0)
+    Rz = T0.rotation @ pin.rpy.rpyToMatrix(0, 0, 0.3)
+    path = build_path(T0, [offset(T0, delta), offset(T0, [delta[0], 0, 0], Rz), offset(T0, [0, 0, 0])], 0.02)
+    res = PathIkSolver(robot).solve(path, q0)
+    assert res.success, res.message
+    assert len(res.positions) == path.size and res.fraction == 1.0
+    pos, rot = pin_deviation(robot, res.positions, path)
+    assert pos < 1e-5 and rot < 1e-4
+    assert res.deviations.position == pytest.approx(pos, rel=1e-6, abs=1e-12)
+    # midpoints between samples, again with pinocchio
+    mids = 0.5 * (res.positions[1:] + res.positions[:-1])
+    mid_err = max(np.linalg.norm(robot.fk(q).translation - p) for q, p in zip(mids, path.mid_positions))
+    assert mid_err < 1e-5
+    assert np.abs(np.diff(res.positions, axis=0)).max() < 0.02       # no jumps: < 20 mrad per mm
+
+
+def test_beyond_reach_fails_with_the_solved_prefix(panda):
+    q0 = panda.home()
+    T0 = panda.fk(q0)
+    path = build_path(T0, [offset(T0, [0.8, 0, 0])])
+    res = PathIkSolver(panda).solve(path, q0)
+    assert not res.success and res.status in (PathStatus.PATH_DEVIATION, PathStatus.SINGULARITY)
+    k = res.failed_sample
+    assert len(res.positions) == k and 0 < res.fraction < 1
+    assert res.arc_length == pytest.approx(path.arc_length[k - 1])
+    np.testing.assert_allclose(res.failure_pose.translation, path.positions[k])
+    # the prefix is within tolerance (checked with pinocchio), the failure is a real one
+    pos, _ = pin_deviation(panda, res.positions, path)
+    assert pos <= 1e-4
+    assert np.linalg.norm(panda.fk(res.positions[-1]).translation - path.positions[k]) > 5e-4
+    assert f"dense sample {k}" in res.message
+
+
+def test_joint_limit_names_the_joint(panda, ur5):
+    q0 = panda.home()
+    T0 = panda.fk(q0)
+    # pulling the tool back toward the base drives panda_joint2 into its lower limit (-1.7628 rad)
+    res = PathIkSolver(panda).solve(build_path(T0, [offset(T0, [-0.5, 0, 0])]), q0)
+    assert res.status == PathStatus.JOINT_LIMIT, res.message
+    assert res.failed_joint == "panda_joint2" and "panda_joint2" in res.message
+    assert res.joint_limit == pytest.approx(panda.limits.lower[1] + 0.01)
+    assert np.all(res.positions[:, 1] >= panda.limits.lower[1] + 0.01 - 1e-12)
+    # UR5 has no redundancy: spinning the tool 8 rad about its axis ends at wrist_3_joint's 2 pi limit
+    q0 = ur5.home()
+    T0 = ur5.fk(q0)
+    spins = [offset(T0, [0, 0, 0], T0.rotation @ pin.rpy.rpyToMatrix(0, 0, a)) for a in (2.0, 4.0, 6.0, 8.0)]
+    res = PathIkSolver(ur5).solve(build_path(T0, spins), q0)
+    assert res.status == PathStatus.JOINT_LIMIT and res.failed_joint == "wrist_3_joint", res.message
+    assert res.joint_limit == pytest.approx(2 * np.pi - 0.01)
+
+
+def test_position_only_and_free_tool_z_masks(panda):
+    q0 = panda.home()
+    T0 = panda.fk(q0)
+    target_R = T0.rotation @ pin.rpy.rpyToMatrix(0, 0, 1.0)
+    path = build_path(T0, [offset(T0, [0.1, 0.05, 0], target_R)])
+    solver = PathIkSolver(panda)
+    res = solver.solve(path, q0, axis_mask="111000")
+    assert res.success, res.message
+    end = panda.fk(res.positions[-1])
+    assert np.linalg.norm(end.translation - path.positions[-1]) < 1e-5
+    # free rotation about tool z: the tool z axis still follows the target exactly
+    res = solver.solve(path, q0, axis_mask="111110", axis_frame="tool")
+    assert res.success, res.message
+    end = panda.fk(res.positions[-1])
+    np.testing.assert_allclose(end.rotation[:, 2], target_R[:, 2], atol=1e-4)
+    assert np.linalg.norm(end.translation - path.positions[-1]) < 1e-5
+
+
+def test_checks_catch_a_jump_and_a_midpoint_detour(panda):
+    """Control test: a solution with a joint jump or a joint-space detour between samples must be caught."""
+    q0 = panda.home()
+    T0 = panda.fk(q0)
+    path = build_path(T0, [offset(T0, [0.02, 0, 0])])
+    cfg = PathConfig()
+    res = PathIkSolver(panda, cfg).solve(path, q0)
+    Q = res.positions.copy()
+    fk = ChainFk(panda)
+    ok, _ = check_block(fk, path, Q, 1, len(Q), np.arange(6), True, cfg, panda.n, Deviations())
+    assert ok.index == -1
+    jumped = Q.copy()
+    jumped[10:, 0] += 0.2
+    bad, _ = check_block(fk, path, jumped, 1, len(Q), np.arange(6), True, cfg, panda.n, Deviations())
+    assert bad.index == 10 and bad.status == PathStatus.JOINT_JUMP
+    # elbow-flip style detour: samples fine, but the joint-space midpoint leaves the path
+    detour = Q.copy()
+    detour[5] = Q[5] + np.array([0, 0, 0, 0, 0, 0, 0])
+    detour[5, 4] += 0.04           # wrist moves away and back within one sample
+    detour[5, 6] -= 0.04
+    bad, _ = check_block(fk, path, detour, 1, len(Q), np.arange(6), True, cfg, panda.n, Deviations())
+    assert bad.index == 5 and bad.status == PathStatus.PATH_DEVIATION
+
+
+def test_start_outside_limits_is_reported(panda):
+    q0 = panda.home()
+    q0[3] = panda.limits.upper[3] + 0.1
+    T0 = panda.fk(q0)
+    res = PathIkSolver(panda).solve(build_path(T0, [offset(T0, [0.01, 0, 0])]), q0)
+    assert res.status == PathStatus.JOINT_LIMIT and res.failed_joint == "panda_joint4"
+    assert rotation_angles(res.failure_pose.rotation[None], T0.rotation[None])[0] < 1e-12

@@ -1,0 +1,110 @@
+"""Timing: toppra verified by finite differences, LSPB / quintic textbook properties, downsampling tolerance,
+and the full planner (first point = start, strictly increasing times, deviation after timing)."""
+import numpy as np
+import pinocchio as pin
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from robokin_ros.core.errors import TrajectoryTimingError
+from robokin_ros.core.path.geometry import build_path
+from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.path.timing import joint_move, lspb_eval, lspb_profile, quintic_eval, time_optimal
+from robokin_ros.core.path_config import PathConfig
+
+PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(v=st.floats(0.1, 5.0), a=st.floats(0.1, 20.0))
+def test_lspb_textbook_properties(v, a):
+    tb, total = lspb_profile(v, a)
+    # with the blend ends on the grid, the trapezoid rule is exact for the piecewise-linear velocity
+    t = np.unique(np.r_[np.linspace(0.0, total, 20001), tb, total - tb])
+    s, sd, sdd = lspb_eval(t, tb, total)
+    assert s[0] == 0.0 and s[-1] == pytest.approx(1.0, abs=1e-12)
+    assert np.trapezoid(sd, t) == pytest.approx(1.0, abs=1e-9)          # area under velocity = displacement
+    assert sd.max() <= v * (1 + 1e-9) and np.abs(sdd).max() <= a * (1 + 1e-9)
+    assert sd[0] == 0.0 and sd[-1] == pytest.approx(0.0, abs=1e-12)
+    tu = np.linspace(0.0, total, 4001)                                # s' is the derivative of s
+    su, sdu, _ = lspb_eval(tu, tb, total)
+    away = (np.abs(tu - tb) > 2 * tu[1]) & (np.abs(tu - total + tb) > 2 * tu[1])
+    np.testing.assert_allclose(np.gradient(su, tu)[1:-1][away[1:-1]], sdu[1:-1][away[1:-1]], atol=1e-9)
+    # time-optimal for a unit move: either cruising at v or a triangle at a
+    assert total == pytest.approx(1 / v + v / a if v * v / a < 1 else 2 / np.sqrt(a))
+
+
+def test_quintic_boundary_conditions_and_area():
+    total = 1.7
+    t = np.linspace(0, total, 20001)
+    s, sd, sdd = quintic_eval(t, total)
+    assert (s[0], sd[0], sdd[0]) == (0.0, 0.0, 0.0)
+    assert s[-1] == pytest.approx(1.0) and sd[-1] == pytest.approx(0.0) and sdd[-1] == pytest.approx(0.0)
+    assert np.trapezoid(sd, t) == pytest.approx(1.0, abs=1e-8)
+    assert sd.max() == pytest.approx(15 / 8 / total, rel=1e-6)
+    assert np.abs(sdd).max() == pytest.approx(10 / np.sqrt(3) / total ** 2, rel=1e-4)
+
+
+@pytest.mark.parametrize("profile", ["lspb", "quintic"])
+def test_joint_move_respects_limits(profile):
+    q0, q1 = np.zeros(3), np.array([1.0, -0.5, 0.2])
+    v, a = np.array([1.0, 2.0, 0.5]), np.array([2.0, 1.0, 3.0])
+    traj = joint_move(q0, q1, v, a, profile, rate_hz=1000)
+    assert np.all(np.diff(traj.times) > 0) and traj.times[0] == 0.0
+    np.testing.assert_allclose(traj.positions[0], q0)
+    np.testing.assert_allclose(traj.positions[-1], q1, atol=1e-12)
+    assert np.all(np.abs(traj.velocities) <= v * (1 + 1e-6))
+    assert np.all(np.abs(traj.accelerations) <= a * (1 + 1e-6))
+
+
+def test_toppra_result_is_verified_by_finite_differences(panda):
+    rng = np.random.default_rng(1)
+    waypoints = panda.home() + np.cumsum(rng.uniform(-0.15, 0.15, (8, 7)), axis=0)
+    waypoints[0] = panda.home()
+    ss = np.concatenate([[0], np.cumsum(np.linalg.norm(np.diff(waypoints, axis=0), axis=1))])
+    v, a = panda.limits.velocity, np.array(PANDA_ACC)
+    arrays, report, trajectory = time_optimal(ss, waypoints, panda.joint_names, v, a, 0.5, 0.5, 100, 1000)
+    assert report.peak_velocity_ratio <= 1 + 1e-3 and report.peak_acceleration_ratio <= 1 + 1e-3
+    t = np.arange(0, report.duration, 1e-4)
+    q = trajectory(t)
+    qd = np.gradient(q, t, axis=0)
+    qdd = np.gradient(qd, t, axis=0)
+    assert (np.abs(qd) / (0.5 * v)).max() <= 1 + 2e-3
+    # finite differences smear the acceleration jumps of a bang-bang profile: check away from them
+    assert np.percentile(np.abs(qdd) / (0.5 * a), 99) <= 1 + 2e-2
+    np.testing.assert_array_equal(arrays.positions[0], waypoints[0])
+    assert np.all(np.diff(arrays.times) > 0) and arrays.times[-1] == pytest.approx(report.duration)
+    with pytest.raises(TrajectoryTimingError, match="velocity_scaling"):
+        time_optimal(ss, waypoints, panda.joint_names, v, a, -0.5, 0.5)
+
+
+def test_planner_rectangle_end_to_end(panda):
+    cfg = PathConfig(max_joint_acceleration=PANDA_ACC, trajectory_rate_hz=250.0)
+    planner = CartesianPathPlanner(panda, cfg)
+    q0 = panda.home()
+    T0 = panda.fk(q0)
+    corners = [[0.1, 0, 0], [0.1, 0.15, 0], [-0.1, 0.15, 0], [-0.1, 0, 0], [0, 0, 0]]
+    plan = planner.plan(q0, [pin.SE3(T0.rotation, T0.translation + np.array(c)) for c in corners], 0.03)
+    assert plan.success, plan.ik.message
+    traj, report = plan.trajectory, plan.timing
+    np.testing.assert_array_equal(traj.positions[0], q0)
+    assert np.all(np.diff(traj.times) > 0) and np.diff(traj.times).max() <= 1 / 250 + 1e-12
+    assert report.peak_velocity_ratio <= 1 + 1e-3 and report.peak_acceleration_ratio <= 1 + 1e-3
+    assert report.max_position_deviation <= cfg.downsample_position_tolerance * 1.5
+    # independent: FK of every output point stays within 0.1 mm of the rectangle's blended geometry
+    path = build_path(T0, [pin.SE3(T0.rotation, T0.translation + np.array(c)) for c in corners], 0.03)
+    worst = max(np.linalg.norm(path.positions - panda.fk(q).translation, axis=1).min() for q in traj.positions)
+    assert worst < 1e-4 + 5e-4      # nearest dense sample is at most half a 1 mm step away
+    assert len(plan.downsample.indices) < plan.ik.path.size / 5
+
+
+def test_sharp_corner_stops_the_arm(panda):
+    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
+    q0 = panda.home()
+    T0 = panda.fk(q0)
+    wps = [pin.SE3(T0.rotation, T0.translation + np.array(d)) for d in ([0.1, 0, 0], [0.1, 0.1, 0])]
+    plan = planner.plan(q0, wps, 0.0)
+    assert plan.success and plan.ik.path.stops == (100,)
+    corner = panda.fk(plan.ik.positions[100]).translation
+    k = np.argmin(np.linalg.norm(plan.trajectory.positions - plan.ik.positions[100], axis=1))
+    assert np.abs(plan.trajectory.velocities[k]).max() < 1e-6
+    assert np.linalg.norm(panda.fk(plan.trajectory.positions[k]).translation - corner) < 1e-9

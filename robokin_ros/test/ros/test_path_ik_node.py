@@ -1,0 +1,223 @@
+"""path_ik_node against a real rclpy action client: path_ik_node and sim_robot run as separate processes."""
+import math
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from action_msgs.msg import GoalStatus
+from conftest import PACKAGE_DIR, Process
+from geometry_msgs.msg import PoseStamped
+from rclpy.action import ActionClient
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from ros_helpers import spin_until
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+from robokin_interfaces.action import ExecuteCartesianPath
+from robokin_ros.core.robot import RobotModel
+
+Result = ExecuteCartesianPath.Result
+PARAMS = str(PACKAGE_DIR / "config" / "panda_path_ik.yaml")
+ACTION = "/path_ik_node/execute_cartesian_path"
+
+
+@pytest.fixture(scope="module")
+def panda_model():
+    return RobotModel.from_name("panda")
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory):
+    """sim_robot + path_ik_node processes and a client node; yields (executor, node, client, states)."""
+    log_dir = tmp_path_factory.mktemp("path_ik")
+    procs = [Process("sim_robot", ["--ros-args", "-p", "robot:=panda", "-p", "publish_tf:=false"], log_dir),
+             Process("path_ik_node", ["--ros-args", "--params-file", PARAMS], log_dir)]
+    context = Context()
+    rclpy.init(context=context)
+    executor = SingleThreadedExecutor(context=context)
+    node = rclpy.create_node("path_test_client", context=context)
+    executor.add_node(node)
+    states, trajectories = [], []
+    node.create_subscription(JointState, "/joint_states", states.append, 10)
+    node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
+                             trajectories.append, 10)
+    client = ActionClient(node, ExecuteCartesianPath, ACTION)
+    try:
+        ready = spin_until(executor, lambda: client.server_is_ready() and states, 60.0)
+        assert ready, "path_ik_node or sim_robot did not come up:\n" + "\n".join(p.output for p in procs)
+        yield executor, node, client, states, trajectories, procs
+    finally:
+        client.destroy()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        for p in procs:
+            p.stop()
+
+
+def current_pose(model, states):
+    q = np.array([dict(zip(states[-1].name, states[-1].position))[n] for n in model.joint_names])
+    return q, model.fk(q)
+
+
+def pose_stamped(position, quat_xyzw, frame=""):
+    msg = PoseStamped()
+    msg.header.frame_id = frame
+    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in position)
+    o = msg.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in quat_xyzw)
+    return msg
+
+
+def tool_quat(T):
+    import pinocchio as pin
+    return pin.Quaternion(T.rotation).coeffs()
+
+
+def send(executor, client, goal, timeout=60.0):
+    """Send a goal, wait for its result; returns (goal_handle, result wrapper or None if rejected)."""
+    future = client.send_goal_async(goal)
+    assert spin_until(executor, future.done, 15.0), "goal response timed out"
+    handle = future.result()
+    if not handle.accepted:
+        return handle, None
+    result_future = handle.get_result_async()
+    assert spin_until(executor, result_future.done, timeout), "no result"
+    return handle, result_future.result()
+
+
+def goal_from(model, states, offsets, **kwargs):
+    q, T = current_pose(model, states)
+    quat = tool_quat(T)
+    goal = ExecuteCartesianPath.Goal()
+    goal.waypoints = [pose_stamped(T.translation + np.asarray(d), quat) for d in offsets]
+    for key, value in kwargs.items():
+        setattr(goal, key, value)
+    return goal
+
+
+def test_plan_only_rectangle_returns_a_valid_trajectory(graph, panda_model):
+    executor, _, client, states, *_ = graph
+    offsets = [[0.1, 0, 0], [0.1, 0.1, 0], [-0.05, 0.1, 0], [0, 0, 0]]
+    q, _ = current_pose(panda_model, states)
+    _, res = send(executor, client, goal_from(panda_model, states, offsets, blend_radius=0.02, plan_only=True))
+    r = res.result
+    assert r.error_code == Result.SUCCESS, r.message
+    assert res.status == GoalStatus.STATUS_SUCCEEDED
+    assert r.fraction == pytest.approx(1.0)
+    times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in r.trajectory.points]
+    assert times[0] == 0.0 and np.all(np.diff(times) > 0)
+    np.testing.assert_allclose(r.trajectory.points[0].positions, q, atol=2e-3)   # sim moves only when told
+    assert list(r.trajectory.joint_names) == list(panda_model.joint_names)
+
+
+def test_bad_goals_get_clear_results_and_node_keeps_serving(graph, panda_model):
+    executor, _, client, states, *_ = graph
+    q, T = current_pose(panda_model, states)
+    quat = tool_quat(T)
+    cases = {
+        "empty": (ExecuteCartesianPath.Goal(plan_only=True), "no waypoints"),
+        "nan": (goal_from(panda_model, states, [[math.nan, 0, 0]], plan_only=True), "non-finite"),
+        "unknown frame": (goal_from(panda_model, states, [[0.1, 0, 0]], plan_only=True), "not_a_frame"),
+        "unknown tip": (goal_from(panda_model, states, [[0.1, 0, 0]], plan_only=True, tip_frame="bad_tip"),
+                        "bad_tip"),
+        "radius": (goal_from(panda_model, states, [[0.1, 0, 0], [0.1, 0.1, 0]], plan_only=True,
+                             blend_radius=0.2), "blend radius"),
+        "negative scaling": (goal_from(panda_model, states, [[0.1, 0, 0]], plan_only=True, velocity_scaling=-0.5),
+                             "velocity_scaling"),
+        "same as start": (ExecuteCartesianPath.Goal(waypoints=[pose_stamped(T.translation, quat)], plan_only=True),
+                          "no motion"),
+        "bad quaternion": (ExecuteCartesianPath.Goal(waypoints=[pose_stamped(T.translation, [0, 0, 0, 0.5])],
+                                                     plan_only=True), "unit quaternion"),
+    }
+    cases["unknown frame"][0].waypoints[0].header.frame_id = "not_a_frame"
+    for name, (goal, expected) in cases.items():
+        _, res = send(executor, client, goal)
+        assert res is not None, name
+        assert res.result.error_code == Result.INVALID_GOAL, (name, res.result.message)
+        assert expected in res.result.message, (name, res.result.message)
+        assert res.status == GoalStatus.STATUS_ABORTED
+    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.05]], plan_only=True))
+    assert res.result.error_code == Result.SUCCESS, res.result.message
+
+
+def test_waypoint_in_another_frame(graph, panda_model):
+    executor, _, client, states, *_ = graph
+    # 5 cm along the tool's own z axis, expressed in the tool frame
+    goal = ExecuteCartesianPath.Goal(plan_only=True)
+    goal.waypoints = [pose_stamped([0, 0, 0.05], [0, 0, 0, 1], frame="panda_hand_tcp")]
+    _, res = send(executor, client, goal)
+    assert res.result.error_code == Result.SUCCESS, res.result.message
+    assert res.result.arc_length == pytest.approx(0.05, abs=1e-6)
+
+
+def test_beyond_reach_returns_the_solved_prefix(graph, panda_model):
+    executor, _, client, states, *_ = graph
+    _, res = send(executor, client, goal_from(panda_model, states, [[0.9, 0, 0]], plan_only=True))
+    r = res.result
+    assert r.error_code in (Result.PATH_DEVIATION, Result.SINGULARITY, Result.JOINT_LIMIT), r.message
+    assert 0.0 < r.fraction < 1.0 and r.failed_sample > 0
+    assert len(r.trajectory.points) > 1
+    assert r.failure_pose.position.x > current_pose(panda_model, states)[1].translation[0]
+
+
+def test_execute_then_cancel_and_concurrent_clients(graph, panda_model):
+    executor, node, client, states, trajectories, _ = graph
+    # 1) execute a short move to completion
+    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.03]], velocity_scaling=1.0,
+                                              acceleration_scaling=1.0))
+    assert res.result.error_code == Result.SUCCESS, res.result.message
+    end = np.array(res.result.trajectory.points[-1].positions)
+    assert spin_until(executor, lambda: np.abs(current_pose(panda_model, states)[0] - end).max() < 0.01, 10.0)
+    # 2) a slow goal; a second client's goal is rejected while it runs; then cancel the first
+    other = ActionClient(node, ExecuteCartesianPath, ACTION)
+    try:
+        assert spin_until(executor, other.server_is_ready, 15.0)
+        slow = goal_from(panda_model, states, [[0, 0, 0.1]], velocity_scaling=0.05, acceleration_scaling=0.05)
+        future = client.send_goal_async(slow)
+        assert spin_until(executor, future.done, 15.0) and future.result().accepted
+        handle = future.result()
+        count = len(trajectories)
+        assert spin_until(executor, lambda: len(trajectories) > count, 15.0)
+        rejected_handle, rejected = send(executor, other, goal_from(panda_model, states, [[0, 0.02, 0]]))
+        assert rejected is None and not rejected_handle.accepted
+        cancel = handle.cancel_goal_async()
+        assert spin_until(executor, cancel.done, 15.0)
+        result_future = handle.get_result_async()
+        assert spin_until(executor, result_future.done, 20.0)
+        assert result_future.result().result.error_code == Result.CANCELED
+        assert result_future.result().status == GoalStatus.STATUS_CANCELED
+        hold = trajectories[-1]
+        assert len(hold.points) == 1 and not any(hold.points[0].velocities)
+        # after the hold the arm stays where it was stopped
+        q_stop = np.array(hold.points[0].positions)
+        assert spin_until(executor, lambda: np.abs(current_pose(panda_model, states)[0] - q_stop).max() < 0.01,
+                          10.0)
+    finally:
+        other.destroy()
+
+
+def test_no_joint_states_gives_a_result(tmp_path):
+    proc = Process("path_ik_node", ["--ros-args", "--params-file", PARAMS, "-r", "__ns:=/lonely",
+                                    "-p", "joint_topic:=/lonely/joint_states"], tmp_path)
+    context = Context()
+    rclpy.init(context=context)
+    executor = SingleThreadedExecutor(context=context)
+    node = rclpy.create_node("lonely_client", context=context)
+    executor.add_node(node)
+    client = ActionClient(node, ExecuteCartesianPath, "/lonely/path_ik_node/execute_cartesian_path")
+    try:
+        assert spin_until(executor, client.server_is_ready, 60.0), proc.output
+        goal = ExecuteCartesianPath.Goal(waypoints=[pose_stamped([0.4, 0, 0.4], [1, 0, 0, 0])])
+        _, res = send(executor, client, goal)
+        assert res.result.error_code == Result.NO_JOINT_STATE
+        assert "joint state" in res.result.message
+    finally:
+        client.destroy()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+        proc.stop()
+        time.sleep(0)
