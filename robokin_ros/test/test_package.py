@@ -75,7 +75,8 @@ def _installed_data_files():
     for entry in data_files.elts:
         destination = ast.literal_eval(entry.elts[0]) if isinstance(entry.elts[0], ast.Constant) else None
         source = ast.unparse(entry.elts[1])
-        patterns = re.findall(r"""glob\(['"]([^'"]+)['"]\)""", source) + re.findall(r"""^\[['"]([^'"]+)['"]\]$""", source)
+        patterns = (re.findall(r"""glob\(['"]([^'"]+)['"]\)""", source)
+                    + re.findall(r"""^\[['"]([^'"]+)['"]\]$""", source))
         installed |= {(Path(f).parent.name, Path(f).name) for p in patterns for f in glob(str(PACKAGE_DIR / p))}
         assert destination is None or destination.startswith(("share/robokin_ros", "share/ament_index"))
     return installed
