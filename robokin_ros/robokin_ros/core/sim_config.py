@@ -1,0 +1,37 @@
+"""Configuration of the simulated robot (`sim_robot` node), declared the same way as ServoConfig."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import coerce_sequences, field_problems, spec
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class SimRobotConfig:
+    """A stand-in for a ros2_control driver: trajectory and forward command controllers, /joint_states."""
+
+    robot: str = spec("panda", "embedded robot name or URDF file path; ignored when robot_description is set",
+                      read_only=True)
+    robot_description: str = spec("", "URDF XML; overrides `robot` when not empty", read_only=True)
+    base_frame: str = spec("", "base frame of the chain (empty = robot default)", read_only=True)
+    tip_frame: str = spec("", "tip frame of the chain (empty = robot default)", read_only=True)
+    rate: float = spec(500.0, "simulation and /joint_states publish rate", unit="Hz", gt=0.0, le=5000.0,
+                       read_only=True)
+    initial_positions: tuple = spec((), "start configuration in chain order (empty = the robot's home)",
+                                    unit="rad", read_only=True)
+    joint_states_topic: str = spec("/joint_states", "published joint states", read_only=True)
+    trajectory_topic: str = spec("/joint_trajectory_controller/joint_trajectory",
+                                 "JointTrajectory commands (JointTrajectoryController)", read_only=True)
+    position_command_topic: str = spec("/forward_position_controller/commands",
+                                       "Float64MultiArray position commands in chain order", read_only=True)
+    velocity_command_topic: str = spec("/forward_velocity_controller/commands",
+                                       "Float64MultiArray velocity commands in chain order", read_only=True)
+    publish_tf: bool = spec(True, "publish base -> chain link poses on /tf", read_only=True)
+    tf_rate: float = spec(50.0, "/tf publish rate", unit="Hz", gt=0.0, le=1000.0, read_only=True)
+
+    def __post_init__(self) -> None:
+        coerce_sequences(self)
+        problems = field_problems(self)
+        if problems:
+            raise ConfigError(problems, "sim_robot configuration")

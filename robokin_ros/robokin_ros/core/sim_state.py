@@ -1,0 +1,100 @@
+"""The joint state of a simulated robot driven like ros2_control controllers (sim_robot's arithmetic).
+
+Three command modes, the most recent command wins: a JointTrajectory (followed as
+JointTrajectoryController does), forward positions (approached at the velocity limits) and forward
+velocities (integrated until the next command). Every step respects the joint velocity limits and the
+position limits; the joints a command asked to exceed them are reported so the node can say so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .robot import RobotModel
+from .trajectory_follower import TrajectoryFollower, TrajectoryPoints, check_trajectory
+from .validation import check_vector
+
+# A command may exceed a limit by this share before it is reported: rounding and timer jitter
+# (the servo plans at exactly the limit over its own dt) should not produce log lines.
+_REPORT_MARGIN = 1.02
+
+
+@dataclass(frozen=True)
+class SimStep:
+    """What one simulation step had to limit."""
+
+    velocity_limited: tuple[str, ...]    # joints whose command asked more than their velocity limit
+    position_limited: tuple[str, ...]    # joints stopped at a position limit
+
+
+class SimulatedJoints:
+    """Joint positions and velocities of a simulated arm.
+
+    Args:
+        robot: the chain (limits and joint names).
+        initial_positions: (n,) start configuration [rad | m]; clamped to the limits.
+        now: current time [s] on the caller's clock.
+    """
+
+    def __init__(self, robot: RobotModel, initial_positions: np.ndarray, now: float) -> None:
+        self.joint_names = robot.joint_names
+        self._lower, self._upper = robot.limits.lower, robot.limits.upper
+        self._vmax = robot.limits.velocity
+        initial = check_vector("initial_positions", initial_positions, robot.n)
+        self.positions = np.clip(initial, self._lower, self._upper)
+        self.velocities = np.zeros(robot.n)
+        self._last = now
+        self._follower: TrajectoryFollower | None = None
+        self._started = now
+        self._target: np.ndarray | None = None          # forward position command
+        self._velocity_cmd: np.ndarray | None = None    # forward velocity command
+
+    def follow(self, points: TrajectoryPoints, start: float) -> None:
+        """Replace the active command by a trajectory starting at `start` [s]; InvalidInputError if invalid."""
+        check_trajectory(points, self._lower, self._upper, self.joint_names)
+        self._follower = TrajectoryFollower(points, self.positions.copy(), self.velocities.copy())
+        self._started, self._target, self._velocity_cmd = start, None, None
+
+    def command_positions(self, positions: np.ndarray) -> None:
+        """Forward position command in chain order [rad | m]; InvalidInputError on size or NaN."""
+        self._target = check_vector("position command", positions, len(self.joint_names)).copy()
+        self._follower, self._velocity_cmd = None, None
+
+    def command_velocities(self, velocities: np.ndarray) -> None:
+        """Forward velocity command in chain order [rad/s | m/s]; InvalidInputError on size or NaN."""
+        self._velocity_cmd = check_vector("velocity command", velocities, len(self.joint_names)).copy()
+        self._follower, self._target = None, None
+
+    @property
+    def trajectory_done(self) -> bool:
+        """True when no trajectory is active or the active one reached its last point."""
+        return self._follower is None or self._last - self._started >= self._follower.duration
+
+    def step(self, now: float) -> SimStep:
+        """Advance the state to `now` [s]."""
+        dt = now - self._last
+        self._last = now
+        if dt <= 0.0:
+            return SimStep((), ())
+        if self._velocity_cmd is not None:
+            wanted = self._velocity_cmd * dt
+        elif self._target is not None:
+            wanted = self._target - self.positions
+        elif self._follower is not None:
+            wanted = self._follower.sample(now - self._started).positions - self.positions
+        else:
+            wanted = np.zeros_like(self.positions)
+        max_step = self._vmax * dt
+        step = np.clip(wanted, -max_step, max_step)
+        new = np.clip(self.positions + step, self._lower, self._upper)
+        speed_limited = np.abs(wanted) > _REPORT_MARGIN * max_step
+        if self._target is not None:     # approaching a position target at full speed is the intent
+            speed_limited[:] = False
+        pushing = self.positions + wanted
+        position_limited = (pushing < self._lower) | (pushing > self._upper)
+        self.velocities = (new - self.positions) / dt
+        self.positions = new
+        names = self.joint_names
+        return SimStep(tuple(names[i] for i in np.flatnonzero(speed_limited)),
+                       tuple(names[i] for i in np.flatnonzero(position_limited)))

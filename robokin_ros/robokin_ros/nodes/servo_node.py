@@ -1,0 +1,183 @@
+"""servo_node: twist commands in, joint commands out, driven by the core `Servo` (no arithmetic here).
+
+Interfaces (MoveIt Servo names where it has them):
+    ~/delta_twist_cmds  geometry_msgs/TwistStamped in; header.frame_id = any model frame ("" = base)
+    joint_topic         sensor_msgs/JointState in (default /joint_states; reordered by name)
+    command_out_topic   trajectory_msgs/JointTrajectory or std_msgs/Float64MultiArray out
+    ~/status            robokin_interfaces/ServoStatus, on change and every status_period
+    ~/pause_servo, ~/unpause_servo   std_srvs/Trigger
+Callbacks only store the newest message with its receive time; one timer (publish_period) does the work.
+"""
+from __future__ import annotations
+
+import numpy as np
+from geometry_msgs.msg import TwistStamped
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+from ..core.config import ServoConfig
+from ..core.errors import RobokinError
+from ..core.servo import Servo
+from ..core.servo_types import JointMeasurement, ServoOutput, TwistCommand
+from ..core.status import ServoStatus
+from ..ros.conversions import (float64_array_msg, measurement_from_joint_state, status_msg,
+                               trajectory_msg, twist_command_from_msg)
+from ..ros.node_utils import Throttle, load_robot, receive_time, run_node
+from ..ros.params import declare_config, watch_config
+
+# Only the newest command and state matter: a deeper queue would replay old twists after a stall.
+_LATEST_ONLY = QoSProfile(depth=1)
+_TRAJECTORY = "trajectory_msgs/JointTrajectory"
+
+
+class ServoNode(Node):
+    """Twist servo node; see the module docstring for its interfaces."""
+
+    default_name = "servo_node"
+
+    def __init__(self, node_name: str = default_name, **kwargs) -> None:
+        super().__init__(node_name, **kwargs)
+        self._config = declare_config(self, ServoConfig)
+        cfg = self._config
+        robot = load_robot(cfg.robot, cfg.robot_description, cfg.base_frame, cfg.tip_frame)
+        self._servo = Servo(robot, cfg)
+        _warm_up(robot, cfg)
+        self._joint_names = tuple(self._servo.joint_names)
+        watch_config(self, lambda: self._config, self._apply_config)
+        self._twist: tuple[TwistStamped, float] | None = None
+        self._joint_state: tuple[JointState, float] | None = None
+        self._log_throttle = Throttle(1.0)
+        # a rejected input is shown in ~/status for status_period: (code, reason, until)
+        self._rejection: tuple[ServoStatus, str, float] | None = None
+        self._last_status_key: tuple | None = None
+        self._last_status_time = -float("inf")
+        self._reuse: JointTrajectory | None = None
+
+        self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_twist, _LATEST_ONLY)
+        self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, _LATEST_ONLY)
+        out_type = JointTrajectory if cfg.command_out_type == _TRAJECTORY else Float64MultiArray
+        self._command_pub = self.create_publisher(out_type, cfg.command_out_topic, 10)
+        self._status_pub = self.create_publisher(ServoStatusMsg, "~/status", 10)
+        self.create_service(Trigger, "~/pause_servo", self._on_pause)
+        self.create_service(Trigger, "~/unpause_servo", self._on_unpause)
+        self._timer = self.create_timer(cfg.publish_period, self._tick)
+        self.get_logger().info(f"servo for {robot.name}: {robot.base_frame} -> {robot.tip_frame}, joints "
+                               f"{list(self._joint_names)}, {1.0 / cfg.publish_period:.0f} Hz, output "
+                               f"{cfg.command_out_type} on {self._command_pub.topic_name}")
+
+    # ---- callbacks: store only ----------------------------------------------------------------------
+    def _on_twist(self, msg: TwistStamped) -> None:
+        self._twist = (msg, receive_time())
+
+    def _on_joint_state(self, msg: JointState) -> None:
+        self._joint_state = (msg, receive_time())
+
+    def _on_pause(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        self._servo.pause()
+        response.success, response.message = True, "servo paused: commands are ignored until unpause"
+        return response
+
+    def _on_unpause(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        self._servo.resume()
+        self._twist = None     # a command that arrived while paused must not move the arm now
+        response.success, response.message = True, "servo resumed from the measured joint state"
+        return response
+
+    def _apply_config(self, config: ServoConfig) -> None:
+        self._servo.update_config(config)    # raises ConfigError: the update is rejected whole
+        self._config = config
+
+    # ---- the loop ----------------------------------------------------------------------------------
+    def _tick(self) -> None:
+        now = receive_time()
+        self._take_inputs(now)
+        output = self._servo.step(now)
+        if output.publish:
+            self._publish_command(output)
+        self._publish_status(output, now)
+
+    def _take_inputs(self, now: float) -> None:
+        if self._joint_state is not None:
+            msg, received_at = self._joint_state
+            self._joint_state = None
+            try:
+                self._servo.set_measurement(measurement_from_joint_state(msg, self._joint_names, received_at))
+            except RobokinError as err:
+                self._reject(ServoStatus.JOINT_STATE_MISSING, f"joint state rejected: {err}", now)
+        if self._twist is not None:
+            msg, received_at = self._twist
+            self._twist = None
+            try:
+                self._servo.set_command(twist_command_from_msg(msg, received_at))
+                if self._rejection and self._rejection[0] == ServoStatus.INVALID_COMMAND:
+                    self._rejection = None
+            except RobokinError as err:
+                self._reject(ServoStatus.INVALID_COMMAND, f"{ServoStatus.INVALID_COMMAND.sentence}: {err}", now)
+
+    def _reject(self, code: ServoStatus, reason: str, now: float) -> None:
+        self._rejection = (code, reason, now + self._config.status_period)
+        suffix = self._log_throttle(reason[:60], now)
+        if suffix is not None:
+            self.get_logger().warning(reason + suffix)
+
+    def _publish_command(self, output: ServoOutput) -> None:
+        cfg = self._config
+        if cfg.command_out_type == _TRAJECTORY:
+            self._reuse = trajectory_msg(self._joint_names, output.window, self._reuse)
+            self._command_pub.publish(self._reuse)
+        else:
+            values = output.positions if cfg.publish_joint_positions else output.velocities
+            self._command_pub.publish(float64_array_msg(values))
+
+    def _publish_status(self, output: ServoOutput, now: float) -> None:
+        code, message = output.status, output.message
+        rejection = self._rejection
+        if rejection is not None and now >= rejection[2]:
+            self._rejection = rejection = None
+        if rejection is not None and code not in (ServoStatus.PAUSED, ServoStatus.JOINT_STATE_MISSING):
+            if rejection[0] == ServoStatus.INVALID_COMMAND:
+                code, message = rejection[0], rejection[1]
+            else:          # a bad joint state: the servo still runs on the last good one, say both
+                message = f"{message}; {rejection[1]}"
+        key = (code, output.locked_joints, rejection[1] if rejection else "")
+        if key == self._last_status_key and now - self._last_status_time < self._config.status_period:
+            return
+        if key != self._last_status_key:
+            self._log_status(code, message)
+        self._last_status_key, self._last_status_time = key, now
+        self._status_pub.publish(status_msg(code, message, output.locked_joints, output.sigma_min,
+                                            output.condition_number, output.velocity_scale))
+
+    def _log_status(self, code: ServoStatus, message: str) -> None:
+        suffix = self._log_throttle(f"status {code.name}")
+        if suffix is None:
+            return
+        text = f"status {code.name}: {message}{suffix}"
+        if code in (ServoStatus.OK, ServoStatus.STOPPED, ServoStatus.PAUSED, ServoStatus.STALE_COMMAND):
+            self.get_logger().info(text)
+        else:
+            self.get_logger().warning(text)
+
+
+def _warm_up(robot, config: ServoConfig) -> None:
+    """Run a throwaway servo through a few ticks so the first real tick does not pay one-off costs
+    (the core's compiled kernels load on first call: ~0.2 s that would stall the loop)."""
+    servo = Servo(robot, config)
+    servo.set_measurement(JointMeasurement(robot.home(), 0.0))
+    servo.set_command(TwistCommand(np.full(3, 0.1), np.full(3, 0.1), "", 0.0))
+    for k in range(3):
+        servo.step(k * config.publish_period)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Entry point of the `servo_node` executable."""
+    return run_node(ServoNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

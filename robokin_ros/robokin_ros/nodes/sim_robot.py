@@ -1,0 +1,116 @@
+"""sim_robot: an embedded stand-in for a ros2_control robot driver (no arithmetic here: core/sim_state.py).
+
+Subscribes the JointTrajectoryController topic and the forward position / velocity controller topics
+(Float64MultiArray in chain order); the newest command wins. Publishes /joint_states at `rate` and,
+when tf2_msgs is importable, base -> chain link poses on /tf at `tf_rate`.
+Invalid commands are rejected with a log line naming the problem, as the real controllers do.
+"""
+from __future__ import annotations
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from ..core.errors import RobokinError
+from ..core.sim_config import SimRobotConfig
+from ..core.sim_state import SimulatedJoints
+from ..ros.conversions import (duration_seconds, joint_state_msg, trajectory_points_from_msg, transform_msg,
+                               vector_from_float64_array)
+from ..ros.node_utils import Throttle, load_robot, receive_time, run_node
+from ..ros.params import declare_config
+
+try:
+    from tf2_msgs.msg import TFMessage
+except ImportError:     # a venv without the vendored tf2_msgs: /joint_states only
+    TFMessage = None
+
+
+class SimRobot(Node):
+    """Simulated arm; see the module docstring for its interfaces."""
+
+    default_name = "sim_robot"
+
+    def __init__(self, node_name: str = default_name, **kwargs) -> None:
+        super().__init__(node_name, **kwargs)
+        cfg = self._config = declare_config(self, SimRobotConfig)
+        self._robot = load_robot(cfg.robot, cfg.robot_description, cfg.base_frame, cfg.tip_frame)
+        initial = np.array(cfg.initial_positions) if cfg.initial_positions else self._robot.home()
+        self._joints = SimulatedJoints(self._robot, initial, receive_time())
+        self._names = self._robot.joint_names
+        self._throttle = Throttle(1.0)
+
+        self.create_subscription(JointTrajectory, cfg.trajectory_topic, self._on_trajectory, 10)
+        self.create_subscription(Float64MultiArray, cfg.position_command_topic, self._on_positions, 10)
+        self.create_subscription(Float64MultiArray, cfg.velocity_command_topic, self._on_velocities, 10)
+        self._state_pub = self.create_publisher(JointState, cfg.joint_states_topic, QoSProfile(depth=10))
+        self.create_timer(1.0 / cfg.rate, self._tick)
+        self._tf_pub = None
+        if cfg.publish_tf and TFMessage is None:
+            self.get_logger().warning("publish_tf is true but tf2_msgs is not importable: no /tf")
+        elif cfg.publish_tf:
+            self._tf_frames = self._robot.chain_link_frames()
+            self._tf_ids = [self._robot.frame_id(f) for f in self._tf_frames]
+            self._tf_pub = self.create_publisher(TFMessage, "/tf", 10)
+            self.create_timer(1.0 / cfg.tf_rate, self._publish_tf)
+        self.get_logger().info(f"simulating {self._robot.name} ({list(self._names)}) at {cfg.rate:.0f} Hz from "
+                               f"{np.round(self._joints.positions, 4).tolist()}")
+
+    # ---- commands: the newest one replaces the active one --------------------------------------------
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        now = receive_time()
+        # A zero stamp means "start now"; otherwise start at the stamp (ROS time), as the controller does.
+        start = now
+        if msg.header.stamp.sec or msg.header.stamp.nanosec:
+            start = now + duration_seconds(msg.header.stamp) - self.get_clock().now().nanoseconds * 1e-9
+        self._command(lambda: self._joints.follow(trajectory_points_from_msg(msg, self._names), start),
+                      "trajectory")
+
+    def _on_positions(self, msg: Float64MultiArray) -> None:
+        self._command(lambda: self._joints.command_positions(
+            vector_from_float64_array(msg, len(self._names), "position command")), "position command")
+
+    def _on_velocities(self, msg: Float64MultiArray) -> None:
+        self._command(lambda: self._joints.command_velocities(
+            vector_from_float64_array(msg, len(self._names), "velocity command")), "velocity command")
+
+    def _command(self, accept, what: str) -> None:
+        self._joints.step(receive_time())     # the old command acts up to the moment it is replaced
+        try:
+            accept()
+        except RobokinError as err:
+            self._log_throttled(f"rejected {what}: {err}", f"{what}: {str(err)[:40]}")
+
+    # ---- outputs ------------------------------------------------------------------------------------
+    def _tick(self) -> None:
+        report = self._joints.step(receive_time())
+        if report.velocity_limited:
+            self._log_throttled(f"command exceeds the velocity limit of {list(report.velocity_limited)}: "
+                                "clamped", "velocity")
+        if report.position_limited:
+            self._log_throttled(f"command pushes {list(report.position_limited)} past a position limit: "
+                                "held at the limit", "position")
+        self._state_pub.publish(joint_state_msg(self._names, self._joints.positions, self._joints.velocities,
+                                                self.get_clock().now().to_msg()))
+
+    def _publish_tf(self) -> None:
+        stamp = self.get_clock().now().to_msg()
+        poses = self._robot.frame_poses(self._joints.positions, self._tf_ids)
+        self._tf_pub.publish(TFMessage(transforms=[
+            transform_msg(self._robot.base_frame, frame, pose, stamp) for frame, pose in zip(self._tf_frames, poses)]))
+
+    def _log_throttled(self, text: str, key: str) -> None:
+        suffix = self._throttle(key)
+        if suffix is not None:
+            self.get_logger().warning(text + suffix)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Entry point of the `sim_robot` executable."""
+    return run_node(SimRobot, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

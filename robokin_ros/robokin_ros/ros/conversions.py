@@ -1,0 +1,225 @@
+"""Messages <-> core types, pure functions: the only servo code that knows message layouts.
+
+Hot-path notes: array fields are assigned as `array.array('d')` (rclpy's fast path, ~0.3 us per field);
+`trajectory_msg` can refill a previous message of the same size instead of building a new one.
+"""
+from __future__ import annotations
+
+import array
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+import pinocchio as pin
+from builtin_interfaces.msg import Duration, Time
+from geometry_msgs.msg import TransformStamped, TwistStamped
+from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ..core.errors import InvalidInputError, UnknownJointError
+from ..core.servo_types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
+from ..core.status import ServoStatus
+from ..core.trajectory_follower import TrajectoryPoints
+from ..core.validation import check_vector
+
+
+def _doubles(values: np.ndarray) -> array.array:
+    out = array.array("d")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    return out
+
+
+def duration_msg(seconds: float) -> Duration:
+    """Seconds -> builtin_interfaces/Duration (rounded to the nanosecond)."""
+    total = int(round(seconds * 1e9))
+    return Duration(sec=total // 1_000_000_000, nanosec=total % 1_000_000_000)
+
+
+def duration_seconds(msg: Duration | Time) -> float:
+    """builtin_interfaces/Duration or Time -> seconds."""
+    return msg.sec + msg.nanosec * 1e-9
+
+
+# ---- JointState <-> JointMeasurement ---------------------------------------------------------------
+@lru_cache(maxsize=16)
+def _reorder_index(message_names: tuple[str, ...], joint_names: tuple[str, ...]) -> np.ndarray:
+    where = {name: i for i, name in enumerate(message_names)}
+    missing = [name for name in joint_names if name not in where]
+    if missing:
+        raise InvalidInputError(f"joint state lacks joints {missing} of the chain {list(joint_names)}; "
+                                f"it names {list(message_names)}")
+    return np.array([where[name] for name in joint_names], dtype=np.intp)
+
+
+def measurement_from_joint_state(msg: JointState, joint_names: tuple[str, ...],
+                                 received_at: float) -> JointMeasurement:
+    """Pick the chain's joints out of a JointState by name (extra joints are ignored).
+
+    Args:
+        msg: the joint state as received.
+        joint_names: the chain's joints, in chain order.
+        received_at: receive time [s] on the caller's clock (not the message stamp).
+
+    Raises:
+        InvalidInputError: a chain joint is missing, len(name) != len(position), or a NaN/inf position.
+    """
+    if len(msg.name) != len(msg.position):
+        raise InvalidInputError(f"joint state has {len(msg.name)} names but {len(msg.position)} positions")
+    index = _reorder_index(tuple(msg.name), tuple(joint_names))
+    positions = np.frombuffer(msg.position, dtype=np.float64)[index] if len(msg.position) else np.empty(0)
+    return JointMeasurement(check_vector("joint state positions", positions, len(joint_names)), received_at)
+
+
+def joint_state_msg(joint_names: Sequence[str], positions: np.ndarray, velocities: np.ndarray | None = None,
+                    stamp: Time | None = None) -> JointState:
+    """Chain positions [rad | m] (and velocities) -> JointState."""
+    msg = JointState(name=list(joint_names), position=_doubles(positions))
+    if velocities is not None:
+        msg.velocity = _doubles(velocities)
+    if stamp is not None:
+        msg.header.stamp = stamp
+    return msg
+
+
+# ---- TwistStamped <-> TwistCommand ----------------------------------------------------------------
+def twist_command_from_msg(msg: TwistStamped, received_at: float) -> TwistCommand:
+    """TwistStamped -> TwistCommand; `header.frame_id` is the command frame ("" = base). Not validated here:
+    `Servo.set_command` checks values and frame."""
+    linear, angular = msg.twist.linear, msg.twist.angular
+    return TwistCommand(np.array((linear.x, linear.y, linear.z)), np.array((angular.x, angular.y, angular.z)),
+                        msg.header.frame_id, received_at)
+
+
+def twist_msg(command: TwistCommand) -> TwistStamped:
+    """TwistCommand -> TwistStamped (stamp left zero; receivers use their receive time)."""
+    msg = TwistStamped()
+    msg.header.frame_id = command.frame
+    msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = (float(v) for v in command.linear)
+    msg.twist.angular.x, msg.twist.angular.y, msg.twist.angular.z = (float(v) for v in command.angular)
+    return msg
+
+
+# ---- JointTrajectory <-> TrajectoryWindow / TrajectoryPoints --------------------------------------
+def trajectory_msg(joint_names: Sequence[str], window: TrajectoryWindow,
+                   reuse: JointTrajectory | None = None) -> JointTrajectory:
+    """TrajectoryWindow -> JointTrajectory with a zero stamp ("start now", as MoveIt Servo sends).
+
+    Args:
+        joint_names: chain order names.
+        window: points at strictly increasing times [s] with positions and velocities.
+        reuse: a message from an earlier call with the same joints and number of points; it is refilled
+            in place (publish() has already serialized it), which saves most of the build time.
+    """
+    k, n = window.positions.shape
+    msg = reuse if reuse is not None and len(reuse.points) == k else None
+    if msg is None:
+        msg = JointTrajectory(joint_names=list(joint_names), points=[JointTrajectoryPoint() for _ in range(k)])
+    durations = _durations(np.ascontiguousarray(window.times, dtype=np.float64).tobytes())
+    positions = memoryview(np.ascontiguousarray(window.positions, dtype=np.float64).tobytes())
+    velocities = memoryview(np.ascontiguousarray(window.velocities, dtype=np.float64).tobytes())
+    row = 8 * n
+    for i, point in enumerate(msg.points):
+        # one bytes copy per array: rclpy keeps an array.array('d') as is (no per-element checks)
+        p, v = array.array("d"), array.array("d")
+        p.frombytes(positions[i * row:(i + 1) * row])
+        v.frombytes(velocities[i * row:(i + 1) * row])
+        point.positions, point.velocities = p, v
+        if point.time_from_start is not durations[i]:
+            point.time_from_start = durations[i]
+    return msg
+
+
+@lru_cache(maxsize=8)
+def _durations(times: bytes) -> tuple[Duration, ...]:
+    """Duration messages of a window's times (the same few windows recur every tick: built once).
+
+    Shared between messages: callers must not modify them."""
+    return tuple(duration_msg(float(t)) for t in np.frombuffer(times, dtype=np.float64))
+
+
+def _point_matrix(points: list[JointTrajectoryPoint], field: str, index: np.ndarray, n_names: int) -> np.ndarray:
+    """(k, n) chain-order values of one point field; every point must have one value per name."""
+    rows = []
+    for i, point in enumerate(points):
+        values = getattr(point, field)
+        if len(values) != n_names:
+            raise InvalidInputError(f"trajectory point {i} has {len(values)} {field} for {n_names} joint names")
+        rows.append(np.frombuffer(values, dtype=np.float64)[index])
+    return np.vstack(rows)
+
+
+def trajectory_points_from_msg(msg: JointTrajectory, joint_names: tuple[str, ...]) -> TrajectoryPoints:
+    """JointTrajectory -> TrajectoryPoints in chain order (as JointTrajectoryController reads it).
+
+    Velocities are used only when every point has them. Times, limits and finiteness are checked by
+    `core.trajectory_follower.check_trajectory`.
+
+    Raises:
+        UnknownJointError: a name that is not a chain joint.
+        InvalidInputError: missing chain joints, duplicate names, no points, or sizes that do not match the names.
+    """
+    names = list(msg.joint_names)
+    for name in names:
+        if name not in joint_names:
+            raise UnknownJointError(name, joint_names)
+    if len(set(names)) != len(names):
+        raise InvalidInputError(f"trajectory names a joint twice: {names}")
+    index = _reorder_index(tuple(names), tuple(joint_names))
+    if not msg.points:
+        raise InvalidInputError("trajectory has no points")
+    times = np.array([duration_seconds(p.time_from_start) for p in msg.points])
+    positions = _point_matrix(msg.points, "positions", index, len(names))
+    velocities = None
+    if any(len(p.velocities) for p in msg.points):
+        velocities = _point_matrix(msg.points, "velocities", index, len(names))
+    return TrajectoryPoints(times, positions, velocities)
+
+
+# ---- Float64MultiArray <-> vector ------------------------------------------------------------------
+def float64_array_msg(values: np.ndarray) -> Float64MultiArray:
+    """Vector -> Float64MultiArray (no layout, as forward command controllers expect)."""
+    return Float64MultiArray(data=_doubles(values))
+
+
+def vector_from_float64_array(msg: Float64MultiArray, size: int, what: str = "command") -> np.ndarray:
+    """Float64MultiArray -> vector of `size` finite values; InvalidInputError otherwise."""
+    return check_vector(what, np.frombuffer(msg.data, dtype=np.float64) if len(msg.data) else [], size)
+
+
+# ---- poses -----------------------------------------------------------------------------------------
+def transform_msg(parent: str, child: str, parent_T_child: pin.SE3, stamp: Time) -> TransformStamped:
+    """A pose -> TransformStamped (as /tf carries it)."""
+    msg = TransformStamped()
+    msg.header.stamp, msg.header.frame_id, msg.child_frame_id = stamp, parent, child
+    translation, rotation = msg.transform.translation, msg.transform.rotation
+    translation.x, translation.y, translation.z = (float(v) for v in parent_T_child.translation)
+    quaternion = pin.Quaternion(parent_T_child.rotation)
+    rotation.x, rotation.y, rotation.z, rotation.w = (float(quaternion.x), float(quaternion.y),
+                                                      float(quaternion.z), float(quaternion.w))
+    return msg
+
+
+# ---- ServoStatus message ---------------------------------------------------------------------------
+def status_msg(code: ServoStatus, message: str, locked_joints: Sequence[str] = (), sigma_min: float = np.nan,
+               condition_number: float = np.nan, velocity_scale: float = 1.0) -> ServoStatusMsg:
+    """Status fields -> robokin_interfaces/ServoStatus."""
+    return ServoStatusMsg(code=int(code), message=message, locked_joints=list(locked_joints),
+                          sigma_min=float(sigma_min), condition_number=float(condition_number),
+                          velocity_scale=float(velocity_scale))
+
+
+def status_msg_from_output(output: ServoOutput) -> ServoStatusMsg:
+    """A servo tick's result -> robokin_interfaces/ServoStatus."""
+    return status_msg(output.status, output.message, output.locked_joints, output.sigma_min,
+                      output.condition_number, output.velocity_scale)
+
+
+def status_from_msg(msg: ServoStatusMsg) -> ServoStatus:
+    """robokin_interfaces/ServoStatus -> ServoStatus code; InvalidInputError for an unknown code."""
+    try:
+        return ServoStatus(msg.code)
+    except ValueError:
+        raise InvalidInputError(f"unknown servo status code {msg.code}; known: "
+                                f"{[f'{s.name}={int(s)}' for s in ServoStatus]}") from None

@@ -1,0 +1,84 @@
+"""Small helpers every robokin node shares: the main() wrapper, throttled logs, receive-time clock."""
+from __future__ import annotations
+
+import gc
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+
+from ..core.embedded import EMBEDDED_ROBOTS
+from ..core.errors import ModelError, RobokinError
+from ..core.robot import RobotModel
+
+# Receive times come from the monotonic clock, never from message stamps: a zero stamp or a paused
+# simulation clock must not be able to keep a stale command alive.
+receive_time: Callable[[], float] = time.monotonic
+
+
+def load_robot(robot: str, robot_description: str, base_frame: str, tip_frame: str) -> RobotModel:
+    """The chain named by the common parameters: `robot_description` (URDF XML) wins over `robot`."""
+    if robot_description.strip():
+        if not base_frame or not tip_frame:
+            raise ModelError("robot_description is set: base_frame and tip_frame must be set too")
+        return RobotModel.from_urdf_string(robot_description, base_frame, tip_frame)
+    if robot not in EMBEDDED_ROBOTS and not Path(robot).is_file():
+        raise ModelError(f"robot '{robot}' is neither an embedded robot {sorted(EMBEDDED_ROBOTS)} nor an "
+                         "existing URDF file (or set robot_description)")
+    return RobotModel.load(robot, base_frame, tip_frame)
+
+
+class Throttle:
+    """Lets a message through per key at most once per `period` [s], counting what it held back."""
+
+    def __init__(self, period: float = 1.0) -> None:
+        self.period = period
+        self._last: dict[str, float] = {}
+        self._held: dict[str, int] = {}
+
+    def __call__(self, key: str, now: float | None = None) -> str | None:
+        """None if the key spoke within the period, else a suffix ('' or ' (N similar suppressed)')."""
+        now = time.monotonic() if now is None else now
+        if now - self._last.get(key, -float("inf")) < self.period:
+            self._held[key] = self._held.get(key, 0) + 1
+            return None
+        self._last[key] = now
+        held = self._held.pop(key, 0)
+        return f" ({held} similar messages suppressed)" if held else ""
+
+
+def run_node(node_cls: Callable[[], Node], args: list[str] | None = None) -> int:
+    """Run one node on a SingleThreadedExecutor until shutdown; the process exit code.
+
+    A RobokinError while the node starts (bad parameters, unloadable robot) is logged in full and
+    gives exit code 1; so does an rcl argument error such as an unparsable parameter file.
+    """
+    name = getattr(node_cls, "default_name", node_cls.__name__)
+    try:
+        context = rclpy.init(args=args)
+    except Exception as err:  # rcl raises RCLError with the parser's message for a bad --params-file
+        print(f"[{name}] cannot start: {err}", file=sys.stderr)
+        return 1
+    with context:
+        try:
+            node = node_cls()
+        except RobokinError as err:
+            rclpy.logging.get_logger(name).fatal(f"cannot start: {err}")
+            return 1
+        # Start-up objects (models, messages, modules) never die: keep them out of the collector's scans,
+        # so a full collection cannot stall the control loop for tens of milliseconds.
+        gc.freeze()
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        try:
+            executor.spin()
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+        finally:
+            executor.shutdown()
+            node.destroy_node()
+    return 0

@@ -1,0 +1,95 @@
+"""Trajectory following (sim_robot's arithmetic): interpolation identities, limits, rejection reasons."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.sim_state import SimulatedJoints
+from robokin_ros.core.trajectory_follower import TrajectoryFollower, TrajectoryPoints, check_trajectory
+
+LOWER, UPPER = np.array([-2.0, -1.0]), np.array([2.0, 1.0])
+NAMES = ("a", "b")
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_hermite_passes_through_points_with_their_velocities(seed):
+    rng = np.random.default_rng(seed)
+    times = np.cumsum(rng.uniform(0.05, 0.5, 4))
+    points = TrajectoryPoints(times, rng.uniform(-1, 1, (4, 2)), rng.uniform(-1, 1, (4, 2)))
+    start_p, start_v = rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2)
+    follower = TrajectoryFollower(points, start_p, start_v)
+    np.testing.assert_allclose(follower.sample(0.0).positions, start_p)
+    for i, t in enumerate(times[:-1]):
+        np.testing.assert_allclose(follower.sample(t).positions, points.positions[i], atol=1e-12)
+        # the velocity just before and just after each point is the point's velocity (C1 continuity)
+        for s in (t - 1e-9, t + 1e-9):
+            np.testing.assert_allclose(follower.sample(s).velocities, points.velocities[i], atol=1e-4)
+    # reported velocity is the derivative of the reported position everywhere inside
+    for t in rng.uniform(0.0, times[-1], 10):
+        fd = (follower.sample(t + 1e-7).positions - follower.sample(t - 1e-7).positions) / 2e-7
+        np.testing.assert_allclose(follower.sample(t).velocities, fd, atol=1e-5)
+
+
+def test_linear_without_velocities_and_hold_after_the_end():
+    points = TrajectoryPoints(np.array([1.0, 2.0]), np.array([[1.0, 0.0], [1.0, 0.5]]), None)
+    follower = TrajectoryFollower(points, np.zeros(2), np.array([5.0, 5.0]))   # start velocity unused
+    sample = follower.sample(0.25)
+    np.testing.assert_allclose(sample.positions, [0.25, 0.0])
+    np.testing.assert_allclose(sample.velocities, [1.0, 0.0])
+    np.testing.assert_allclose(follower.sample(1.5).positions, [1.0, 0.25])
+    end = follower.sample(10.0)
+    assert end.done and not sample.done
+    np.testing.assert_array_equal(end.positions, [1.0, 0.5])
+    np.testing.assert_array_equal(end.velocities, [0.0, 0.0])
+
+
+@pytest.mark.parametrize("times, positions, words", [
+    ([], np.zeros((0, 2)), "no points"),
+    ([0.1, 0.1], np.zeros((2, 2)), "strictly increasing: point 1 at 0.100000 s follows point 0"),
+    ([-0.1], np.zeros((1, 2)), "finite and >= 0"),
+    ([0.1], np.array([[0.0, np.nan]]), "point 0 has a non-finite position nan for joint 'b'"),
+    ([0.1, 0.2], np.array([[0.0, 0.0], [0.0, 1.5]]), "point 1 puts joint 'b' at 1.500000, outside its limits"),
+])
+def test_invalid_trajectories_name_the_problem(times, positions, words):
+    with pytest.raises(InvalidInputError) as err:
+        check_trajectory(TrajectoryPoints(np.array(times, float), positions, None), LOWER, UPPER, NAMES)
+    assert words in str(err.value)
+
+
+def test_sim_joints_respect_velocity_and_position_limits(panda):
+    joints = SimulatedJoints(panda, panda.home(), now=0.0)
+    vmax = panda.limits.velocity
+    joints.command_velocities(10 * vmax)                   # asks ten times the limit
+    report = joints.step(0.01)
+    np.testing.assert_allclose(joints.velocities, vmax)
+    assert report.velocity_limited == panda.joint_names
+    for k in range(2, 400):
+        joints.step(0.01 * k)
+    np.testing.assert_allclose(joints.positions, panda.limits.upper)   # stopped at the upper limits
+    assert set(joints.step(4.0).position_limited) == set(panda.joint_names)
+
+
+def test_sim_joints_follow_a_trajectory_and_hold_it(panda):
+    joints = SimulatedJoints(panda, panda.home(), now=0.0)
+    goal = panda.home() + 0.2
+    joints.follow(TrajectoryPoints(np.array([1.0]), goal[None, :], None), start=0.0)
+    for k in range(1, 151):
+        joints.step(0.01 * k)
+        if k == 50:
+            np.testing.assert_allclose(joints.positions, panda.home() + 0.1, atol=1e-9)   # linear, halfway
+            np.testing.assert_allclose(joints.velocities, 0.2, atol=1e-9)
+    assert joints.trajectory_done
+    np.testing.assert_allclose(joints.positions, goal, atol=1e-12)
+    np.testing.assert_array_equal(joints.velocities, np.zeros(panda.n))
+
+
+def test_invalid_trajectory_keeps_the_active_command(panda):
+    joints = SimulatedJoints(panda, panda.home(), now=0.0)
+    joints.command_velocities(np.full(panda.n, 0.1))
+    bad = TrajectoryPoints(np.array([0.5]), np.full((1, panda.n), 9.0), None)
+    with pytest.raises(InvalidInputError, match="panda_joint1"):
+        joints.follow(bad, start=0.0)
+    joints.step(0.1)
+    np.testing.assert_allclose(joints.velocities, 0.1)

@@ -1,0 +1,19 @@
+"""Waiting helpers for ROS tests (importable from test files: `from ros_helpers import spin_until`)."""
+import time
+
+DISCOVERY_TIMEOUT = 15.0
+
+
+def spin_until(executor, predicate, timeout_s: float = DISCOVERY_TIMEOUT) -> bool:
+    """Spin `executor` until `predicate()` holds or `timeout_s` passes; the final predicate value."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and not predicate():
+        executor.spin_once(timeout_sec=0.005)
+    return bool(predicate())
+
+
+def spin_for(executor, seconds: float) -> None:
+    """Spin for a duration (to observe behaviour over time, not to wait for discovery)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.002)

@@ -1,0 +1,130 @@
+"""The installed executables as a user starts them: parameter files, start-up errors, a twist flood.
+
+Nodes run as subprocesses (`.venv/bin/servo_node --ros-args ...`); a probe node in the test process talks to
+them over DDS on loopback.
+"""
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import TwistStamped
+from rclpy.node import Node
+from robokin_interfaces.msg import ServoStatus as StatusMsg
+from ros_helpers import spin_for, spin_until
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.status import ServoStatus
+
+CONFIG = "robokin_ros/config"
+FLOOD_HZ, FLOOD_S = 10_000, 2.0
+
+# A separate process publishing twists as fast as it can be paced: the servo must keep its loop.
+FLOODER = textwrap.dedent(f"""
+    import time, rclpy
+    from geometry_msgs.msg import TwistStamped
+    rclpy.init()
+    node = rclpy.create_node("flooder")
+    pub = node.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
+    end = time.monotonic() + 15.0
+    while pub.get_subscription_count() == 0 and time.monotonic() < end:
+        time.sleep(0.01)
+    msg = TwistStamped()
+    msg.twist.linear.z = 0.3
+    start = time.monotonic()
+    sent = 0
+    while time.monotonic() - start < {FLOOD_S}:
+        if sent < (time.monotonic() - start) * {FLOOD_HZ}:
+            pub.publish(msg)
+            sent += 1
+    print("sent", sent, flush=True)
+""")
+
+
+@pytest.fixture
+def probe(ros):
+    context, executor = ros
+    node = Node("probe", context=context)
+    executor.add_node(node)
+    return node, executor
+
+
+def test_servo_and_sim_executables_move_the_arm_and_survive_a_twist_flood(launch, probe):
+    node, executor = probe
+    servo = launch("servo_node", "--ros-args", "--params-file", f"{CONFIG}/panda_servo.yaml")
+    sim = launch("sim_robot", "--ros-args", "--params-file", f"{CONFIG}/sim_robot.yaml")
+    states, statuses, commands = [], [], []
+    node.create_subscription(JointState, "/joint_states", lambda m: states.append(np.array(m.position)), 50)
+    node.create_subscription(StatusMsg, "/servo_node/status", statuses.append, 50)
+    node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
+                             lambda m: commands.append(time.monotonic()), 100)
+    twist_pub = node.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
+    assert spin_until(executor, lambda: twist_pub.get_subscription_count() > 0 and len(states) > 5
+                      and statuses), f"no discovery:\n{servo.output}\n{sim.output}"
+    panda = RobotModel.from_name("panda")
+    start = panda.fk(states[-1]).translation
+    msg = TwistStamped()
+    msg.twist.linear.y = -0.5
+    end = time.monotonic() + 0.6
+    while time.monotonic() < end:
+        twist_pub.publish(msg)
+        spin_for(executor, 0.01)
+    spin_for(executor, 0.3)
+    moved = panda.fk(states[-1]).translation - start
+    assert moved[1] < -0.04 and abs(moved[0]) + abs(moved[2]) < 0.05 * abs(moved[1]), moved
+    # the flood, from another process
+    flooder = launch(sys.executable.rsplit("/", 1)[-1], "-c", FLOODER)
+    assert spin_until(executor, lambda: len(commands) > 0 and commands[-1] > time.monotonic() - 0.05)
+    commands.clear()
+    flood_start = time.monotonic()
+    assert spin_until(executor, lambda: flooder.popen.poll() is not None, 30.0)
+    assert flooder.wait() == 0, flooder.output
+    flood_end = time.monotonic()
+    window = [t for t in commands if flood_start + 0.2 < t < flood_end - 0.1]
+    rate = len(window) / (flood_end - flood_start - 0.3)
+    sent = int(flooder.output.split("sent")[-1])
+    assert sent > 0.5 * FLOOD_HZ * FLOOD_S, f"flooder only managed {sent} messages"
+    print(f"flood: {sent} twists sent, servo published {rate:.0f} Hz")
+    assert rate > 0.75 * 500, f"servo published {rate:.0f} Hz during the flood (nominal 500)"
+    assert servo.popen.poll() is None, servo.output
+    assert ServoStatus(statuses[-1].code) in (ServoStatus.OK, ServoStatus.STALE_COMMAND, ServoStatus.STOPPED,
+                                              ServoStatus.VELOCITY_LIMITED, ServoStatus.JOINT_BOUND)
+
+
+def _fails_with(process, *words):
+    code = process.wait(timeout=30)
+    output = process.output
+    assert code != 0, output
+    for word in words:
+        assert word in output, output
+    return output
+
+
+@pytest.mark.parametrize("args, words", [
+    (["-p", "scale.linear:=50.0", "-p", "command_in_type:=furlongs", "-p", "publish_period:=1"],
+     ["scale.linear out of range", "command_in_type='furlongs'", "'publish_period' to '1' of type 'INTEGER'"]),
+    (["-p", "max_joint_acceleration:=[1.0, 2.0]"], ["max_joint_acceleration has 2 entries but the chain has 7"]),
+])
+def test_bad_parameters_are_all_reported_and_the_node_exits_non_zero(launch, args, words):
+    _fails_with(launch("servo_node", "--ros-args", *args), *words)
+
+
+def test_malformed_urdf_is_a_clear_error(launch):
+    servo = launch("servo_node", "--ros-args", "-p", 'robot_description:=<robot name="broken"><link name="a">',
+                   "-p", "base_frame:=a", "-p", "tip_frame:=b")
+    _fails_with(servo, "cannot parse URDF")
+
+
+def test_unknown_robot_name_lists_the_embedded_ones(launch):
+    servo = launch("sim_robot", "--ros-args", "-p", "robot:=r2d2")
+    _fails_with(servo, "r2d2", "panda", "ur5")
+
+
+def test_malformed_yaml_is_a_clear_error(launch, tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("/**:\n  ros__parameters:\n    scale: {linear: [0.1\n")
+    servo = launch("servo_node", "--ros-args", "--params-file", str(broken))
+    _fails_with(servo, "cannot start", "broken.yaml")

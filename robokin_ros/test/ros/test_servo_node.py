@@ -1,0 +1,298 @@
+"""servo_node end to end, in one process: servo_node (+ sim_robot or a scripted joint state) + a probe node.
+
+Motion is judged by forward kinematics of the /joint_states the simulated arm publishes, i.e. by what the
+arm did, not by what the servo claims.
+"""
+import time
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import TwistStamped
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from robokin_interfaces.msg import ServoStatus as StatusMsg
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.status import ServoStatus
+from robokin_ros.nodes.servo_node import ServoNode
+from robokin_ros.nodes.sim_robot import SimRobot
+
+from ros_helpers import spin_for, spin_until
+
+TRAJECTORY_TOPIC = "/joint_trajectory_controller/joint_trajectory"
+
+
+class Sent(NamedTuple):
+    """A received JointTrajectory as arrays (storing thousands of messages would make GC pauses)."""
+
+    received: float
+    joint_names: list
+    stamp: tuple
+    times: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray
+
+
+def _sent(msg: JointTrajectory) -> Sent:
+    points = msg.points
+    return Sent(time.monotonic(), list(msg.joint_names), (msg.header.stamp.sec, msg.header.stamp.nanosec),
+                np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points]),
+                np.array([p.positions for p in points]), np.array([p.velocities for p in points]))
+
+
+class Probe:
+    """Records what the servo and the simulated arm publish, and sends commands."""
+
+    def __init__(self, ros, ns: str = ""):
+        context, self.executor = ros
+        self.node = Node("probe", namespace=ns or None, context=context)
+        self.executor.add_node(self.node)
+        self.joint_states: list[np.ndarray] = []
+        self.statuses: list[StatusMsg] = []
+        self.trajectories: list[Sent] = []
+        prefix = ns.rstrip("/")
+        self.node.create_subscription(JointState, f"{prefix}/joint_states",
+                                      lambda m: self.joint_states.append(np.array(m.position)), 50)
+        self.node.create_subscription(StatusMsg, f"{prefix}/servo_node/status", self.statuses.append, 50)
+        self.node.create_subscription(JointTrajectory, f"{prefix}{TRAJECTORY_TOPIC}",
+                                      lambda m: self.trajectories.append(_sent(m)), 100)
+        self.twist_pub = self.node.create_publisher(TwistStamped, f"{prefix}/servo_node/delta_twist_cmds", 10)
+        self.state_pub = self.node.create_publisher(JointState, f"{prefix}/joint_states", 10)
+
+    def wait_connected(self):
+        assert spin_until(self.executor, lambda: self.twist_pub.get_subscription_count() > 0
+                          and len(self.joint_states) > 2), "servo/sim not discovered"
+
+    def twist(self, linear=(0.0, 0.0, 0.0), angular=(0.0, 0.0, 0.0), frame=""):
+        msg = TwistStamped()
+        msg.header.frame_id = frame
+        msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = (float(v) for v in linear)
+        msg.twist.angular.x, msg.twist.angular.y, msg.twist.angular.z = (float(v) for v in angular)
+        self.twist_pub.publish(msg)
+
+    def stream(self, seconds, period=0.01, **twist):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.twist(**twist)
+            spin_for(self.executor, period)
+
+    def codes(self):
+        return [ServoStatus(s.code) for s in self.statuses]
+
+
+@pytest.fixture
+def graph(ros):
+    """servo_node + sim_robot (Panda at home) + probe on one SingleThreadedExecutor."""
+    context, executor = ros
+    servo, sim = ServoNode(context=context), SimRobot(context=context)
+    executor.add_node(servo)
+    executor.add_node(sim)
+    probe = Probe(ros)
+    probe.wait_connected()
+    return servo, sim, probe
+
+
+@pytest.fixture(scope="module")
+def panda_model():
+    return RobotModel.from_name("panda")
+
+
+def _tool(panda_model, positions):
+    return panda_model.fk(positions)
+
+
+def test_twist_moves_the_tool_in_the_commanded_direction_and_frame(graph, panda_model):
+    servo, sim, probe = graph
+    p0 = _tool(panda_model, probe.joint_states[-1])
+    probe.stream(0.6, linear=(0.5, 0.0, 0.0))               # unitless 0.5 * 0.4 m/s along base x
+    spin_for(probe.executor, 0.3)
+    p1 = _tool(panda_model, probe.joint_states[-1])
+    moved = p1.translation - p0.translation
+    assert moved[0] > 0.02, moved
+    assert np.linalg.norm(moved[1:]) < 0.01 * np.linalg.norm(moved), moved
+    np.testing.assert_allclose(p1.rotation, p0.rotation, atol=2e-3)   # pure translation kept orientation
+    # the same command in the tool frame moves along the tool's own z axis
+    probe.stream(0.4, linear=(0.0, 0.0, 0.5), frame="panda_hand_tcp")
+    spin_for(probe.executor, 0.3)
+    p2 = _tool(panda_model, probe.joint_states[-1])
+    moved = p2.translation - p1.translation
+    cosine = moved @ p1.rotation[:, 2] / np.linalg.norm(moved)
+    assert np.linalg.norm(moved) > 0.03 and cosine > 0.99, (moved, cosine)
+
+
+def test_published_trajectories_are_valid(graph, panda_model):
+    servo, sim, probe = graph
+    probe.stream(0.5, linear=(0.0, 1.0, 0.3), angular=(0.0, 0.0, 1.0))
+    assert len(probe.trajectories) > 50
+    lower, upper = panda_model.limits.lower, panda_model.limits.upper
+    for sent in probe.trajectories:
+        assert sent.joint_names == list(panda_model.joint_names)
+        assert sent.stamp == (0, 0)
+        times, positions, velocities = sent.times, sent.positions, sent.velocities
+        assert len(times) >= 3 and times[0] > 0 and np.all(np.diff(times) > 0), times
+        assert positions.shape == velocities.shape == (len(times), panda_model.n)
+        assert np.isfinite(positions).all() and np.isfinite(velocities).all()
+        assert (positions >= lower).all() and (positions <= upper).all()
+        assert (np.abs(velocities) <= panda_model.limits.velocity + 1e-9).all()
+
+
+def test_timeout_ramps_down_then_goes_silent_after_the_halt_messages(graph):
+    servo, sim, probe = graph
+    halt_msgs = servo.get_parameter("num_outgoing_halt_msgs_to_publish").value
+    timeout = servo.get_parameter("incoming_command_timeout").value
+    probe.stream(0.4, linear=(0.3, 0.0, 0.0))     # slow enough that the arm never lags into a re-anchor
+    last_command = time.monotonic()
+    spin_for(probe.executor, 1.0)
+    after = [sent for sent in probe.trajectories if sent.received > last_command]
+    velocities = [np.abs(sent.velocities).max() for sent in after]
+    ramp = [v for sent, v in zip(after, velocities) if sent.received > last_command + timeout + 0.02 and v > 0]
+    assert len(ramp) > 3 and np.all(np.diff(ramp) < 0), "the ramp must decelerate monotonically"
+    hold = [sent for sent, v in zip(after, velocities) if v == 0]
+    # the ramp's last step may itself command zero velocity; then come the configured hold messages
+    assert len(hold) in (halt_msgs, halt_msgs + 1), f"{len(hold)} zero-velocity messages, configured {halt_msgs}"
+    held = np.array([sent.positions[0] for sent in hold])
+    np.testing.assert_allclose(held, held[:1].repeat(len(held), 0), atol=1e-12)
+    assert after[-1].received < time.monotonic() - 0.5, "still publishing after the halt messages"
+    assert ServoStatus.STALE_COMMAND in probe.codes() and probe.codes()[-1] == ServoStatus.STOPPED
+
+
+def test_invalid_twists_are_rejected_with_the_reason_and_the_node_keeps_running(graph, panda_model):
+    servo, sim, probe = graph
+    cases = [({"linear": (float("nan"), 0.0, 0.0)}, "non-finite"),
+             ({"angular": (0.0, float("inf"), 0.0)}, "non-finite"),
+             ({"linear": (0.1, 0.0, 0.0), "frame": "no_such_frame"}, "'no_such_frame' is not in the model")]
+    for twist, words in cases:
+        probe.statuses.clear()
+        probe.twist(**twist)
+        assert spin_until(probe.executor, lambda: any(
+            s.code == ServoStatus.INVALID_COMMAND and words in s.message for s in probe.statuses), 10.0), \
+            [s.message for s in probe.statuses]
+    assert "panda_hand_tcp" in probe.statuses[-1].message          # the valid frames are listed
+    p0 = _tool(panda_model, probe.joint_states[-1]).translation
+    probe.stream(0.4, linear=(0.0, 0.0, 0.5))
+    spin_for(probe.executor, 0.2)
+    assert _tool(panda_model, probe.joint_states[-1]).translation[2] - p0[2] > 0.02
+    assert probe.codes()[-1] != ServoStatus.INVALID_COMMAND     # an accepted command clears it
+
+
+def test_pause_and_resume_without_a_jump(graph):
+    servo, sim, probe = graph
+    client_pause = probe.node.create_client(Trigger, "/servo_node/pause_servo")
+    client_resume = probe.node.create_client(Trigger, "/servo_node/unpause_servo")
+
+    def call(client):
+        assert spin_until(probe.executor, client.service_is_ready)
+        future = client.call_async(Trigger.Request())
+        assert spin_until(probe.executor, future.done, 10.0)
+        assert future.result().success
+
+    probe.stream(0.3, linear=(0.0, 0.5, 0.0))
+    call(client_pause)
+    paused_at = time.monotonic()
+    probe.stream(0.4, linear=(0.0, 0.5, 0.0))               # ignored while paused
+    assert not [s for s in probe.trajectories if s.received > paused_at + 0.05]
+    assert ServoStatus.PAUSED in probe.codes()
+    resting = probe.joint_states[-1]
+    call(client_resume)
+    resumed_at = time.monotonic()
+    probe.stream(0.3, linear=(0.0, 0.5, 0.0))
+    first = next(s for s in probe.trajectories if s.received > resumed_at)
+    # the first command after resume starts at the measured state: at most one tick of motion away
+    step = np.abs(first.positions[0] - resting)
+    assert step.max() < 0.01, step
+
+
+def test_joint_states_missing_stale_wrongly_sized_or_unordered(ros, panda_model):
+    context, executor = ros
+    servo = ServoNode(context=context)
+    executor.add_node(servo)
+    probe = Probe(ros)
+    assert spin_until(executor, lambda: probe.state_pub.get_subscription_count() > 0)
+    names, home = list(panda_model.joint_names), panda_model.home()
+
+    def publish_for(seconds, msg):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            probe.state_pub.publish(msg)
+            spin_for(executor, 0.005)
+
+    assert spin_until(executor, lambda: ServoStatus.JOINT_STATE_MISSING in probe.codes())
+    # unordered with an extra joint: accepted, reordered by name
+    order = [6, 2, 0, 4, 1, 5, 3]
+    shuffled = JointState(name=["finger"] + [names[i] for i in order], position=[0.04] + [home[i] for i in order])
+    publish_for(0.3, shuffled)
+    assert probe.codes()[-1] == ServoStatus.STOPPED
+    # stale: no states -> JOINT_STATE_MISSING, then recovery
+    probe.statuses.clear()
+    spin_for(executor, 0.3)
+    assert probe.codes()[-1] == ServoStatus.JOINT_STATE_MISSING and "old" in probe.statuses[-1].message
+    publish_for(0.2, shuffled)
+    assert probe.codes()[-1] == ServoStatus.STOPPED
+    for bad, words in [(JointState(name=names[:6], position=list(home[:6])), "lacks joints ['panda_joint7']"),
+                       (JointState(name=names, position=list(home[:6])), "7 names but 6 positions"),
+                       (JointState(name=names, position=[float("nan")] + list(home[1:])), "non-finite")]:
+        probe.statuses.clear()
+        publish_for(0.3, bad)
+        messages = [s.message for s in probe.statuses]
+        assert any("joint state rejected" in m and words in m for m in messages), messages
+        assert probe.codes()[-1] == ServoStatus.JOINT_STATE_MISSING     # the last good state aged out
+        publish_for(0.2, shuffled)
+        assert probe.codes()[-1] == ServoStatus.STOPPED
+
+
+def test_runtime_parameter_update_applies_whole_or_not_at_all(graph):
+    servo, sim, probe = graph
+    ok = servo.set_parameters([Parameter("scale.linear", value=0.1)])[0]
+    assert ok.successful and servo._servo.config.scale_linear == 0.1
+    bad = servo.set_parameters_atomically([Parameter("scale.linear", value=0.3),
+                                           Parameter("max_joint_acceleration", value=[1.0, 2.0])])
+    assert not bad.successful and "max_joint_acceleration has 2 entries" in bad.reason
+    assert servo._servo.config.scale_linear == 0.1
+
+
+def test_float64_velocity_output_drives_the_forward_velocity_controller(ros, panda_model):
+    context, executor = ros
+    servo = ServoNode(context=context, parameter_overrides=[
+        Parameter("command_out_type", value="std_msgs/Float64MultiArray"),
+        Parameter("publish_joint_positions", value=False), Parameter("publish_joint_velocities", value=True),
+        Parameter("command_out_topic", value="/forward_velocity_controller/commands")])
+    sim = SimRobot(context=context)
+    executor.add_node(servo)
+    executor.add_node(sim)
+    probe = Probe(ros)
+    commands = []
+    probe.node.create_subscription(Float64MultiArray, "/forward_velocity_controller/commands",
+                                   lambda m: commands.append(np.array(m.data)), 50)
+    probe.wait_connected()
+    p0 = _tool(panda_model, probe.joint_states[-1]).translation
+    probe.stream(0.5, linear=(0.0, 0.0, -0.5))
+    spin_for(executor, 0.4)
+    assert commands and all(c.shape == (panda_model.n,) for c in commands)
+    assert np.abs(commands[-1]).max() == 0.0                      # ramped down to a stop
+    moved = _tool(panda_model, probe.joint_states[-1]).translation - p0
+    assert moved[2] < -0.03 and np.linalg.norm(moved[:2]) < 0.05 * abs(moved[2]), moved
+
+
+def test_two_instances_side_by_side_in_namespaces(ros, panda_model):
+    context, executor = ros
+    probes = {}
+    for ns in ("left", "right"):
+        remap = ["--ros-args", "-r", f"/joint_states:=/{ns}/joint_states",
+                 "-r", f"{TRAJECTORY_TOPIC}:=/{ns}{TRAJECTORY_TOPIC}"]
+        executor.add_node(ServoNode(context=context, namespace=ns, cli_args=remap))
+        executor.add_node(SimRobot(context=context, namespace=ns, cli_args=remap))
+        probes[ns] = Probe(ros, ns=f"/{ns}")
+    for probe in probes.values():
+        probe.wait_connected()
+    start = {ns: _tool(panda_model, p.joint_states[-1]).translation for ns, p in probes.items()}
+    probes["left"].stream(0.5, linear=(0.5, 0.0, 0.0))
+    spin_for(executor, 0.2)
+    moved = {ns: _tool(panda_model, p.joint_states[-1]).translation - start[ns] for ns, p in probes.items()}
+    assert moved["left"][0] > 0.03, moved
+    assert np.abs(moved["right"]).max() < 1e-9, moved
+    assert probes["right"].codes()[-1] == ServoStatus.STOPPED
