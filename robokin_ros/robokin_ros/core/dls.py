@@ -74,17 +74,20 @@ def symmetric_eigen(M, evals, V):
                     t = -t
                 c = 1.0 / np.sqrt(t * t + 1.0)
                 s = t * c
-                for k in range(m):                      # M <- M G, V <- V G
-                    mkp, mkr = M[k, p], M[k, r]
-                    M[k, p] = c * mkp - s * mkr
-                    M[k, r] = s * mkp + c * mkr
-                    vkp, vkr = V[k, p], V[k, r]
+                # M <- G^T M G touching only rows/columns p, r (M stays exactly symmetric and the
+                # annihilated pair exactly zero, so no sweep is spent re-rotating rounding residue)
+                M[p, p] -= t * apr
+                M[r, r] += t * apr
+                M[p, r] = 0.0
+                M[r, p] = 0.0
+                for k in range(m):
+                    if k != p and k != r:
+                        mkp, mkr = M[k, p], M[k, r]
+                        M[k, p] = M[p, k] = c * mkp - s * mkr
+                        M[k, r] = M[r, k] = s * mkp + c * mkr
+                    vkp, vkr = V[k, p], V[k, r]                 # V <- V G
                     V[k, p] = c * vkp - s * vkr
                     V[k, r] = s * vkp + c * vkr
-                for k in range(m):                      # M <- G^T M
-                    mpk, mrk = M[p, k], M[r, k]
-                    M[p, k] = c * mpk - s * mrk
-                    M[r, k] = s * mpk + c * mrk
         if not rotated:
             break
     for i in range(m):
@@ -92,25 +95,40 @@ def symmetric_eigen(M, evals, V):
 
 
 @njit(cache=True)
-def _solve_pass(W, r, z, sigma_threshold, max_damping, dq, nz):
-    """One DLS + null-space solve for the working Jacobian W (m, n); returns (s_min, s_max, lambda)."""
+def scratch_size(n):
+    """Length of the float64 scratch vector of `_bounded_dls_into` for n joints and up to 6 task rows.
+
+    Layout: W (6n), fixed values, unlimited velocity, null-space part (3n), G and U (2 x 36), six m-vectors
+    of `_solve_pass` (36), the remaining task r (6).
+    """
+    return 9 * n + 72 + 42
+
+
+@njit(cache=True)
+def _solve_pass(W, r, z, sigma_threshold, max_damping, dq, nz, G, U, v6):
+    """One DLS + null-space solve for the working Jacobian W (m, n); returns (s_min, s_max, lambda).
+
+    G, U: (m, m) scratch; v6: (6, m) scratch rows (eigenvalues, W z, c, y, U c, U y). No allocation.
+    """
     m, n = W.shape
-    G = np.empty((m, m))                                    # W W^T
-    for i in range(m):
+    for i in range(m):                                      # G = W W^T
         for j in range(i, m):
             acc = 0.0
             for k in range(n):
                 acc += W[i, k] * W[j, k]
             G[i, j] = acc
             G[j, i] = acc
-    evals, U = np.empty(m), np.empty((m, m))
+    evals, Wz, c, y, Uc, Uy = v6[0], v6[1], v6[2], v6[3], v6[4], v6[5]
     symmetric_eigen(G, evals, U)
     e_min, e_max = evals.min(), max(evals.max(), 0.0)
     s_min = np.sqrt(max(e_min, 0.0))
     lam = damping_factor(s_min, sigma_threshold, max_damping)
     lam2 = lam * lam
-    Wz = W @ z                                              # (m,)
-    c, y = np.empty(m), np.empty(m)
+    for i in range(m):                                      # W z
+        acc = 0.0
+        for k in range(n):
+            acc += W[i, k] * z[k]
+        Wz[i] = acc
     rank_tol = max(_RANK_RTOL * e_max, 1e-300)
     for i in range(m):
         ci, yi = 0.0, 0.0
@@ -120,7 +138,13 @@ def _solve_pass(W, r, z, sigma_threshold, max_damping, dq, nz):
         denom = evals[i] + lam2
         c[i] = ci / denom if denom > rank_tol else 0.0
         y[i] = yi / evals[i] if evals[i] > rank_tol else 0.0
-    Uc, Uy = U @ c, U @ y                                   # (m,)
+    for i in range(m):                                      # U c, U y
+        a1, a2 = 0.0, 0.0
+        for k in range(m):
+            a1 += U[i, k] * c[k]
+            a2 += U[i, k] * y[k]
+        Uc[i] = a1
+        Uy[i] = a2
     for j in range(n):
         task, back = 0.0, 0.0
         for k in range(m):
@@ -152,19 +176,35 @@ def bounded_dls(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fix
         (sigma_min, condition_number, damping): sigma_min and sigma_max / sigma_min (inf at an exact
         singularity) of the full task Jacobian A, and the lambda used in the final pass.
     """
+    scratch = np.empty(scratch_size(A.shape[1]))
+    return _bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch)
+
+
+@njit(cache=True)
+def _bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch):
+    """`bounded_dls` working in a caller-owned float64 scratch vector (>= scratch_size(n)): no allocation."""
     m, n = A.shape
-    W = A.copy()                                            # (m, n) columns of fixed joints zeroed
-    r = b.copy()                                            # (m,) task left for the free joints
-    fixed_val = np.zeros(n)
-    dq = np.empty(n)
-    nz = np.empty(n)
+    W = scratch[:m * n].reshape((m, n))                     # (m, n) columns of fixed joints zeroed
+    at = 6 * n
+    fixed_val, dq, nz = scratch[at:at + n], scratch[at + n:at + 2 * n], scratch[at + 2 * n:at + 3 * n]
+    at += 3 * n
+    G = scratch[at:at + m * m].reshape((m, m))
+    U = scratch[at + 36:at + 36 + m * m].reshape((m, m))
+    at += 72
+    v6 = scratch[at:at + 6 * m].reshape((6, m))
+    r = scratch[at + 6 * m:at + 7 * m]                      # (m,) task left for the free joints
+    for i in range(m):
+        r[i] = b[i]
+        for j in range(n):
+            W[i, j] = A[i, j]
     for j in range(n):
         fixed_out[j] = 0
+        fixed_val[j] = 0.0
     s_min0 = 0.0
     cond0 = np.inf
     lam = 0.0
     for it in range(n + 1):
-        s_min, s_max, lam = _solve_pass(W, r, z, sigma_threshold, max_damping, dq, nz)
+        s_min, s_max, lam = _solve_pass(W, r, z, sigma_threshold, max_damping, dq, nz, G, U, v6)
         if it == 0:
             s_min0 = s_min
             cond0 = s_max / s_min if s_min > 0.0 else np.inf
@@ -217,18 +257,21 @@ def velocity_ik_step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, 
         use_prev: apply the acceleration window. dt: step [s].
         joints: (5, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME.
         scalars: (7,) entries S_MARGIN ... S_COND_CHECK (see IkSettings).
-        work: (4, n) scratch, rows = lower bound, upper bound, secondary velocity, unlimited DLS velocity.
+        work: (4 n + scratch_size(n),) scratch: lower bound, upper bound, secondary velocity, unlimited
+            DLS velocity (n each), then the `_bounded_dls_into` scratch (so a tick allocates nothing).
         fixed: (n,) int8 output of `bounded_dls`. out: (n,) final velocity.
 
     Returns:
         (sigma_min, condition_number, damping, uniform_scale, limit_outcome, limited, n_fixed): `limited`
         False means `out` was not written (singularity check pending); n_fixed = joints held at a bound.
     """
-    lo, hi, z, dq = work[0], work[1], work[2], work[3]
+    n = q.shape[0]
+    lo, hi, z, dq = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n]
     position_velocity_bounds(q, joints[J_LOWER], joints[J_UPPER], scalars[S_MARGIN], dt, joints[J_AMAX], lo, hi)
     nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], scalars[S_ZONE], scalars[S_LIMIT_GAIN],
                        joints[J_HOME], scalars[S_POSTURE_GAIN], z)
-    s_min, cond, lam = bounded_dls(A, b, z, lo, hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed)
+    s_min, cond, lam = _bounded_dls_into(A, b, z, lo, hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
+                                         work[4 * n:])
     n_fixed = 0
     for j in range(fixed.shape[0]):
         n_fixed += fixed[j]

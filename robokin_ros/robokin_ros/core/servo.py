@@ -73,6 +73,18 @@ def _window_arrays(q, v, lower, upper, times, positions, velocities):
                 positions[i, j], velocities[i, j] = p, v[j]
 
 
+@njit(cache=True)
+def _advance_arrays(q, v, dt, lower, upper, times, q_next, q_out, v_out, positions, velocities):
+    """One tracking tick's arrays in one call: q_next = q + v dt, q_out = q_next clamped, v_out = v,
+    and the look-ahead of `_window_arrays` from q_out."""
+    for j in range(q.shape[0]):
+        p = q[j] + v[j] * dt
+        q_next[j] = p
+        q_out[j] = min(max(p, lower[j]), upper[j])
+        v_out[j] = v[j]
+    _window_arrays(q_out, v, lower, upper, times, positions, velocities)
+
+
 class Servo:
     """Stateful twist servo for one robot chain; feed it commands and measurements, call `step` each tick."""
 
@@ -160,9 +172,16 @@ class Servo:
         twist = self._converter.to_tool_twist_base(q, self._command_si, self._command_frame,
                                                    self.config.apply_twist_about_tool)
         result = self._ik.solve(q, twist, dt=self._dt, previous_velocities=self._velocities, check=False)
-        self._advance(result.velocities)
-        return self._output(result.status, result.message, True, result.locked_joints, result.sigma_min,
-                            result.condition_number, result.velocity_scale)
+        # = self._advance(v) then self._output(...), fused into one compiled call (~2 us less per tick)
+        v, t, n = result.velocities, self._window_times, len(q)
+        q_next, q_out, v_out = np.empty(n), np.empty(n), np.empty(n)
+        positions, velocities = np.empty((len(t), n)), np.empty((len(t), n))
+        _advance_arrays(q, v, self._dt, self._lower, self._upper, t, q_next, q_out, v_out, positions, velocities)
+        self._velocities, self._positions = v, q_next
+        window = _frozen(TrajectoryWindow, _WINDOW_FIELDS, (t.copy(), positions, velocities))
+        return _frozen(ServoOutput, _OUTPUT_FIELDS, (q_out, v_out, window, result.status, result.message,
+                                                     result.locked_joints, result.sigma_min,
+                                                     result.condition_number, result.velocity_scale, True))
 
     def _stale(self, never_commanded: bool) -> ServoOutput:
         v = self._velocities

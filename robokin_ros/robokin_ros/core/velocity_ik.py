@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import pinocchio as pin
 
 from .config import ServoConfig
 from . import dls
@@ -29,7 +30,11 @@ from .status import ServoStatus
 from .validation import check_vector
 
 AXIS_FRAMES = ("base", "tool")
+_frame_jacobian, _LWA, _empty, _step = (pin.computeFrameJacobian, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED, np.empty,
+                                        dls.velocity_ik_step)
+_OK = ServoStatus.OK
 _OK_SENTENCE = ServoStatus.OK.sentence
+_OK_ACCELERATION_SENTENCE = f"{_OK_SENTENCE}, acceleration-limited"
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,16 +92,34 @@ class VelocityIkResult:
     velocity_scale: float           # uniform scale applied (1 = none)
     damping: float                  # lambda used in the final solve
 
+    def __getattr__(self, name: str) -> str:
+        # `message` is formatted on first read (float formatting costs ~0.5 us a tick, and a servo loop
+        # rarely reads it): `_fast` stores the sentence's start, the numbers are the fields themselves.
+        values = self.__dict__
+        if name != "message" or "_prefix" not in values:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        message = _sentence(values["_prefix"], values["sigma_min"], values["condition_number"], values["damping"])
+        values["message"] = message
+        return message
+
     @classmethod
-    def _fast(cls, *values) -> VelocityIkResult:
+    def _fast(cls, velocities, status, prefix, locked_joints, sigma_min, condition_number, velocity_scale,
+              damping) -> VelocityIkResult:
         # The generated frozen __init__ costs ~1 us (one object.__setattr__ per field) at 1 kHz; filling
-        # __dict__ directly builds the identical object. Values in field order.
-        result = object.__new__(cls)
-        result.__dict__.update(zip(_RESULT_FIELDS, values))
+        # __dict__ directly builds the same object, its message "<prefix> (<numbers>)" built when read.
+        result = _new(cls)
+        result.__dict__.update(velocities=velocities, status=status, _prefix=prefix, locked_joints=locked_joints,
+                               sigma_min=sigma_min, condition_number=condition_number,
+                               velocity_scale=velocity_scale, damping=damping)
         return result
 
 
-_RESULT_FIELDS = tuple(VelocityIkResult.__dataclass_fields__)
+_new = object.__new__
+_fast = VelocityIkResult._fast
+
+
+def _sentence(prefix: str, sigma_min: float, cond: float, damping: float) -> str:
+    return f"{prefix} (sigma_min {sigma_min:.3g}, condition number {cond:.3g}, damping {damping:.3g})"
 
 
 def _settings_problems(s: IkSettings) -> list[str]:
@@ -160,9 +183,13 @@ class VelocityIk:
                                   settings.joint_limit_avoidance_gain, settings.posture_gain,
                                   settings.sigma_threshold, settings.max_damping, cond_check])
         # work buffers reused every step (results get fresh arrays): bounds, secondary, unlimited velocity
-        self._work = np.empty((4, n))
-        self._lo, self._hi, self._dq = self._work[0], self._work[1], self._work[3]
+        self._work = np.empty(4 * n + dls.scratch_size(n))
+        self._lo, self._hi, self._dq = self._work[:n], self._work[n:2 * n], self._work[3 * n:4 * n]
         self._fixed = np.zeros(n, dtype=np.int8)
+        # hot-path shortcut: `robot.frame_jacobian_fast` returns Pinocchio's Jacobian untouched when the
+        # positions are Pinocchio's q, the base is the world and the chain has more than one joint
+        self._n, self._tip, self._model, self._data = n, robot.tip_frame_id, robot.model, robot.data
+        self._raw_jacobian = robot.model.nq == robot.model.nv == n > 1 and robot.world_T_base.isIdentity(1e-12)
 
     @property
     def velocity_limits(self) -> np.ndarray:
@@ -213,28 +240,28 @@ class VelocityIk:
         if check:
             positions, twist, previous_velocities, axis_mask = self._check(
                 positions, twist, dt, frame_id, axis_mask, axis_frame, previous_velocities)
-        fid = self.robot.tip_frame_id if frame_id is None else frame_id
-        if axis_mask is None and axis_frame == "base":     # the common case, without the extra call
-            A, b = self.robot.frame_jacobian_fast(self.robot.to_pinocchio_q(positions), fid), twist
-        else:
+        fid = self._tip if frame_id is None else frame_id
+        if axis_mask is not None or axis_frame != "base":
             A, b = self.task(positions, twist, fid, axis_mask, axis_frame)
+        elif self._raw_jacobian:                           # the common case: Pinocchio's array as is
+            A, b = _frame_jacobian(self._model, self._data, positions, fid, _LWA), twist
+        else:
+            A, b = self.robot.frame_jacobian_fast(self.robot.to_pinocchio_q(positions), fid), twist
         use_prev = previous_velocities is not None and self._has_amax
         prev = previous_velocities if use_prev else self._zeros
-        out = np.empty(self.robot.n)
-        sigma_min, cond, damping, scale, outcome, limited, n_fixed = dls.velocity_ik_step(
+        out = _empty(self._n)
+        sigma_min, cond, damping, scale, outcome, limited, n_fixed = _step(
             A, b, positions, prev, use_prev, dt, self._joints, self._scalars, self._work, self._fixed, out)
         sing_status = ServoStatus.OK
         if not limited:                                    # condition number above the lower threshold
             scale, sing_status = singularity_scale(self, positions, A, self._dq, fid, axis_mask, axis_frame)
             scale, outcome = limit_velocity(self._dq, scale, prev, use_prev, self._vmax, self._amax, dt,
                                             self._lo, self._hi, out)
-        if outcome == 0 and sing_status == ServoStatus.OK and n_fixed == 0:      # the hot path
-            return VelocityIkResult._fast(out, ServoStatus.OK, f"{_OK_SENTENCE} (sigma_min {sigma_min:.3g}, "
-                                          f"condition number {cond:.3g}, damping {damping:.3g})", (),
-                                          sigma_min, cond, scale, damping)
+        if outcome == 0 and sing_status == _OK and n_fixed == 0:      # the hot path
+            return _fast(out, _OK, _OK_SENTENCE, (), sigma_min, cond, scale, damping)
         locked, braking = self._bound_joints() if n_fixed else ((), ())
-        status, message = self._describe(sing_status, locked, braking, outcome, sigma_min, cond, damping)
-        return VelocityIkResult._fast(out, status, message, locked, sigma_min, cond, scale, damping)
+        status, prefix = self._describe(sing_status, locked, braking, outcome)
+        return _fast(out, status, prefix, locked, sigma_min, cond, scale, damping)
 
     # ---- helpers ----------------------------------------------------------------------------------
     def _check(self, positions, twist, dt, frame_id, axis_mask, axis_frame, previous_velocities):
@@ -265,21 +292,21 @@ class VelocityIk:
         return (tuple(names[j] for j in fixed if self._dq[j] == 0.0),
                 tuple(names[j] for j in fixed if self._dq[j] != 0.0))
 
-    def _describe(self, sing_status, locked, braking, outcome, sigma_min, cond, damping):
-        """Status (most severe first: halt, joint bound, singularity slowing, velocity limit) and sentence."""
-        numbers = f"sigma_min {sigma_min:.3g}, condition number {cond:.3g}, damping {damping:.3g}"
+    def _describe(self, sing_status, locked, braking, outcome):
+        """Status (most severe first: halt, joint bound, singularity slowing, velocity limit) and the start
+        of its sentence (the result appends the sigma_min / condition number / damping numbers)."""
         if sing_status == ServoStatus.HALT_FOR_SINGULARITY:
-            return sing_status, f"{sing_status.sentence} ({numbers})"
+            return sing_status, sing_status.sentence
         if locked or braking:
             index = self.robot.joint_index
             parts = [f"{name} locked at its {'upper' if self._hi[index(name)] == 0.0 else 'lower'} limit"
                      for name in locked]
             parts += [f"{name} slowed to stop at its limit margin" for name in braking]
-            return ServoStatus.JOINT_BOUND, f"{ServoStatus.JOINT_BOUND.sentence}: {'; '.join(parts)} ({numbers})"
+            return ServoStatus.JOINT_BOUND, f"{ServoStatus.JOINT_BOUND.sentence}: {'; '.join(parts)}"
         if sing_status != ServoStatus.OK:
-            return sing_status, f"{sing_status.sentence} ({numbers})"
+            return sing_status, sing_status.sentence
         if outcome == LIMIT_VELOCITY:
-            return ServoStatus.VELOCITY_LIMITED, f"{ServoStatus.VELOCITY_LIMITED.sentence} ({numbers})"
+            return ServoStatus.VELOCITY_LIMITED, ServoStatus.VELOCITY_LIMITED.sentence
         if outcome in (LIMIT_ACCELERATION, LIMIT_ACCELERATION_CLIP):
-            return ServoStatus.OK, f"{ServoStatus.OK.sentence}, acceleration-limited ({numbers})"
-        return ServoStatus.OK, f"{ServoStatus.OK.sentence} ({numbers})"
+            return ServoStatus.OK, _OK_ACCELERATION_SENTENCE
+        return ServoStatus.OK, _OK_SENTENCE
