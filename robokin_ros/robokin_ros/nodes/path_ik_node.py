@@ -95,9 +95,17 @@ class PathIkNode(Node):
             self._state = (measured.positions, measured.received_at)
 
     def _current_positions(self) -> np.ndarray:
-        with self._lock:
-            state = self._state
-        if state is None or receive_time() - state[1] > self._config.joint_state_timeout:
+        # A goal may arrive before the first joint state of a freshly started graph: wait one timeout for it
+        # (the subscription runs in parallel on the multi-threaded executor) before refusing the goal.
+        deadline = receive_time() + self._config.joint_state_timeout
+        while True:
+            with self._lock:
+                state = self._state
+            fresh = state is not None and receive_time() - state[1] <= self._config.joint_state_timeout
+            if fresh or receive_time() >= deadline:
+                break
+            time.sleep(0.005)
+        if not fresh:
             age = "none received" if state is None else f"last one {receive_time() - state[1]:.2f} s old"
             raise GoalAbort(Result.NO_JOINT_STATE, f"no fresh joint state on {self._config.joint_topic} "
                                                    f"({age}; timeout {self._config.joint_state_timeout} s)")
