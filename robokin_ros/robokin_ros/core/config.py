@@ -140,6 +140,9 @@ class ServoConfig:
                                              "range", unit="1/s", ge=0.0, le=100.0)
     joint_limit_avoidance_zone: float = spec(0.25, "share of the range on each side where the push acts",
                                              gt=0.0, le=0.5)
+    locked_direction_tolerance: float = spec(0.2, "with joints held at a limit, slow down when the other "
+                                             "joints move the tool this share off the commanded twist "
+                                             "(halt at it, slowing from half of it)", gt=0.0, le=10.0)
     posture_gain: float = spec(0.0, "null-space pull toward home_positions", unit="1/s", ge=0.0, le=100.0)
     home_positions: tuple = spec((), "posture target (empty = the robot's home)", unit="rad")
     max_joint_velocity: tuple = spec((), "per-joint velocity limits (empty = URDF)", unit="rad/s", gt=0.0)

@@ -60,29 +60,43 @@ def _clamped(q, lower, upper):
 
 @njit(cache=True)
 def _window_arrays(q, v, lower, upper, times, positions, velocities):
-    """Fill the look-ahead (k, n): q + v (t - t0) clamped to the limits, velocity 0 where clamped."""
-    for i in range(times.shape[0]):
-        h = times[i] - times[0]
-        for j in range(q.shape[0]):
-            p = q[j] + v[j] * h
-            if p > upper[j]:
-                positions[i, j], velocities[i, j] = upper[j], 0.0
-            elif p < lower[j]:
-                positions[i, j], velocities[i, j] = lower[j], 0.0
+    """Fill the look-ahead (k, n): q + v t clamped to the limits (q is the state at times[0] = 0).
+
+    A joint's velocity is 0 at the points where it is clamped and at the point just before the first of
+    them, so a controller's cubic interpolation between points cannot overshoot the limit."""
+    for j in range(q.shape[0]):
+        clamped_from = times.shape[0]
+        for i in range(times.shape[0]):
+            p = q[j] + v[j] * times[i]
+            if p > upper[j] or p < lower[j]:
+                positions[i, j], velocities[i, j] = min(max(p, lower[j]), upper[j]), 0.0
+                if clamped_from == times.shape[0]:
+                    clamped_from = i
             else:
                 positions[i, j], velocities[i, j] = p, v[j]
+        if 1 < clamped_from < times.shape[0]:
+            velocities[clamped_from - 1, j] = 0.0
+
+
+def window_times(dt: float, latency: float) -> np.ndarray:
+    """Look-ahead times [s]: 0 (the state now), dt (the next command), then at most eight more points up to
+    `latency`. Points beyond dt only extrapolate the velocity, so a coarse grid describes the same motion
+    and keeps the message small at 1 kHz."""
+    step = max(dt, latency / 8.0)
+    later = np.arange(1, int(np.ceil(max(latency - dt, 0.0) / step - 1e-9)) + 1) * step + dt
+    return np.concatenate(([0.0, dt], later, [] if len(later) else [2 * dt]))
 
 
 @njit(cache=True)
 def _advance_arrays(q, v, dt, lower, upper, times, q_next, q_out, v_out, positions, velocities):
     """One tracking tick's arrays in one call: q_next = q + v dt, q_out = q_next clamped, v_out = v,
-    and the look-ahead of `_window_arrays` from q_out."""
+    and the look-ahead of `_window_arrays` from the state now, q (so its point at dt is q_out)."""
     for j in range(q.shape[0]):
         p = q[j] + v[j] * dt
         q_next[j] = p
         q_out[j] = min(max(p, lower[j]), upper[j])
         v_out[j] = v[j]
-    _window_arrays(q_out, v, lower, upper, times, positions, velocities)
+    _window_arrays(_clamped(q, lower, upper), v, lower, upper, times, positions, velocities)
 
 
 class Servo:
@@ -109,12 +123,11 @@ class Servo:
         config.check_joint_lists(self.joint_names)
         ik = VelocityIk(self.robot, IkSettings.from_servo_config(config, self.robot))
         dt = config.publish_period
-        k = max(3, math.ceil(config.max_expected_latency / dt - 1e-9))
         self.config, self._ik, self._dt = config, ik, dt
         command = getattr(self, "_command", None)
         if command is not None:                       # units/scales may have changed
             self._command_si = command_to_si(command.linear, command.angular, config)
-        self._window_times = dt * np.arange(1, k + 1)                # (k,) [s]
+        self._window_times = window_times(dt, config.max_expected_latency)     # (k,) [s]
         self._amax = ik.acceleration_limits
 
     def set_command(self, command: TwistCommand) -> None:
@@ -191,6 +204,10 @@ class Servo:
         self._hold_ticks += 1
         limit = self.config.num_outgoing_halt_msgs_to_publish
         publish = limit == 0 or self._hold_ticks <= limit
+        if not publish:
+            # Silent: another controller may move the arm now, so the next command starts from where the
+            # arm is, not from where the servo last left it (no jump after e.g. a path execution).
+            self._anchor_needed = True
         why = "no command received yet" if never_commanded else "the last command timed out"
         return self._hold(ServoStatus.STOPPED, f"{ServoStatus.STOPPED.sentence} ({why})", publish)
 
@@ -240,7 +257,8 @@ class Servo:
                                                      sigma_min, cond, scale, publish))
 
     def _window(self, q: np.ndarray, v: np.ndarray) -> TrajectoryWindow:
-        """Look-ahead at dt, 2dt, ...: q is the state at dt; later points extrapolate v, clamped to limits."""
+        """Look-ahead from now (time 0, state q - v dt) through dt (q) and on; points extrapolate v, clamped."""
+        q = _clamped(q - v * self._dt, self._lower, self._upper)
         t = self._window_times
         positions, velocities = np.empty((len(t), len(q))), np.empty((len(t), len(q)))     # (k, n)
         _window_arrays(q, v, self._lower, self._upper, t, positions, velocities)

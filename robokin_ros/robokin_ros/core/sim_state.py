@@ -53,6 +53,12 @@ class SimulatedJoints:
     def follow(self, points: TrajectoryPoints, start: float) -> None:
         """Replace the active command by a trajectory starting at `start` [s]; InvalidInputError if invalid."""
         check_trajectory(points, self._lower, self._upper, self.joint_names)
+        lead = start - self._last
+        if lead > 0.0:
+            # Starts in the future: like JointTrajectoryController, move from the current state to the
+            # first point by its time instead of jumping there.
+            points = TrajectoryPoints(points.times + lead, points.positions, points.velocities)
+            start = self._last
         self._follower = TrajectoryFollower(points, self.positions.copy(), self.velocities.copy())
         self._started, self._target, self._velocity_cmd = start, None, None
 

@@ -59,3 +59,57 @@ def singularity_scale(ik: VelocityIk, positions: np.ndarray, A: np.ndarray, dq: 
         return 1.0, ServoStatus.OK
     scale = max(MIN_LEAVING_SCALE, 1.0 - (cond - lower) / (hard - lower))
     return scale, ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
+
+
+def damping_status(ik: VelocityIk, positions: np.ndarray, A: np.ndarray, dq: np.ndarray, frame_id: int,
+                   axis_mask, axis_frame: str) -> ServoStatus:
+    """While damping is active (sigma_min below its threshold), say whether the motion approaches the
+    singularity or leaves it, by the condition number one small step along the motion."""
+    largest = float(np.max(np.abs(dq)))
+    if largest == 0.0:
+        return ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY
+    probe = positions + (PROBE_STEP / largest) * dq
+    A_probe, _ = ik.task(probe, np.zeros(6), frame_id, axis_mask, axis_frame)
+    if condition_number(A_probe) > condition_number(A):
+        return ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY
+    return ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
+
+
+# Rotation is compared with travel through a lever of this length [m]: 1 rad/s of tool rotation counts like
+# 0.1 m/s, so a pure rotation command that drags the tool origin at 5 cm/s is 50 % off its direction.
+DIRECTION_LEVER = 0.1
+
+
+def direction_guard(A: np.ndarray, b: np.ndarray, dq: np.ndarray, tolerance: float,
+                    angular_rows: np.ndarray | None = None) -> tuple[float, float]:
+    """Speed factor in [0, 1] that keeps the commanded twist's direction when joints are held at limits.
+
+    The achieved task velocity A dq splits into a part along the command b and a part across it; the
+    relative size of the part across, |A dq - alpha b| / |b|, is how far the tool leaves the commanded
+    direction. Below tolerance / 2 nothing changes; from there the factor falls linearly to 0 at
+    `tolerance` (Drake's DiffIK keeps the direction exactly; this is the servo's softer version).
+
+    Args:
+        A: (m, n) task Jacobian. b: (m,) commanded task velocity. dq: (n,) candidate velocity.
+        tolerance: relative error at which the factor reaches 0 (inf = off).
+        angular_rows: (m,) bool, rows that are angular velocities (scaled by DIRECTION_LEVER); None = the
+            six rows [v; w].
+
+    Returns:
+        (factor, relative error across the command).
+    """
+    if not np.isfinite(tolerance):
+        return 1.0, 0.0
+    if angular_rows is None:
+        angular_rows = np.arange(len(b)) >= 3
+    weights = np.where(angular_rows, DIRECTION_LEVER, 1.0)              # (m,) [m per rad]
+    b = weights * b
+    bb = float(b @ b)
+    if bb <= 1e-18:
+        return 1.0, 0.0
+    achieved = weights * (A @ dq)                                        # (m,)
+    alpha = float(achieved @ b) / bb
+    off = float(np.linalg.norm(achieved - alpha * b)) / np.sqrt(bb)
+    if alpha <= 0.0:
+        return 0.0, max(off, 1.0)
+    return float(np.clip((tolerance - off) / (0.5 * tolerance), 0.0, 1.0)), off

@@ -25,11 +25,12 @@ from . import dls
 from .errors import ConfigError, InvalidInputError
 from .limits import LIMIT_ACCELERATION, LIMIT_ACCELERATION_CLIP, LIMIT_VELOCITY, limit_velocity
 from .robot import RobotModel
-from .singularity import singularity_scale
+from .singularity import damping_status, direction_guard, singularity_scale
 from .status import ServoStatus
 from .validation import check_vector
 
 AXIS_FRAMES = ("base", "tool")
+DEBOUNCE_STEPS = 25      # steps a new approaching/leaving verdict must hold before it is reported
 _frame_jacobian, _LWA, _empty, _step = (pin.computeFrameJacobian, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED, np.empty,
                                         dls.velocity_ik_step)
 _OK = ServoStatus.OK
@@ -51,6 +52,10 @@ class IkSettings:
     joint_limit_avoidance_gain: float = 1.0   # [1/s]
     joint_limit_avoidance_zone: float = 0.25  # share of the range on each side
     posture_gain: float = 0.0            # [1/s]
+    # With joints held at a limit, the others may be unable to produce the commanded twist; rather than
+    # drifting the tool sideways (least squares), the motion slows from half this relative direction error
+    # and halts at it. inf = off (pure least squares).
+    locked_direction_tolerance: float = 0.2
     home_positions: np.ndarray | None = None        # None = robot.home()
     velocity_limits: np.ndarray | None = None       # [rad/s] None = robot.limits.velocity
     acceleration_limits: np.ndarray | None = None   # [rad/s^2] None = no acceleration limit
@@ -74,6 +79,7 @@ class IkSettings:
                    joint_limit_avoidance_gain=config.joint_limit_avoidance_gain,
                    joint_limit_avoidance_zone=config.joint_limit_avoidance_zone,
                    posture_gain=config.posture_gain,
+                   locked_direction_tolerance=config.locked_direction_tolerance,
                    home_positions=np.array(config.home_positions or robot.home(), dtype=float),
                    velocity_limits=velocity * config.velocity_scaling,
                    acceleration_limits=acceleration)
@@ -139,6 +145,8 @@ def _settings_problems(s: IkSettings) -> list[str]:
         (0 < s.joint_limit_avoidance_zone <= 0.5, f"joint_limit_avoidance_zone={s.joint_limit_avoidance_zone} "
                                                   "must be in (0, 0.5]"),
         (s.posture_gain >= 0, f"posture_gain={s.posture_gain} must be >= 0"),
+        (s.locked_direction_tolerance > 0, f"locked_direction_tolerance={s.locked_direction_tolerance} must "
+                                           "be > 0 (inf = off)"),
     ]
     return [text for ok, text in checks if not ok]
 
@@ -189,6 +197,8 @@ class VelocityIk:
         # hot-path shortcut: `robot.frame_jacobian_fast` returns Pinocchio's Jacobian untouched when the
         # positions are Pinocchio's q, the base is the world and the chain has more than one joint
         self._n, self._tip, self._model, self._data = n, robot.tip_frame_id, robot.model, robot.data
+        self._damping_status: ServoStatus | None = None
+        self._damping_votes = 0
         self._raw_jacobian = robot.model.nq == robot.model.nv == n > 1 and robot.world_T_base.isIdentity(1e-12)
 
     @property
@@ -252,18 +262,42 @@ class VelocityIk:
         out = _empty(self._n)
         sigma_min, cond, damping, scale, outcome, limited, n_fixed = _step(
             A, b, positions, prev, use_prev, dt, self._joints, self._scalars, self._work, self._fixed, out)
-        sing_status = ServoStatus.OK
+        sing_status, pre_scale = ServoStatus.OK, 1.0
         if not limited:                                    # condition number above the lower threshold
-            scale, sing_status = singularity_scale(self, positions, A, self._dq, fid, axis_mask, axis_frame)
-            scale, outcome = limit_velocity(self._dq, scale, prev, use_prev, self._vmax, self._amax, dt,
+            pre_scale, sing_status = singularity_scale(self, positions, A, self._dq, fid, axis_mask, axis_frame)
+            scale, outcome = limit_velocity(self._dq, pre_scale, prev, use_prev, self._vmax, self._amax, dt,
                                             self._lo, self._hi, out)
-        if outcome == 0 and sing_status == _OK and n_fixed == 0:      # the hot path
+        if outcome == 0 and sing_status == _OK and n_fixed == 0 and damping == 0.0:      # the hot path
             return _fast(out, _OK, _OK_SENTENCE, (), sigma_min, cond, scale, damping)
+        blocked = ""
+        if n_fixed:
+            rows = None if axis_mask is None else np.flatnonzero(axis_mask) >= 3
+            guard, off = direction_guard(A, b, self._dq, self.settings.locked_direction_tolerance, rows)
+            if guard < 1.0:
+                scale, outcome = limit_velocity(self._dq, pre_scale * guard, prev, use_prev, self._vmax,
+                                                self._amax, dt, self._lo, self._hi, out)
+                blocked = (f"; the other joints cannot follow this twist without moving the tool "
+                           f"{off:.0%} off it: {'halted' if guard == 0.0 else 'slowing'}")
+        if sing_status == _OK and damping > 0.0:
+            sing_status = self._debounced(damping_status(self, positions, A, self._dq, fid, axis_mask,
+                                                         axis_frame))
         locked, braking = self._bound_joints() if n_fixed else ((), ())
         status, prefix = self._describe(sing_status, locked, braking, outcome)
-        return _fast(out, status, prefix, locked, sigma_min, cond, scale, damping)
+        return _fast(out, status, prefix + blocked, locked, sigma_min, cond, scale, damping)
 
     # ---- helpers ----------------------------------------------------------------------------------
+    def _debounced(self, status: ServoStatus) -> ServoStatus:
+        """Approaching vs leaving a singularity, changed only after DEBOUNCE_STEPS steps agree: pushed into
+        the workspace boundary, the arm hovers at sigma_min ~ 0 and the one-step probe flips sign each step,
+        which would flood a status display."""
+        if status == self._damping_status:
+            self._damping_votes = 0
+        else:
+            self._damping_votes += 1
+            if self._damping_votes >= DEBOUNCE_STEPS or self._damping_status is None:
+                self._damping_status, self._damping_votes = status, 0
+        return self._damping_status
+
     def _check(self, positions, twist, dt, frame_id, axis_mask, axis_frame, previous_velocities):
         positions = self.robot.check_positions(positions)
         twist = check_vector("twist", twist, 6)

@@ -11,6 +11,7 @@ Callbacks only store the newest message with its receive time; one timer (publis
 from __future__ import annotations
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TwistStamped
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
@@ -57,6 +58,7 @@ class ServoNode(Node):
         self._last_status_key: tuple | None = None
         self._last_status_time = -float("inf")
         self._reuse: JointTrajectory | None = None
+        self._stamp_ns: int | None = None       # time of the commanded state (see _command_stamp)
 
         self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_twist, _LATEST_ONLY)
         self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, _LATEST_ONLY)
@@ -95,10 +97,13 @@ class ServoNode(Node):
     # ---- the loop ----------------------------------------------------------------------------------
     def _tick(self) -> None:
         now = receive_time()
+        # The trajectory's time 0 is this tick: a controller that receives it late samples it at the right
+        # time instead of rushing from its state to the first point (latency jitter would become jerk).
+        stamp = self._command_stamp()
         self._take_inputs(now)
         output = self._servo.step(now)
         if output.publish:
-            self._publish_command(output)
+            self._publish_command(output, stamp)
         self._publish_status(output, now)
 
     def _take_inputs(self, now: float) -> None:
@@ -125,10 +130,32 @@ class ServoNode(Node):
         if suffix is not None:
             self.get_logger().warning(reason + suffix)
 
-    def _publish_command(self, output: ServoOutput) -> None:
+    def _command_stamp(self) -> Time:
+        """The time the commanded state belongs to.
+
+        The core integrates exactly publish_period per tick, so the stamp advances by the same amount: then
+        every window agrees with the previous ones on where the arm is at any instant, and a late tick or
+        message is harmless (the controller samples further into the window). The stamp never runs ahead
+        of the clock (the controller would see a trajectory starting in the future); when late ticks have
+        let it fall behind by a quarter of the window, it slews back at a tenth of a period per tick (a 10 %
+        time stretch, not a jump); a time jump of a second or more re-syncs at once."""
+        now_ns = self.get_clock().now().nanoseconds
+        period_ns = int(round(self._config.publish_period * 1e9))
+        last = self._stamp_ns
+        candidate = now_ns if last is None else last + period_ns
+        lag = now_ns - candidate
+        if candidate > now_ns or lag > 1_000_000_000:
+            candidate = now_ns
+        elif lag > self._config.max_expected_latency * 0.25e9:
+            candidate += min(lag, period_ns // 10)
+        self._stamp_ns = candidate
+        return Time(sec=candidate // 1_000_000_000, nanosec=candidate % 1_000_000_000)
+
+    def _publish_command(self, output: ServoOutput, stamp: Time) -> None:
         cfg = self._config
         if cfg.command_out_type == _TRAJECTORY:
             self._reuse = trajectory_msg(self._joint_names, output.window, self._reuse)
+            self._reuse.header.stamp = stamp
             self._command_pub.publish(self._reuse)
         else:
             values = output.positions if cfg.publish_joint_positions else output.velocities

@@ -104,7 +104,7 @@ def twist_msg(command: TwistCommand) -> TwistStamped:
 # ---- JointTrajectory <-> TrajectoryWindow / TrajectoryPoints --------------------------------------
 def trajectory_msg(joint_names: Sequence[str], window: TrajectoryWindow,
                    reuse: JointTrajectory | None = None) -> JointTrajectory:
-    """TrajectoryWindow -> JointTrajectory with a zero stamp ("start now", as MoveIt Servo sends).
+    """TrajectoryWindow -> JointTrajectory (stamp zero = "start now"; the servo node stamps its tick time).
 
     Args:
         joint_names: chain order names.

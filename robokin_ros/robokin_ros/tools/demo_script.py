@@ -33,10 +33,14 @@ def demo_phases(scale_linear: float = 0.4, scale_rotational: float = 0.8) -> lis
         Phase("rotate about tool z", 2.0, (0, 0, 0), (0, 0, w), frame="tool",
               expect="tool spins in place: its origin must not move"),
         Phase("stretch outward", 7.0, (2 * v, 0, 0.5 * v), (0, 0, 0),
-              expect="arm straightens: sigma_min falls, the servo slows, the elbow joint locks at its limit"),
-        Phase("back from stretch", 2.0, (-2 * v, 0, 0), (0, 0, 0), expect="leaves the stretched pose at once"),
-        Phase("twist the wrist to its limit", 6.0, (0, 0, 0), (0, 0, 1.5 * w), frame="tool",
-              expect="the last joint reaches its limit and locks; the others take over what they can"),
+              expect="the arm straightens into its workspace boundary: sigma_min falls to ~0, damping keeps "
+                     "the joints bounded and the arm stops at the boundary"),
+        Phase("back from stretch", 2.0, (-2 * v, 0, 0), (0, 0, 0),
+              expect="leaves the singular pose at once (slowly at first: near sigma_min = 0 the joint speeds "
+                     "it would take are bounded by damping)"),
+        Phase("twist the wrist to its limit", 4.0, (0, 0, 0), (0, 0, 1.5 * w), frame="tool",
+              expect="the last joint locks at its limit; the others cannot spin the tool in place, so the "
+                     "servo halts rather than swing the tool"),
         Phase("silence", 1.5, (0, 0, 0), (0, 0, 0), expect="no command: ramp to zero, then hold"),
     ]
 
@@ -48,7 +52,7 @@ class PhaseReport:
     name: str
     commanded_speed: float            # [m/s] or [rad/s] of the dominant part
     median_speed_error: float         # [m/s | rad/s], after the first 0.3 s (acceleration ramp)
-    tool_origin_drift: float          # [m] distance the tool origin moved (meaningful for pure rotations)
+    tool_origin_drift: float          # [m] tool origin travel after the first 0.3 s (pure rotations: ~0)
     min_sigma: float
     statuses: tuple[str, ...]
     locked_joints: tuple[str, ...]

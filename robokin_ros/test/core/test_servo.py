@@ -207,14 +207,47 @@ def test_window_covers_the_latency_and_is_clamped_to_limits(panda):
     loop = Loop(panda, q0=q0, command_in_type="speed_units", max_expected_latency=0.05)
     out = loop.run(30, cmd([0, 0, 0], [0, 0, 0.3]))[-1]       # turning about z drives joint 1 up
     w = out.window
-    assert len(w.times) == 25 and np.allclose(w.times, DT * np.arange(1, 26))
-    np.testing.assert_array_equal(w.positions[0], out.positions)
+    # time 0 = this tick's state, dt = the commanded positions, then a coarse grid up to the latency
+    assert w.times[0] == 0.0 and w.times[1] == DT and w.times[-1] >= 0.05 and len(w.times) <= 10
+    assert np.all(np.diff(w.times) > 0)
+    np.testing.assert_allclose(w.positions[1], out.positions, atol=1e-15)
     assert np.all(w.positions <= panda.limits.upper) and np.all(w.positions >= panda.limits.lower)
-    expected = np.clip(out.positions + np.outer(w.times - DT, out.velocities), panda.limits.lower,
-                       panda.limits.upper)
+    now_state = out.positions - out.velocities * DT
+    unclamped = now_state + np.outer(w.times, out.velocities)
+    expected = np.clip(unclamped, panda.limits.lower, panda.limits.upper)
     np.testing.assert_allclose(w.positions, expected, atol=1e-15)
     short = Loop(panda, max_expected_latency=0.002).run(1)[-1]
-    assert len(short.window.times) == 3
+    np.testing.assert_allclose(short.window.times, [0.0, DT, 2 * DT])
+
+
+def test_window_zeroes_velocity_where_clamped_and_just_before():
+    """A controller interpolating cubically between points must not overshoot a limit."""
+    from robokin_ros.core.servo import _window_arrays, window_times
+    t = window_times(0.002, 0.05)
+    q, v = np.array([0.0, 0.0]), np.array([1.0, -0.1])
+    lower, upper = np.array([-1.0, -1.0]), np.array([0.016, 1.0])      # joint 0 crosses its upper limit
+    positions, velocities = np.empty((len(t), 2)), np.empty((len(t), 2))
+    _window_arrays(q, v, lower, upper, t, positions, velocities)
+    first = int(np.flatnonzero(q[0] + v[0] * t > upper[0])[0])
+    np.testing.assert_array_equal(positions[first:, 0], upper[0])
+    assert np.all(velocities[first - 1:, 0] == 0.0) and np.all(velocities[:first - 1, 0] == 1.0)
+    np.testing.assert_allclose(positions[:, 1], -0.1 * t)
+    assert np.all(velocities[:, 1] == -0.1)
+    # cubic Hermite between consecutive points stays inside the limit
+    for i in range(len(t) - 1):
+        h = t[i + 1] - t[i]
+        s = np.linspace(0, 1, 50)
+        p = ((2 * s**3 - 3 * s**2 + 1) * positions[i, 0] + (s**3 - 2 * s**2 + s) * h * velocities[i, 0]
+             + (-2 * s**3 + 3 * s**2) * positions[i + 1, 0] + (s**3 - s**2) * h * velocities[i + 1, 0])
+        assert p.max() <= upper[0] + 1e-12
+
+
+def test_window_times_grid():
+    from robokin_ros.core.servo import window_times
+    for dt, latency in ((0.002, 0.05), (0.001, 0.05), (0.01, 0.05), (0.001, 0.2)):
+        t = window_times(dt, latency)
+        assert t[0] == 0.0 and t[1] == dt and t[-1] >= latency - 1e-12 and len(t) <= 10
+        assert np.all(np.diff(t) >= dt - 1e-15)
 
 
 # ---- limits over long random sequences -----------------------------------------------------------------
@@ -237,3 +270,17 @@ def test_limits_hold_over_long_random_command_sequences(panda, seed):
         assert np.all(np.abs(v) <= vmax * (1 + 1e-12))
         assert np.all(np.abs(v - prev) <= amax * DT * (1 + 1e-9) + 1e-12), out.message
         prev = v
+
+
+def test_a_silent_servo_restarts_from_where_another_controller_left_the_arm(panda):
+    """After the halt messages the servo is silent; if a path controller then moves the arm by less than
+    max_state_divergence, the next command must start from the measured state, not jump back."""
+    loop = Loop(panda, num_outgoing_halt_msgs_to_publish=2, **FAST)
+    loop.run(20, cmd([0.02, 0, 0]))
+    outs = [loop.tick() for _ in range(120)]                  # stale -> ramp -> 2 hold messages -> silent
+    assert not outs[-1].publish
+    moved = outs[-1].positions + 0.02                         # 0.02 rad < max_state_divergence (0.05)
+    loop.servo.set_measurement(JointMeasurement(moved, loop.now))
+    first = loop.tick(cmd([0.0, 0.0, 0.01]), follow=False)
+    assert np.abs(first.window.positions[0] - moved).max() < 1e-9
+    assert np.abs(first.positions - moved).max() < 1e-3          # one small step, not a 0.02 rad jump

@@ -93,3 +93,36 @@ def test_invalid_trajectory_keeps_the_active_command(panda):
         joints.follow(bad, start=0.0)
     joints.step(0.1)
     np.testing.assert_allclose(joints.velocities, 0.1)
+
+
+def test_stamped_stream_of_windows_is_followed_without_velocity_ripple(panda):
+    """The servo stamps each window with the time of its first point; the simulated controller then samples
+    the same motion whatever the latency of each message (jittery latency must not become jerk)."""
+    from robokin_ros.core.servo import window_times
+    rng = np.random.default_rng(4)
+    q0, v, dt = panda.home(), np.full(panda.n, 0.1), 0.002
+    times = window_times(dt, 0.05)
+    sim = SimulatedJoints(panda, q0, 0.0)
+    events = [(k * dt + 0.002 + rng.uniform(0.0, 0.0015), "msg", k * dt) for k in range(400)]
+    events += [(k * dt + 0.0007, "tick", None) for k in range(400)]
+    velocities = []
+    for t, kind, stamp in sorted(events):
+        sim.step(t)
+        if kind == "msg":
+            start = q0 + v * stamp
+            sim.follow(TrajectoryPoints(times, start + np.outer(times, v), np.tile(v, (len(times), 1))), stamp)
+        else:
+            velocities.append(sim.velocities.copy())
+    np.testing.assert_allclose(np.array(velocities[20:]), 0.1, atol=1e-6)
+
+
+def test_trajectory_starting_in_the_future_is_approached_not_jumped_to(panda):
+    q0 = panda.home()
+    sim = SimulatedJoints(panda, q0, 0.0)
+    target = q0 + 0.01
+    sim.step(1.0)
+    sim.follow(TrajectoryPoints(np.array([0.0, 0.1]), np.vstack([target, target]), None), start=1.1)
+    sim.step(1.05)                              # halfway to the start time: halfway to the first point
+    np.testing.assert_allclose(sim.positions, q0 + 0.005, atol=1e-9)
+    sim.step(1.2)
+    np.testing.assert_allclose(sim.positions, target, atol=1e-12)

@@ -384,3 +384,57 @@ def test_jacobi_eigen_matches_lapack(seed, m, deficient):
     np.testing.assert_allclose(np.sort(evals), np.linalg.eigvalsh(G), atol=1e-13 * scale)
     np.testing.assert_allclose(V @ np.diag(evals) @ V.T, G, atol=1e-13 * scale)
     np.testing.assert_allclose(V.T @ V, np.eye(m), atol=1e-13)
+
+
+# ---- locked joints keep the command's direction; damping says where the arm is heading ---------------
+def _rotate_about_tool_z(panda, tolerance, seconds=6.0, dt=0.002):
+    settings = IkSettings(acceleration_limits=np.array([15, 7.5, 10, 12.5, 15, 20, 20.0]),
+                          locked_direction_tolerance=tolerance)
+    ik = VelocityIk(panda, settings)
+    q, v = panda.home(), np.zeros(panda.n)
+    origin = panda.fk(q).translation.copy()
+    drift, result = 0.0, None
+    for _ in range(int(seconds / dt)):
+        twist = np.zeros(6)
+        twist[3:] = panda.fk(q).rotation @ np.array([0.0, 0.0, 0.9])   # tool z, in base axes
+        result = ik.solve(q, twist, dt=dt, previous_velocities=v)
+        v = result.velocities
+        q = q + v * dt
+        drift = max(drift, float(np.linalg.norm(panda.fk(q).translation - origin)))
+    return drift, result
+
+
+def test_locked_joint_halts_instead_of_dragging_the_tool_off_a_rotation(panda):
+    """Joint 7 reaches its limit during a tool-z rotation; the other joints cannot rotate the tool about its
+    own origin, so the servo must stop rather than swing the tool around (least squares would)."""
+    drift, result = _rotate_about_tool_z(panda, tolerance=0.2)
+    assert drift < 0.01, f"tool origin drifted {drift * 1000:.1f} mm under a pure rotation command"
+    assert result.status == ServoStatus.JOINT_BOUND and "panda_joint7" in result.locked_joints
+    assert "cannot follow this twist" in result.message and "halted" in result.message
+    assert np.abs(result.velocities).max() < 1e-6
+
+
+def test_without_the_direction_guard_the_tool_drifts(panda):
+    """Control for the test above: with the guard off the same command drags the tool centimetres away."""
+    drift, _ = _rotate_about_tool_z(panda, tolerance=np.inf)
+    assert drift > 0.03
+
+
+def test_damping_status_tells_approaching_from_leaving(ur5):
+    q = ur5.home()
+    q[2] = 0.03                                         # elbow almost straight: sigma_min well below 0.04
+    ik = VelocityIk(ur5)
+    radial = ur5.fk(q).translation - ur5.fk(q, "shoulder_link").translation
+    radial /= np.linalg.norm(radial)
+    out = ik.solve(q, np.r_[0.05 * radial, 0, 0, 0], dt=0.002)
+    back = VelocityIk(ur5).solve(q, np.r_[-0.05 * radial, 0, 0, 0], dt=0.002)
+    assert out.damping > 0 and out.status == ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY
+    assert back.status == ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
+    # one instance: the verdict changes only once it has held for DEBOUNCE_STEPS steps (no flicker)
+    from robokin_ros.core.velocity_ik import DEBOUNCE_STEPS
+    verdicts = [ik.solve(q, np.r_[-0.05 * radial, 0, 0, 0], dt=0.002).status for _ in range(DEBOUNCE_STEPS)]
+    assert verdicts[:-1] == [ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY] * (DEBOUNCE_STEPS - 1)
+    assert verdicts[-1] == ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
+    assert np.isfinite(back.velocities).all() and np.abs(back.velocities).max() > 0   # it moves out
+    far = ik.solve(ur5.home(), np.r_[0.05 * radial, 0, 0, 0], dt=0.002)
+    assert far.damping == 0.0 and far.status == ServoStatus.OK
