@@ -1,0 +1,28 @@
+"""The README stays true: its parameter tables are the config schemas, its commands are what CI runs."""
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+from robokin_ros.tools.param_table import CONFIGS, markdown_table
+
+REPO = Path(__file__).resolve().parents[2]
+README = (REPO / "README.md").read_text()
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_parameter_tables_match_the_config_schema(name):
+    module, cls = CONFIGS[name].split(":")
+    table = markdown_table(getattr(importlib.import_module(module), cls))
+    assert table in README, (f"README's {name} parameter table is stale: regenerate it with "
+                             f"`.venv/bin/python -m robokin_ros.tools.param_table {name}`")
+
+
+def test_the_two_commands_are_in_the_readme_and_ci_runs_the_test_one():
+    blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
+    first = blocks[0]
+    assert "bash scripts/demo.sh" in first and "bash scripts/test.sh" in first
+    assert "bash scripts/test.sh" in (REPO / ".ci" / "run").read_text()
+    for script in ("demo.sh", "test.sh"):
+        assert 'scripts/setup.sh"' in (REPO / "scripts" / script).read_text(), f"{script} must do all set-up"
