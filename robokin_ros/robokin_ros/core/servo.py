@@ -116,6 +116,7 @@ class Servo:
         self._anchor_needed = True
         self._paused = False
         self._hold_ticks = 0
+        self._engaged = False       # True from a tracked command until the hold messages are sent
 
     # ---- inputs -----------------------------------------------------------------------------------
     def update_config(self, config: ServoConfig) -> None:
@@ -181,6 +182,7 @@ class Servo:
 
     def _track(self, command: TwistCommand) -> ServoOutput:
         self._hold_ticks = 0
+        self._engaged = True
         q = self._positions
         twist = self._converter.to_tool_twist_base(q, self._command_si, self._command_frame,
                                                    self.config.apply_twist_about_tool)
@@ -203,10 +205,14 @@ class Servo:
             return self._output(ServoStatus.STALE_COMMAND, ServoStatus.STALE_COMMAND.sentence, True)
         self._hold_ticks += 1
         limit = self.config.num_outgoing_halt_msgs_to_publish
-        publish = limit == 0 or self._hold_ticks <= limit
+        # Hold messages follow motion the servo commanded; a servo that never moved the arm, or has gone
+        # silent, stays silent (another controller, e.g. a path execution, may be driving the arm) unless
+        # it is told to hold forever (limit 0: the servo owns the arm).
+        publish = limit == 0 or (self._engaged and self._hold_ticks <= limit)
         if not publish:
             # Silent: another controller may move the arm now, so the next command starts from where the
             # arm is, not from where the servo last left it (no jump after e.g. a path execution).
+            self._engaged = False
             self._anchor_needed = True
         why = "no command received yet" if never_commanded else "the last command timed out"
         return self._hold(ServoStatus.STOPPED, f"{ServoStatus.STOPPED.sentence} ({why})", publish)
@@ -229,7 +235,8 @@ class Servo:
             why = f"last joint state is {now - m.received_at:.3f} s old (timeout " \
                   f"{self.config.joint_state_timeout} s)"
         text = f"{ServoStatus.JOINT_STATE_MISSING.sentence} ({why})"
-        return self._hold(ServoStatus.JOINT_STATE_MISSING, text, publish=self._positions is not None)
+        holding = self._engaged or (self.config.num_outgoing_halt_msgs_to_publish == 0 and self._positions is not None)
+        return self._hold(ServoStatus.JOINT_STATE_MISSING, text, publish=holding)
 
     # ---- state ------------------------------------------------------------------------------------
     def _anchor_if_needed(self, measured: np.ndarray) -> None:

@@ -132,8 +132,9 @@ def analyse_phase(robot: RobotModel, recording: Recording, phase: Phase, start: 
                                 for s in statuses))
     locked = tuple(dict.fromkeys(j for s in statuses for j in s[3]))
     sigma = min((s[4] for s in statuses), default=np.nan)
-    # origin travel after the 0.3 s transition (the tail of the previous phase is not this phase's doing)
-    kept = origins[steady]
+    # rotations: origin travel after the 0.3 s transition (the previous phase's tail is not this phase's
+    # doing); translations: the whole phase
+    kept = origins[steady] if rotating else origins
     drift = float(np.linalg.norm(kept[-1] - kept[0])) if len(kept) else np.nan
     return PhaseReport(phase.name, float(np.linalg.norm(commanded)), float(np.median(errors)), drift,
                        float(sigma), names, locked)

@@ -52,7 +52,7 @@ class PhaseReport:
     name: str
     commanded_speed: float            # [m/s] or [rad/s] of the dominant part
     median_speed_error: float         # [m/s | rad/s], after the first 0.3 s (acceleration ramp)
-    tool_origin_drift: float          # [m] tool origin travel after the first 0.3 s (pure rotations: ~0)
+    tool_origin_drift: float          # [m] tool origin travel (rotations: after the first 0.3 s, ~0)
     min_sigma: float
     statuses: tuple[str, ...]
     locked_joints: tuple[str, ...]

@@ -284,3 +284,18 @@ def test_a_silent_servo_restarts_from_where_another_controller_left_the_arm(pand
     first = loop.tick(cmd([0.0, 0.0, 0.01]), follow=False)
     assert np.abs(first.window.positions[0] - moved).max() < 1e-9
     assert np.abs(first.positions - moved).max() < 1e-3          # one small step, not a 0.02 rad jump
+
+
+def test_an_idle_servo_stays_silent_through_a_joint_state_glitch(panda):
+    """A servo that has gone silent must not start publishing hold messages when joint states pause and come
+    back: another controller (a path execution) may be moving the arm, and holds would stop it."""
+    loop = Loop(panda, num_outgoing_halt_msgs_to_publish=4, **FAST)
+    loop.run(20, cmd([0.02, 0, 0]))
+    outs = [loop.tick() for _ in range(150)]
+    assert not outs[-1].publish
+    glitch = [loop.tick(follow=False) for _ in range(80)]          # joint states stop for 160 ms
+    assert any(o.status == ServoStatus.JOINT_STATE_MISSING for o in glitch)
+    after = loop.run(50)                                           # and come back
+    assert not any(o.publish for o in glitch + after)
+    fresh = Loop(panda, num_outgoing_halt_msgs_to_publish=4)
+    assert not any(o.publish for o in fresh.run(100)), "never commanded: nothing to hold"
