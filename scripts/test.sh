@@ -4,10 +4,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 bash "$ROOT/scripts/setup.sh"
-# DDS discovery stays on loopback; a per-run domain keeps parallel runs on one machine apart.
-export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
-export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-$(( (RANDOM % 100) + 1 ))}
-export MPLBACKEND=Agg
+source "$ROOT/scripts/ros_env.sh"
 cd "$ROOT"
 echo "[test] ROS_DOMAIN_ID=$ROS_DOMAIN_ID"
 exec "$ROOT/.venv/bin/python" -m pytest robokin_ros/test "$@"

@@ -21,7 +21,7 @@ import rclpy
 from nav_msgs.msg import Path
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
@@ -33,7 +33,7 @@ from ..core.errors import RobokinError, TrajectoryTimingError, UnknownFrameError
 from ..core.path.planner import CartesianPathPlanner
 from ..core.path_config import PathConfig
 from ..ros.conversions import measurement_from_joint_state
-from ..ros.node_utils import Throttle, load_robot, receive_time
+from ..ros.node_utils import Throttle, load_robot, receive_time, run_node
 from ..ros.params import declare_config
 from ..ros.path_conversions import (hold_trajectory_msg, joint_trajectory_msg, pose_msg, waypoints_in_base)
 from ..ros.path_markers import path_markers
@@ -243,27 +243,7 @@ class PathIkNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Run the node on a MultiThreadedExecutor (the action's execute callback blocks while following)."""
-    try:
-        context = rclpy.init(args=args)
-    except Exception as err:  # noqa: BLE001 - rcl's parser error for a bad --params-file
-        print(f"[path_ik_node] cannot start: {err}")
-        return 1
-    with context:
-        try:
-            node = PathIkNode()
-        except RobokinError as err:
-            rclpy.logging.get_logger("path_ik_node").fatal(f"cannot start: {err}")
-            return 1
-        executor = MultiThreadedExecutor(num_threads=4)
-        executor.add_node(node)
-        try:
-            executor.spin()
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-        finally:
-            executor.shutdown()
-            node.destroy_node()
-    return 0
+    return run_node(PathIkNode, args, executor_factory=lambda: MultiThreadedExecutor(num_threads=4))
 
 
 if __name__ == "__main__":

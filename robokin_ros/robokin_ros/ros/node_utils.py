@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
 from ..core.embedded import EMBEDDED_ROBOTS
@@ -51,8 +51,10 @@ class Throttle:
         return f" ({held} similar messages suppressed)" if held else ""
 
 
-def run_node(node_cls: Callable[[], Node], args: list[str] | None = None) -> int:
-    """Run one node on a SingleThreadedExecutor until shutdown; the process exit code.
+def run_node(node_cls: Callable[[], Node], args: list[str] | None = None,
+             executor_factory: Callable[[], Executor] = SingleThreadedExecutor) -> int:
+    """Run one node until shutdown (SingleThreadedExecutor unless a node's callbacks must block); the process
+    exit code.
 
     A RobokinError while the node starts (bad parameters, unloadable robot) is logged in full and
     gives exit code 1; so does an rcl argument error such as an unparsable parameter file.
@@ -72,7 +74,7 @@ def run_node(node_cls: Callable[[], Node], args: list[str] | None = None) -> int
         # Start-up objects (models, messages, modules) never die: keep them out of the collector's scans,
         # so a full collection cannot stall the control loop for tens of milliseconds.
         gc.freeze()
-        executor = SingleThreadedExecutor()
+        executor = executor_factory()
         executor.add_node(node)
         try:
             executor.spin()
