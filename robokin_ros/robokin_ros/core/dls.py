@@ -279,3 +279,144 @@ def velocity_ik_step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, 
         return s_min, cond, lam, 1.0, 0, False, n_fixed
     scale, outcome = limit_velocity(dq, 1.0, prev, use_prev, joints[J_VMAX], joints[J_AMAX], dt, lo, hi, out)
     return s_min, cond, lam, scale, outcome, True, n_fixed
+
+
+# ---- Cholesky fast path (added for the path IK; the functions above are unchanged) -----------------------
+# Certification slack: a pass takes the Cholesky route only when the certified bound clears the damping
+# threshold by this relative margin, far above the rounding of the factorization (~m eps ||G||).
+_CHOL_MARGIN = 1e-6
+
+
+@njit(cache=True)
+def _cholesky_pass(W, r, z, sigma_threshold, out, G, v6):
+    """Undamped pass by Cholesky when sigma_min(W) >= sigma_threshold is certified; returns the bound or -1.
+
+    Bound: with G = W W^T = L L^T, G^-1 = L^-T L^-1, so 1 / lambda_min(G) = ||G^-1||_2 = ||L^-1||_2^2
+    <= ||L^-1||_F^2, hence sigma_min(W) = sqrt(lambda_min(G)) >= 1 / ||L^-1||_F (loose by at most sqrt(m)).
+    When it clears the threshold, `_solve_pass` would use lambda = 0 and keep every eigen-direction
+    (evals > _RANK_RTOL * e_max is also certified, with e_max <= trace G), so its dq + N z equals
+    z + W^T G^-1 (r - W z), which is what is computed here: the same result up to rounding, without the
+    Jacobi eigen-decomposition. Otherwise (-1) the caller runs the exact `_solve_pass`.
+
+    out: (n,) dq + N z. G: (m, m) scratch (overwritten by L). v6: (6, m) scratch rows.
+    """
+    m, n = W.shape
+    trace = 0.0
+    for i in range(m):
+        for j in range(i + 1):
+            acc = 0.0
+            for k in range(n):
+                acc += W[i, k] * W[j, k]
+            G[i, j] = acc
+        trace += G[i, i]
+    for j in range(m):                                      # L in the lower triangle of G
+        d = G[j, j]
+        for k in range(j):
+            d -= G[j, k] * G[j, k]
+        if not d > 0.0:
+            return -1.0
+        d = np.sqrt(d)
+        G[j, j] = d
+        for i in range(j + 1, m):
+            acc = G[i, j]
+            for k in range(j):
+                acc -= G[i, k] * G[j, k]
+            G[i, j] = acc / d
+    x, u = v6[0], v6[1]
+    frob = 0.0                                              # ||L^-1||_F^2, column by column
+    for c in range(m):
+        for i in range(m):
+            acc = 1.0 if i == c else 0.0
+            for k in range(c, i):
+                acc -= G[i, k] * x[k]
+            x[i] = acc / G[i, i] if i >= c else 0.0
+            frob += x[i] * x[i]
+    bound2 = 1.0 / frob
+    limit = sigma_threshold * (1.0 + _CHOL_MARGIN)
+    if bound2 < limit * limit or bound2 <= _RANK_RTOL * trace * (1.0 + _CHOL_MARGIN):
+        return -1.0
+    for i in range(m):                                      # u = r - W z
+        acc = r[i]
+        for k in range(n):
+            acc -= W[i, k] * z[k]
+        u[i] = acc
+    for i in range(m):                                      # L L^T u' = u
+        acc = u[i]
+        for k in range(i):
+            acc -= G[i, k] * u[k]
+        u[i] = acc / G[i, i]
+    for i in range(m - 1, -1, -1):
+        acc = u[i]
+        for k in range(i + 1, m):
+            acc -= G[k, i] * u[k]
+        u[i] = acc / G[i, i]
+    for j in range(n):
+        acc = z[j]
+        for k in range(m):
+            acc += W[k, j] * u[k]
+        out[j] = acc
+    return np.sqrt(bound2)
+
+
+@njit(cache=True)
+def _bounded_dls_fast_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch):
+    """`_bounded_dls_into` with the Cholesky pass where it is certified; returns sigma_min only.
+
+    Same active set, bounds and result (up to rounding) as `_bounded_dls_into`. The returned value is the
+    first pass's sigma_min when it is below sigma_threshold (exact, from the eigen-decomposition), else a
+    certified lower bound >= sigma_threshold (enough to decide damping and singularity reporting).
+    """
+    m, n = A.shape
+    W = scratch[:m * n].reshape((m, n))
+    at = 6 * n
+    fixed_val, dq, nz = scratch[at:at + n], scratch[at + n:at + 2 * n], scratch[at + 2 * n:at + 3 * n]
+    at += 3 * n
+    G = scratch[at:at + m * m].reshape((m, m))
+    U = scratch[at + 36:at + 36 + m * m].reshape((m, m))
+    at += 72
+    v6 = scratch[at:at + 6 * m].reshape((6, m))
+    r = scratch[at + 6 * m:at + 7 * m]
+    for i in range(m):
+        r[i] = b[i]
+        for j in range(n):
+            W[i, j] = A[i, j]
+    for j in range(n):
+        fixed_out[j] = 0
+        fixed_val[j] = 0.0
+    s_min0 = 0.0
+    for it in range(n + 1):
+        s_min = _cholesky_pass(W, r, z, sigma_threshold, dq, G, v6)
+        if s_min < 0.0:
+            s_min, _, _ = _solve_pass(W, r, z, sigma_threshold, max_damping, dq, nz, G, U, v6)
+            for j in range(n):
+                dq[j] += nz[j]
+        if it == 0:
+            s_min0 = s_min
+        worst = -1
+        worst_excess = 0.0
+        for j in range(n):
+            if fixed_out[j] == 1:
+                dq_out[j] = fixed_val[j]
+                continue
+            v = dq[j]
+            dq_out[j] = v
+            if v > dq_hi[j] * (1.0 + _BOUND_RTOL) + _BOUND_ATOL:
+                excess = np.inf if dq_hi[j] <= 0.0 else v / dq_hi[j]
+            elif v < dq_lo[j] * (1.0 + _BOUND_RTOL) - _BOUND_ATOL:
+                excess = np.inf if dq_lo[j] >= 0.0 else v / dq_lo[j]
+            else:
+                continue
+            if worst < 0 or excess > worst_excess:
+                worst = j
+                worst_excess = excess
+        if worst < 0:
+            break
+        bound = dq_hi[worst] if dq_out[worst] > 0.0 else dq_lo[worst]
+        fixed_out[worst] = 1
+        fixed_val[worst] = bound
+        for i in range(m):
+            r[i] -= W[i, worst] * bound
+            W[i, worst] = 0.0
+    for j in range(n):
+        dq_out[j] = min(max(dq_out[j], dq_lo[j]), dq_hi[j])
+    return s_min0

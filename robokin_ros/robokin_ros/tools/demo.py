@@ -114,7 +114,7 @@ def run_twist_script(executor, driver, phases: list[Phase], recording: Recording
 def analyse_phase(robot: RobotModel, recording: Recording, phase: Phase, start: float, end: float,
                   scale_linear: float, scale_rotational: float) -> PhaseReport:
     """Compare the measured tool motion of one phase with its command."""
-    t, q, _ = recording.arrays(start, end + 0.05)
+    t, q, _ = recording.arrays(start, end + 0.005)     # + the few ms the arm lags the command
     origins, lin, ang = tool_velocities(robot, t, q)
     steady = t >= start + 0.3
     rotating = np.linalg.norm(phase.angular) > 0

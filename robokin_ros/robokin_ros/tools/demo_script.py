@@ -41,6 +41,8 @@ def demo_phases(scale_linear: float = 0.4, scale_rotational: float = 0.8) -> lis
         Phase("twist the wrist to its limit", 4.0, (0, 0, 0), (0, 0, 1.5 * w), frame="tool",
               expect="the last joint locks at its limit; the others cannot spin the tool in place, so the "
                      "servo halts rather than swing the tool"),
+        Phase("slide along -y", 1.0, (0, -v, 0), (0, 0, 0),
+              expect="a locked joint does not block motions that do not need it"),
         Phase("silence", 1.5, (0, 0, 0), (0, 0, 0), expect="no command: ramp to zero, then hold"),
     ]
 

@@ -108,3 +108,46 @@ def test_sharp_corner_stops_the_arm(panda):
     k = np.argmin(np.linalg.norm(plan.trajectory.positions - plan.ik.positions[100], axis=1))
     assert np.abs(plan.trajectory.velocities[k]).max() < 1e-6
     assert np.linalg.norm(panda.fk(plan.trajectory.positions[k]).translation - corner) < 1e-9
+
+
+def test_const_accel_trajectory_matches_toppra_and_stretches(panda):
+    """Our evaluation of toppra's grid solution equals toppra's own ParametrizeConstAccel; q(t / c) gives
+    qd / c and qdd / c^2 on the same path (and finite differences agree); an overshooting toppra result
+    (tight blends) comes back stretched and within 1 + 1e-3 at the control rate."""
+    import toppra as ta
+    import toppra.algorithm as algo
+    from robokin_ros.core.path.timing import ConstAccelTrajectory, _constraints, _grid
+    rng = np.random.default_rng(4)
+    waypoints = panda.home() + np.cumsum(rng.uniform(-0.1, 0.1, (6, 7)), axis=0)
+    ss = np.concatenate([[0], np.cumsum(np.linalg.norm(np.diff(waypoints, axis=0), axis=1))])
+    path = ta.SplineInterpolator(ss, waypoints, bc_type="not-a-knot")
+    instance = algo.TOPPRA(_constraints(panda.limits.velocity, np.array(PANDA_ACC)), path,
+                           gridpoints=_grid(ss), parametrizer="ParametrizeConstAccel")
+    theirs = instance.compute_trajectory(0.0, 0.0)
+    ours = ConstAccelTrajectory(path, instance.problem_data.gridpoints, instance.problem_data.sd_vec)
+    assert ours.duration == pytest.approx(theirs.duration, rel=1e-12)
+    t = np.r_[np.sort(rng.uniform(0.0, ours.duration, 500)), 0.0, ours.duration]
+    for order in (0, 1, 2):
+        np.testing.assert_allclose(ours(t, order), theirs(t, order), atol=1e-9)
+    c = 1.37
+    slow = ours.stretched(c)
+    assert slow.duration == pytest.approx(c * ours.duration) and ours.stretch == 1.0
+    t = np.linspace(0.0, slow.duration, 20001)
+    q = slow(t)
+    np.testing.assert_allclose(q, ours(t / c), atol=1e-12)
+    np.testing.assert_allclose(q[-1], waypoints[-1], atol=1e-9)
+    np.testing.assert_allclose(slow(t, 1), ours(t / c, 1) / c, atol=1e-12)
+    np.testing.assert_allclose(slow(t, 2), ours(t / c, 2) / c ** 2, atol=1e-12)
+    # finite differences (step ~1e-4 s) smear the acceleration jumps: ~1e-3 rad/s there, ~1e-8 elsewhere
+    fd_error = np.abs(np.gradient(q, t, axis=0)[1:-1] - slow(t, 1)[1:-1])
+    assert fd_error.max() < 1e-3 and np.percentile(fd_error, 95) < 1e-6
+    # the raster's tight blends make toppra overshoot between grid points: stretched, then verified
+    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
+    T0 = panda.fk(panda.home())
+    corners = [[0, 0.1, 0], [0.04, 0.1, 0], [0.04, -0.1, 0], [0.08, -0.1, 0], [0.08, 0.1, 0]]
+    plan = planner.plan(panda.home(), [pin.SE3(T0.rotation, T0.translation + np.array(d)) for d in corners], 0.01)
+    assert plan.success and plan.timing.retimings >= 1
+    assert plan.timing.peak_velocity_ratio <= 1 + 1e-3 and plan.timing.peak_acceleration_ratio <= 1 + 1e-3
+    traj = plan.trajectory
+    assert np.all(np.abs(traj.velocities) <= panda.limits.velocity * (1 + 1e-3))
+    assert np.all(np.abs(traj.accelerations) <= np.array(PANDA_ACC) * (1 + 1e-3))

@@ -74,6 +74,16 @@ class ChainFk:
         base_T_world = robot.world_T_base.inverse()
         self._base = (base_T_world.rotation.copy(), base_T_world.translation.copy())
 
+    def arrays(self) -> tuple:
+        """The chain as contiguous arrays for compiled code: (placement rotations (c, 3, 3), placement
+        translations (c, 3), unit axes (c, 3), prismatic flags (c,), tip R, tip t, base_T_world R, t) for
+        the c joints that move the frame."""
+        c = self._chain_length
+        return (np.array([R for R, _ in self._placements[:c]]).reshape(c, 3, 3),
+                np.array([t for _, t in self._placements[:c]]).reshape(c, 3),
+                np.array(self._axes[:c]).reshape(c, 3), np.array(self._prismatic[:c], dtype=np.bool_),
+                *(np.ascontiguousarray(a) for a in (*self._tip, *self._base)))
+
     def __call__(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Tip poses for positions (K, n): rotations (K, 3, 3) and translations (K, 3), base frame."""
         positions = np.atleast_2d(positions)

@@ -96,7 +96,7 @@ class TimingReport:
     peak_acceleration_ratio: float     # max_k,j |qdd| / a_max
     max_position_deviation: float = float("nan")     # [m] tool off the dense path after timing
     max_orientation_deviation: float = float("nan")  # [rad]
-    retimings: int = 0                 # re-runs with tightened limits after an overshoot
+    retimings: int = 0                 # uniform time stretches applied after a measured overshoot
     compute_time: float = 0.0          # [s] time parameterization (toppra) incl. re-timings
     verify_time: float = 0.0           # [s]
 

@@ -1,6 +1,7 @@
 """Incremental path IK: one bounded damped-least-squares step per dense sample, seeded from the previous one.
 
-Each sample's pose error (dt = 1) is the task velocity of the shared DLS kernel `core.dls.bounded_dls`, so
+Each sample's pose error (dt = 1) is the task velocity of the shared DLS kernel (`core.dls`, its Cholesky
+variant `_bounded_dls_fast_into`, called from the compiled block loop of `ik_kernel`), so
 a sample is reached from the previous solution in one step (1 mm apart: the linearization error is
 ~1e-7 m) and the arm can never jump to another IK branch. Joint position limits (with margin) are velocity
 bounds of that kernel, enforced at every step.
@@ -15,15 +16,14 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
 
-from ..dls import bounded_dls
 from ..errors import InvalidInputError
 from ..path_config import PathConfig
 from ..robot import RobotModel
 from .chain_fk import ChainFk
 from .checks import BlockCheck, check_block
 from .geometry import DensePath
+from .ik_kernel import solve_path_block
 from .result import Deviations, PathIkResult, PathStatus
 
 CHECK_BLOCK = 64
@@ -54,7 +54,8 @@ class PathIkSolver:
         self.config.check_joint_lists(robot.joint_names)
         self.frame_id = robot.frame_id(tip_frame) if tip_frame else robot.tip_frame_id
         self.fk = ChainFk(robot, self.frame_id)
-        self._data = robot.model.createData()
+        self._chain = self.fk.arrays()
+        self._world_R_base = np.ascontiguousarray(robot.world_T_base.rotation)
 
     def _settings(self, axis_mask, axis_frame: str) -> _Settings:
         c, lim = self.config, self.robot.limits
@@ -117,57 +118,17 @@ class PathIkSolver:
                           detail="the start state is outside the joint limits")
 
     def _solve_block(self, path: DensePath, Q, sigma, k0: int, k1: int, s: _Settings) -> None:
-        """Serial DLS steps for samples k0..k1-1 (the hot loop: every line here costs ~0.3 us per sample).
+        """Serial DLS steps for samples k0..k1-1 in one compiled call (`ik_kernel.solve_path_block`).
 
-        Tool axes: the world-aligned Jacobian rotated into the tool with the body-frame error
-        (R^T (p_t - p), log3(R^T R_t)); base axes: (p_t - p, log3(R_t R^T)) with no rotation at all.
+        Tool axes: the Jacobian rotated into the tool with the body-frame error (R^T (p_t - p),
+        log3(R^T R_t)); base axes: (p_t - p, log3(R_t R^T)). With all six axes constrained the DLS step is
+        the same in any axes (an orthogonal change of coordinates of J and b), so it is solved in base axes.
         """
-        model, data, fid, robot = self.robot.model, self._data, self.frame_id, self.robot
-        ref = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED    # LOCAL would leave oMi stale
-        base = robot.world_T_base
-        # targets in world axes: Pinocchio works in the world frame
-        P_t = path.positions[k0:k1] @ base.rotation.T + base.translation        # (m, 3)
-        R_t_all = base.rotation @ path.rotations[k0:k1]                        # (m, 3, 3)
-        plain, to_q, log3, jac = robot._plain_q, robot.to_pinocchio_q, pin.log3, pin.computeFrameJacobian
-        rows = None if len(s.rows) == 6 else s.rows
-        # With all six axes constrained the DLS step is the same in any axes (an orthogonal change of
-        # coordinates of J and b), so the tool-axes rotation is only paid for partial masks.
-        tool_axes = s.tool_axes and rows is not None
-        base_rot = None if (tool_axes or robot._base_is_world or rows is None) else base.rotation
-        null_space = s.jl_gain > 0.0 or s.posture_gain > 0.0
-        lower, upper, sig_t, damp, tol = s.lower, s.upper, s.sigma, s.damping, s.tol
-        dq, fixed_j = np.empty(robot.n), np.zeros(robot.n, dtype=np.int8)
-        b = np.empty(6)
-        z = np.zeros(robot.n)
-        q = Q[k0 - 1].copy()
-        for k in range(k0, k1):
-            p_t, R_t = P_t[k - k0], R_t_all[k - k0]
-            for it in range(s.iterations):
-                J = jac(model, data, q if plain else to_q(q), fid, ref)            # (6, n)
-                M = data.oMf[fid]
-                R = M.rotation
-                if tool_axes:
-                    J = (R.T @ J.reshape(2, 3, -1)).reshape(6, -1)             # both blocks into tool axes
-                    b[:3] = R.T @ (p_t - M.translation)
-                    b[3:] = log3(R.T @ R_t)
-                else:
-                    b[:3] = p_t - M.translation
-                    b[3:] = log3(R_t @ R.T)
-                if it > 0 and abs(b).max() < tol:
-                    break
-                if base_rot is not None:
-                    J = np.vstack([base_rot.T @ J[:3], base_rot.T @ J[3:]])
-                    b[:3], b[3:] = base_rot.T @ b[:3], base_rot.T @ b[3:]
-                if null_space:
-                    z = self._null_space_push(q, s)
-                if rows is None:
-                    sig, _, _ = bounded_dls(J, b, z, lower - q, upper - q, sig_t, damp, dq, fixed_j)
-                else:
-                    sig, _, _ = bounded_dls(J[rows], b[rows], z, lower - q, upper - q, sig_t, damp, dq, fixed_j)
-                q += dq
-                if it == 0:
-                    sigma[k] = sig
-            Q[k] = q
+        full = len(s.rows) == 6
+        solve_path_block(Q, sigma, k0, k1, path.positions[k0:k1], path.rotations[k0:k1], self._chain,
+                         s.rows, s.tool_axes and not full, self._world_R_base, s.iterations, s.tol,
+                         s.lower, s.upper, s.sigma, s.damping, s.jl_gain > 0.0 or s.posture_gain > 0.0,
+                         s.jl_gain, s.jl_zone, s.posture_gain, s.home)
 
     @staticmethod
     def _null_space_push(q: np.ndarray, s: _Settings) -> np.ndarray:
