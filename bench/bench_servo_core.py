@@ -195,7 +195,7 @@ def main() -> None:
     rows = [("robokin VelocityIk.solve, check=False", "numba kernels, fused DLS+null space+limits",
              robokin_solve(robot, False), None),
             ("robokin VelocityIk.solve, check=True", "same + input validation", robokin_solve(robot, True), None),
-            ("robokin Servo.step (full tick)", "twist conversion + IK + integrate + 25-point window",
+            ("robokin Servo.step (full tick)", "twist conversion + IK + integrate + look-ahead window",
              *robokin_servo(robot)),
             ("numpy DLS step (baseline)", "pin J + np.linalg.solve + null space", numpy_dls(robot, False), None),
             ("numpy servo tick (baseline)", "baseline + velocity scaling + position clamp",

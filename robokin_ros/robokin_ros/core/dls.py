@@ -181,10 +181,11 @@ def bounded_dls(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fix
 
 
 @njit(cache=True)
-def _bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch):
-    """`bounded_dls` working in a caller-owned float64 scratch vector (>= scratch_size(n)): no allocation."""
+def _active_set_views(A, b, scratch):
+    """Work arrays of the active-set loop inside `scratch`, initialised: W = A (fixed joints' columns get
+    zeroed), r = b (the task left for the free joints), nothing fixed yet."""
     m, n = A.shape
-    W = scratch[:m * n].reshape((m, n))                     # (m, n) columns of fixed joints zeroed
+    W = scratch[:m * n].reshape((m, n))                     # (m, n)
     at = 6 * n
     fixed_val, dq, nz = scratch[at:at + n], scratch[at + n:at + 2 * n], scratch[at + 2 * n:at + 3 * n]
     at += 3 * n
@@ -192,14 +193,63 @@ def _bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_ou
     U = scratch[at + 36:at + 36 + m * m].reshape((m, m))
     at += 72
     v6 = scratch[at:at + 6 * m].reshape((6, m))
-    r = scratch[at + 6 * m:at + 7 * m]                      # (m,) task left for the free joints
+    r = scratch[at + 6 * m:at + 7 * m]                      # (m,)
     for i in range(m):
         r[i] = b[i]
         for j in range(n):
             W[i, j] = A[i, j]
     for j in range(n):
-        fixed_out[j] = 0
         fixed_val[j] = 0.0
+    return W, r, fixed_val, dq, nz, G, U, v6
+
+
+@njit(cache=True)
+def _fix_worst_violator(dq, dq_lo, dq_hi, W, r, fixed_out, fixed_val, dq_out):
+    """Copy the candidate `dq` (fixed joints keep their value) into `dq_out`; fix the joint that leaves its
+    bound by the most at that bound and move its contribution to the task side. False when none leaves."""
+    m, n = W.shape
+    worst = -1
+    worst_excess = 0.0
+    for j in range(n):
+        if fixed_out[j] == 1:
+            dq_out[j] = fixed_val[j]
+            continue
+        v = dq[j]
+        dq_out[j] = v
+        # excess = how far past the bound, relative to the bound (a zero bound is always worst)
+        if v > dq_hi[j] * (1.0 + _BOUND_RTOL) + _BOUND_ATOL:
+            excess = np.inf if dq_hi[j] <= 0.0 else v / dq_hi[j]
+        elif v < dq_lo[j] * (1.0 + _BOUND_RTOL) - _BOUND_ATOL:
+            excess = np.inf if dq_lo[j] >= 0.0 else v / dq_lo[j]
+        else:
+            continue
+        if worst < 0 or excess > worst_excess:
+            worst = j
+            worst_excess = excess
+    if worst < 0:
+        return False
+    bound = dq_hi[worst] if dq_out[worst] > 0.0 else dq_lo[worst]
+    fixed_out[worst] = 1
+    fixed_val[worst] = bound
+    for i in range(m):
+        r[i] -= W[i, worst] * bound
+        W[i, worst] = 0.0
+    return True
+
+
+@njit(cache=True)
+def _clip_into_bounds(dq_out, dq_lo, dq_hi):
+    for j in range(dq_out.shape[0]):                        # remove rounding-level excess
+        dq_out[j] = min(max(dq_out[j], dq_lo[j]), dq_hi[j])
+
+
+@njit(cache=True)
+def _bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch):
+    """`bounded_dls` working in a caller-owned float64 scratch vector (>= scratch_size(n)): no allocation."""
+    n = A.shape[1]
+    W, r, fixed_val, dq, nz, G, U, v6 = _active_set_views(A, b, scratch)
+    for j in range(n):
+        fixed_out[j] = 0
     s_min0 = 0.0
     cond0 = np.inf
     lam = 0.0
@@ -208,34 +258,11 @@ def _bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_ou
         if it == 0:
             s_min0 = s_min
             cond0 = s_max / s_min if s_min > 0.0 else np.inf
-        worst = -1
-        worst_excess = 0.0
         for j in range(n):
-            if fixed_out[j] == 1:
-                dq_out[j] = fixed_val[j]
-                continue
-            v = dq[j] + nz[j]
-            dq_out[j] = v
-            # excess = how far past the bound, relative to the bound (a zero bound is always worst)
-            if v > dq_hi[j] * (1.0 + _BOUND_RTOL) + _BOUND_ATOL:
-                excess = np.inf if dq_hi[j] <= 0.0 else v / dq_hi[j]
-            elif v < dq_lo[j] * (1.0 + _BOUND_RTOL) - _BOUND_ATOL:
-                excess = np.inf if dq_lo[j] >= 0.0 else v / dq_lo[j]
-            else:
-                continue
-            if worst < 0 or excess > worst_excess:
-                worst = j
-                worst_excess = excess
-        if worst < 0:
+            dq[j] += nz[j]
+        if not _fix_worst_violator(dq, dq_lo, dq_hi, W, r, fixed_out, fixed_val, dq_out):
             break
-        bound = dq_hi[worst] if dq_out[worst] > 0.0 else dq_lo[worst]
-        fixed_out[worst] = 1
-        fixed_val[worst] = bound
-        for i in range(m):
-            r[i] -= W[i, worst] * bound
-            W[i, worst] = 0.0
-    for j in range(n):                                      # remove rounding-level excess
-        dq_out[j] = min(max(dq_out[j], dq_lo[j]), dq_hi[j])
+    _clip_into_bounds(dq_out, dq_lo, dq_hi)
     return s_min0, cond0, lam
 
 
@@ -366,23 +393,10 @@ def _bounded_dls_fast_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, 
     first pass's sigma_min when it is below sigma_threshold (exact, from the eigen-decomposition), else a
     certified lower bound >= sigma_threshold (enough to decide damping and singularity reporting).
     """
-    m, n = A.shape
-    W = scratch[:m * n].reshape((m, n))
-    at = 6 * n
-    fixed_val, dq, nz = scratch[at:at + n], scratch[at + n:at + 2 * n], scratch[at + 2 * n:at + 3 * n]
-    at += 3 * n
-    G = scratch[at:at + m * m].reshape((m, m))
-    U = scratch[at + 36:at + 36 + m * m].reshape((m, m))
-    at += 72
-    v6 = scratch[at:at + 6 * m].reshape((6, m))
-    r = scratch[at + 6 * m:at + 7 * m]
-    for i in range(m):
-        r[i] = b[i]
-        for j in range(n):
-            W[i, j] = A[i, j]
+    n = A.shape[1]
+    W, r, fixed_val, dq, nz, G, U, v6 = _active_set_views(A, b, scratch)
     for j in range(n):
         fixed_out[j] = 0
-        fixed_val[j] = 0.0
     s_min0 = 0.0
     for it in range(n + 1):
         s_min = _cholesky_pass(W, r, z, sigma_threshold, dq, G, v6)
@@ -392,31 +406,7 @@ def _bounded_dls_fast_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, 
                 dq[j] += nz[j]
         if it == 0:
             s_min0 = s_min
-        worst = -1
-        worst_excess = 0.0
-        for j in range(n):
-            if fixed_out[j] == 1:
-                dq_out[j] = fixed_val[j]
-                continue
-            v = dq[j]
-            dq_out[j] = v
-            if v > dq_hi[j] * (1.0 + _BOUND_RTOL) + _BOUND_ATOL:
-                excess = np.inf if dq_hi[j] <= 0.0 else v / dq_hi[j]
-            elif v < dq_lo[j] * (1.0 + _BOUND_RTOL) - _BOUND_ATOL:
-                excess = np.inf if dq_lo[j] >= 0.0 else v / dq_lo[j]
-            else:
-                continue
-            if worst < 0 or excess > worst_excess:
-                worst = j
-                worst_excess = excess
-        if worst < 0:
+        if not _fix_worst_violator(dq, dq_lo, dq_hi, W, r, fixed_out, fixed_val, dq_out):
             break
-        bound = dq_hi[worst] if dq_out[worst] > 0.0 else dq_lo[worst]
-        fixed_out[worst] = 1
-        fixed_val[worst] = bound
-        for i in range(m):
-            r[i] -= W[i, worst] * bound
-            W[i, worst] = 0.0
-    for j in range(n):
-        dq_out[j] = min(max(dq_out[j], dq_lo[j]), dq_hi[j])
+    _clip_into_bounds(dq_out, dq_lo, dq_hi)
     return s_min0
