@@ -145,13 +145,18 @@ def _solve_pass(W, r, z, sigma_threshold, max_damping, dq, nz, G, U, v6):
             a2 += U[i, k] * y[k]
         Uc[i] = a1
         Uy[i] = a2
+    # The exact null space turns quickly near a singularity (its projector divides by sigma^2), so a
+    # secondary task pushing there makes the arm dither against the primary task; it fades out as the
+    # damping rises (full strength while undamped, none at sigma = 0), which keeps everything continuous.
+    fade = 1.0 - lam / max_damping if max_damping > 0.0 else 1.0
+    fade *= fade
     for j in range(n):
         task, back = 0.0, 0.0
         for k in range(m):
             task += W[k, j] * Uc[k]
             back += W[k, j] * Uy[k]
         dq[j] = task
-        nz[j] = z[j] - back                                 # z minus its row-space part
+        nz[j] = fade * (z[j] - back)                        # z minus its row-space part, faded
     return s_min, np.sqrt(e_max), lam
 
 

@@ -18,6 +18,7 @@ from .validation import check_vector
 # A command may exceed a limit by this share before it is reported: rounding and timer jitter
 # (the servo plans at exactly the limit over its own dt) should not produce log lines.
 _REPORT_MARGIN = 1.02
+VELOCITY_WINDOW = 0.001   # [s] shortest interval the reported velocity is differenced over
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class SimulatedJoints:
         self.positions = np.clip(initial, self._lower, self._upper)
         self.velocities = np.zeros(robot.n)
         self._last = now
+        self._velocity_positions, self._velocity_time = self.positions.copy(), now
         self._follower: TrajectoryFollower | None = None
         self._started = now
         self._target: np.ndarray | None = None          # forward position command
@@ -99,8 +101,14 @@ class SimulatedJoints:
             speed_limited[:] = False
         pushing = self.positions + wanted
         position_limited = (pushing < self._lower) | (pushing > self._upper)
-        self.velocities = (new - self.positions) / dt
         self.positions = new
+        # Velocity as a finite difference over at least VELOCITY_WINDOW: a command that arrives just after a
+        # tick makes a step of microseconds, and dividing its rounding-level motion by that would report
+        # velocity spikes the arm never had.
+        elapsed = now - self._velocity_time
+        if elapsed >= VELOCITY_WINDOW:
+            self.velocities = (new - self._velocity_positions) / elapsed
+            self._velocity_positions, self._velocity_time = new.copy(), now
         names = self.joint_names
         return SimStep(tuple(names[i] for i in np.flatnonzero(speed_limited)),
                        tuple(names[i] for i in np.flatnonzero(position_limited)))

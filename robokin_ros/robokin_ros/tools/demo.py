@@ -361,6 +361,10 @@ def main(argv: list[str] | None = None) -> int:
         silence_start = recording.phase_spans[-1][1]
         t, _, dq = recording.arrays(silence_start - 0.1)
         print_twist_report(reports, status_transitions(recording, t0), time_to_stop(t, dq, silence_start))
+        t_all, q_all, dq_all = recording.arrays()
+        np.savez_compressed(args.out / "recording.npz", time=t_all - t0, positions=q_all, velocities=dq_all,
+                            joint_names=np.array(robot.joint_names),
+                            status=np.array([(s[0] - t0, s[1], s[4]) for s in recording.status]))
         print_capability_along(robot, recording, args.out)
         plot = args.out / "demo.png"
         write_plot(robot, recording, t0, plot)

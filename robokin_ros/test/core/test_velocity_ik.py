@@ -438,3 +438,21 @@ def test_damping_status_tells_approaching_from_leaving(ur5):
     assert np.isfinite(back.velocities).all() and np.abs(back.velocities).max() > 0   # it moves out
     far = ik.solve(ur5.home(), np.r_[0.05 * radial, 0, 0, 0], dt=0.002)
     assert far.damping == 0.0 and far.status == ServoStatus.OK
+
+
+def test_no_dither_when_pushed_into_the_workspace_boundary(panda):
+    """Pushing outward at full stretch: the arm settles at the boundary; the joint-limit push in the null
+    space (whose projector turns quickly there) must not make it dither against the task."""
+    settings = IkSettings(acceleration_limits=np.array([15, 7.5, 10, 12.5, 15, 20, 20.0]),
+                          joint_limit_avoidance_gain=1.0)
+    ik = VelocityIk(panda, settings)
+    q, v, dt = panda.home(), np.zeros(panda.n), 0.002
+    history = []
+    for _ in range(3500):
+        result = ik.solve(q, np.array([0.1, 0.0, 0.025, 0, 0, 0]), dt=dt, previous_velocities=v)
+        v = result.velocities
+        q = q + v * dt
+        history.append(v)
+    last = np.array(history[-500:])                                 # the last second, at the boundary
+    assert result.sigma_min < 1e-3, "the set-up must reach the singular boundary"
+    assert np.abs(np.diff(last, axis=0)).max() < 0.01, "joint velocities chatter at the boundary"

@@ -221,3 +221,45 @@ def test_no_joint_states_gives_a_result(tmp_path):
         rclpy.try_shutdown(context=context)
         proc.stop()
         time.sleep(0)
+
+
+def test_nav_path_topic_executes_and_markers_show_the_plan_and_the_failure(graph, panda_model):
+    """Fire-and-forget nav_msgs/Path on ~/path: a reachable path is sent to the controller and drawn; an
+    unreachable one is refused, sends nothing, and its failure point is drawn."""
+    from nav_msgs.msg import Path
+    from visualization_msgs.msg import Marker, MarkerArray
+    executor, node, _, states, trajectories, _ = graph
+    markers = []
+    node.create_subscription(MarkerArray, "/path_ik_node/markers", markers.append, 10)
+    pub = node.create_publisher(Path, "/path_ik_node/path", 10)
+    assert spin_until(executor, lambda: pub.get_subscription_count() > 0, 15.0)
+
+    def still():                                       # the previous test's motion has finished
+        if len(states) < 2 or states[-1].header.stamp == states[0].header.stamp:
+            return False
+        recent = states[-60:]
+        return np.abs(np.array(recent[-1].position) - np.array(recent[0].position)).max() < 1e-7
+    assert spin_until(executor, still, 20.0), "the arm never came to rest"
+    _, T = current_pose(panda_model, states)
+    target = T.translation + np.array([0.0, 0.0, 0.05])
+    path = Path()
+    path.poses = [pose_stamped(target, tool_quat(T), panda_model.base_frame)]
+    sent_before, markers_before = len(trajectories), len(markers)
+    pub.publish(path)
+    assert spin_until(executor, lambda: len(trajectories) > sent_before and len(markers) > markers_before, 15.0)
+    last = trajectories[-1].points[-1]
+    np.testing.assert_allclose(panda_model.fk(np.array(last.positions)).translation, target, atol=1e-4)
+    strips = [m for m in markers[-1].markers if m.type == Marker.LINE_STRIP]
+    assert strips and len(strips[0].points) >= 2
+    assert spin_until(executor, lambda: np.linalg.norm(current_pose(panda_model, states)[1].translation
+                                                       - target) < 1e-3, 15.0), "the arm did not get there"
+
+    far = Path()
+    far.poses = [pose_stamped(target + np.array([2.0, 0.0, 0.0]), tool_quat(T), panda_model.base_frame)]
+    sent_before, markers_before = len(trajectories), len(markers)
+    pub.publish(far)
+    assert spin_until(executor, lambda: len(markers) > markers_before, 15.0)
+    spin_until(executor, lambda: False, 0.5)
+    far_ends = [panda_model.fk(np.array(t.points[-1].positions)).translation for t in trajectories[sent_before:]]
+    assert all(np.linalg.norm(end - target) < 0.5 for end in far_ends), "an unreachable path was sent"
+    assert any(m.type == Marker.SPHERE for m in markers[-1].markers), "the failure point is drawn"
