@@ -35,11 +35,11 @@ def demo_phases(scale_linear: float = 0.4, scale_rotational: float = 0.8) -> lis
         Phase("stretch outward", 7.0, (2 * v, 0, 0.5 * v), (0, 0, 0),
               expect="the arm straightens into its workspace boundary: sigma_min falls to ~0, damping keeps "
                      "the joints bounded and the arm stops at the boundary"),
-        Phase("back from stretch", 2.0, (-2 * v, 0, 0), (0, 0, 0),
+        Phase("back from stretch", 2.0, (-2 * v, 0, -0.5 * v), (0, 0, 0),
               expect="leaves the singular pose at once (slowly at first: near sigma_min = 0 the joint speeds "
                      "it would take are bounded by damping)"),
         Phase("twist the wrist to its limit", 4.0, (0, 0, 0), (0, 0, 1.5 * w), frame="tool",
-              expect="the last joint locks at its limit; the others cannot spin the tool in place, so the "
+              expect="a joint reaches its limit and locks; the others cannot spin the tool in place, so the "
                      "servo halts rather than swing the tool"),
         Phase("slide along -y", 1.0, (0, -v, 0), (0, 0, 0),
               expect="a locked joint does not block motions that do not need it"),
