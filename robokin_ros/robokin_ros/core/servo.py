@@ -235,7 +235,13 @@ class Servo:
             why = f"last joint state is {now - m.received_at:.3f} s old (timeout " \
                   f"{self.config.joint_state_timeout} s)"
         text = f"{ServoStatus.JOINT_STATE_MISSING.sentence} ({why})"
-        holding = self._engaged or (self.config.num_outgoing_halt_msgs_to_publish == 0 and self._positions is not None)
+        if self._positions is not None and self._velocities.any():
+            # A controlled stop along the commanded path, within the acceleration limits, rather than a
+            # velocity step to zero (which the arm would have to follow as a jerk).
+            self._advance(self._ramp_down(self._velocities))
+            return self._output(ServoStatus.JOINT_STATE_MISSING, text, True)
+        holding = self._engaged or (self.config.num_outgoing_halt_msgs_to_publish == 0
+                                    and self._positions is not None)
         return self._hold(ServoStatus.JOINT_STATE_MISSING, text, publish=holding)
 
     # ---- state ------------------------------------------------------------------------------------
