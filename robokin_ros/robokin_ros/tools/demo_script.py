@@ -1,7 +1,7 @@
 """The demo's twist script and its analysis: pure numpy on recorded samples, so it is testable without ROS."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,7 +38,7 @@ def demo_phases(scale_linear: float = 0.4, scale_rotational: float = 0.8) -> lis
         Phase("back from stretch", 2.0, (-2 * v, 0, -0.5 * v), (0, 0, 0),
               expect="leaves the singular pose at once (slowly at first: near sigma_min = 0 the joint speeds "
                      "it would take are bounded by damping)"),
-        Phase("twist the wrist to its limit", 4.0, (0, 0, 0), (0, 0, 1.5 * w), frame="tool",
+        Phase("twist the wrist to its limit", 4.0, (0, 0, 0), (0, 0, 1.0), frame="tool",
               expect="a joint reaches its limit and locks; the others cannot spin the tool in place, so the "
                      "servo halts rather than swing the tool"),
         Phase("slide along -y", 1.0, (0, -v, 0), (0, 0, 0),
@@ -99,3 +99,19 @@ def time_to_stop(times: np.ndarray, velocities: np.ndarray, silence_start: float
     if last_moving[-1] == len(times) - 1:
         return None      # still moving at the end of the recording
     return float(times[last_moving[-1] + 1] - silence_start)
+
+
+@dataclass
+class Recording:
+    """Everything the driver saw, on the monotonic clock."""
+
+    times: list[float] = field(default_factory=list)
+    positions: list[np.ndarray] = field(default_factory=list)
+    velocities: list[np.ndarray] = field(default_factory=list)
+    status: list[tuple[float, int, str, tuple[str, ...], float]] = field(default_factory=list)
+    phase_spans: list[tuple[Phase, float, float]] = field(default_factory=list)
+
+    def arrays(self, start: float = -np.inf, end: float = np.inf):
+        t = np.array(self.times)
+        keep = (t >= start) & (t <= end)
+        return t[keep], np.array(self.positions)[keep], np.array(self.velocities)[keep]

@@ -1,0 +1,82 @@
+"""The demo's ROS side: a driver node that publishes the twist script and records joint states and statuses."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..core.robot import RobotModel
+from .demo_script import Phase, Recording
+from .graph import NodeGraph
+
+TWIST_RATE_HZ = 100.0
+
+
+def make_driver(robot: RobotModel, recording: Recording):
+    import rclpy
+    from geometry_msgs.msg import TwistStamped
+    from rclpy.node import Node
+    from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
+    from sensor_msgs.msg import JointState
+
+    class DemoDriver(Node):
+        def __init__(self) -> None:
+            super().__init__("robokin_demo")
+            self.twist_pub = self.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
+            self.create_subscription(JointState, "/joint_states", self._on_joint_state, 100)
+            self.create_subscription(ServoStatusMsg, "/servo_node/status", self._on_status, 100)
+            self._index = {name: i for i, name in enumerate(robot.joint_names)}
+
+        def _on_joint_state(self, msg: JointState) -> None:
+            order = [msg.name.index(n) for n in robot.joint_names if n in msg.name]
+            if len(order) != robot.n:
+                return
+            recording.times.append(time.monotonic())
+            recording.positions.append(np.array([msg.position[i] for i in order]))
+            velocities = [msg.velocity[i] for i in order] if len(msg.velocity) == len(msg.name) else [0.0] * robot.n
+            recording.velocities.append(np.array(velocities))
+
+        def _on_status(self, msg) -> None:
+            recording.status.append((time.monotonic(), msg.code, msg.message, tuple(msg.locked_joints),
+                                     msg.sigma_min))
+
+        def send(self, phase: Phase) -> None:
+            msg = TwistStamped()
+            msg.header.stamp = self.get_clock().now().to_msg()
+            msg.header.frame_id = robot.tip_frame if phase.frame == "tool" else phase.frame
+            (msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z) = phase.linear
+            (msg.twist.angular.x, msg.twist.angular.y, msg.twist.angular.z) = phase.angular
+            self.twist_pub.publish(msg)
+
+    return rclpy, DemoDriver()
+
+
+def spin_for(executor, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=min(0.01, max(0.0, end - time.monotonic())))
+
+
+def wait_for(executor, predicate, timeout_s: float, what: str, graph: NodeGraph | None) -> None:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and not predicate():
+        executor.spin_once(timeout_sec=0.05)
+        dead = graph.dead() if graph else []
+        if dead:
+            raise RuntimeError("a node died during start-up:\n  " + "\n  ".join(dead))
+    if not predicate():
+        raise RuntimeError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+
+
+def run_twist_script(executor, driver, phases: list[Phase], recording: Recording) -> None:
+    """Publish each phase's twist at TWIST_RATE_HZ; the final 'silence' phase publishes nothing."""
+    for phase in phases:
+        start = time.monotonic()
+        print(f"  - {phase.name:<30s} {phase.duration:4.1f} s   expect: {phase.expect}", flush=True)
+        next_tick = start
+        while time.monotonic() < start + phase.duration:
+            if phase.name != "silence":
+                driver.send(phase)
+            next_tick += 1.0 / TWIST_RATE_HZ
+            spin_for(executor, max(0.0, next_tick - time.monotonic()))
+        recording.phase_spans.append((phase, start, time.monotonic()))

@@ -1,0 +1,132 @@
+"""The demo's report: tracking per phase, status transitions, capability along the script, the plot."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..core.robot import RobotModel
+from ..core.status import ServoStatus
+from .demo_script import Phase, PhaseReport, Recording, tool_velocities
+
+
+def analyse_phase(robot: RobotModel, recording: Recording, phase: Phase, start: float, end: float,
+                  scale_linear: float, scale_rotational: float) -> PhaseReport:
+    """Compare the measured tool motion of one phase with its command."""
+    t, q, _ = recording.arrays(start, end + 0.005)     # + the few ms the arm lags the command
+    origins, lin, ang = tool_velocities(robot, t, q)
+    steady = t >= start + 0.3
+    rotating = np.linalg.norm(phase.angular) > 0
+    if rotating:
+        commanded = np.array(phase.angular) * scale_rotational
+        if phase.frame == "tool":   # tool-frame angular velocity rotated into base axes per sample
+            measured = np.array([robot.fk(qi).rotation.T @ wi for qi, wi in zip(q, ang)])
+        else:
+            measured = ang
+    else:
+        commanded, measured = np.array(phase.linear) * scale_linear, lin
+    errors = np.linalg.norm(measured[steady] - commanded, axis=1) if steady.any() else np.array([np.nan])
+    statuses = [s for s in recording.status if start <= s[0] <= end]
+    names = tuple(dict.fromkeys(ServoStatus(s[1]).name if s[1] in ServoStatus._value2member_map_ else str(s[1])
+                                for s in statuses))
+    locked = tuple(dict.fromkeys(j for s in statuses for j in s[3]))
+    sigma = min((s[4] for s in statuses), default=np.nan)
+    # rotations: origin travel after the 0.3 s transition (the previous phase's tail is not this phase's
+    # doing); translations: the whole phase
+    kept = origins[steady] if rotating else origins
+    drift = float(np.linalg.norm(kept[-1] - kept[0])) if len(kept) else np.nan
+    return PhaseReport(phase.name, float(np.linalg.norm(commanded)), float(np.median(errors)), drift,
+                       float(sigma), names, locked)
+
+
+def print_twist_report(reports: list[PhaseReport], transitions: list[str], stop_s: float | None) -> None:
+    print("\nTwist teleoperation report")
+    print(f"  {'phase':<30s} {'command':>9s} {'median err':>11s} {'origin moved':>13s} {'min sigma':>10s}  status")
+    for r in reports:
+        unit = "rad/s" if "rotate" in r.name or "wrist" in r.name else "m/s"
+        err = f"{r.median_speed_error * (1 if unit == 'rad/s' else 1000):.3g}{'' if unit == 'rad/s' else ' mm/s'}"
+        print(f"  {r.name:<30s} {r.commanded_speed:6.3f} {unit:<5s} {err:>11s} {r.tool_origin_drift * 1000:9.1f} mm "
+              f"{r.min_sigma:10.4f}  {', '.join(r.statuses) or '-'}"
+              + (f"  locked: {', '.join(r.locked_joints)}" if r.locked_joints else ""))
+    print("\n  status transitions:")
+    for line in transitions:
+        print(f"    {line}")
+    print(f"\n  time to stop after silence: {'still moving!' if stop_s is None else f'{stop_s * 1000:.0f} ms'}")
+
+
+def status_transitions(recording: Recording, t0: float) -> list[str]:
+    """One line per change of status code (or of the locked-joint set)."""
+    lines, last = [], None
+    for t, code, message, locked, _ in recording.status:
+        key = (code, locked)
+        if key != last:
+            name = ServoStatus(code).name if code in ServoStatus._value2member_map_ else str(code)
+            lines.append(f"t={t - t0:6.2f} s  {name:<40s} {message}")
+            last = key
+    return lines
+
+
+def write_plot(robot: RobotModel, recording: Recording, t0: float, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t, q, dq = recording.arrays()
+    origins = np.array([robot.fk(qi).translation for qi in q])
+    fig = plt.figure(figsize=(14, 9))
+    ax3d = fig.add_subplot(2, 2, 1, projection="3d")
+    for phase, start, end in recording.phase_spans:
+        keep = (t >= start) & (t <= end)
+        ax3d.plot(*origins[keep].T, label=phase.name)
+    ax3d.set_title("tool origin path (base frame) [m]")
+    ax3d.legend(fontsize=6, loc="upper left")
+    ax_v = fig.add_subplot(2, 2, 2)
+    ax_v.plot(t - t0, dq)
+    ax_v.set_title("joint velocities [rad/s]")
+    ax_v.legend(robot.joint_names, fontsize=6)
+    ax_q = fig.add_subplot(2, 2, 3)
+    span = robot.limits.upper - robot.limits.lower
+    ax_q.plot(t - t0, (q - robot.limits.lower) / span)
+    ax_q.set_title("joint positions, share of range (0 = lower, 1 = upper limit)")
+    ax_s = fig.add_subplot(2, 2, 4)
+    if recording.status:
+        st = np.array([(s[0] - t0, s[4], s[1]) for s in recording.status])
+        ax_s.plot(st[:, 0], st[:, 1], label="sigma_min")
+        ax_s.step(st[:, 0], st[:, 2] / 10.0, where="post", label="status code / 10")
+        ax_s.legend(fontsize=7)
+    ax_s.set_title("servo: smallest singular value and status")
+    for ax in (ax_v, ax_q, ax_s):
+        for phase, start, _ in recording.phase_spans:
+            ax.axvline(start - t0, color="grey", lw=0.5)
+        ax.set_xlabel("time [s]")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def print_capability_along(robot: RobotModel, recording: Recording, out_dir: Path) -> None:
+    """How the arm's capability changes along the twist script; a picture at the most stretched pose."""
+    from ..core.capability import analyze, torque_limits_of
+    from .capability_view import render
+
+    limits, reason = torque_limits_of(robot)
+    print("\nCapability along the twist script (translational, at the end of each phase):")
+    print(f"  {'phase':<30s} {'yoshikawa':>10s} {'cond':>7s} {'sigma_min':>10s} {'v_max m/s':>10s} "
+          f"{'F_min N':>8s} {'F_max N':>8s}")
+    worst_q, worst_sigma = None, np.inf
+    for phase, _, end in recording.phase_spans:
+        _, q, _ = recording.arrays(end - 0.05, end + 0.05)
+        if not len(q):
+            continue
+        a = analyze(robot, q[-1], limits, reason)
+        m = a.manipulability
+        force = a.force_weighted.semi_axes if a.force_weighted is not None else (np.nan, np.nan, np.nan)
+        print(f"  {phase.name:<30s} {m.yoshikawa:10.4f} {m.condition:7.1f} {m.sigma_min:10.4f} "
+              f"{a.velocity.semi_axes[0]:10.3f} {min(force):8.1f} {max(force):8.1f}")
+        if m.sigma_min < worst_sigma:
+            worst_q, worst_sigma = q[-1], m.sigma_min
+    if worst_q is not None:
+        picture = out_dir / "capability_stretched.png"
+        render(robot, worst_q, picture, views=("iso", "front"))
+        print(f"  capability picture at the least dexterous pose (sigma_min {worst_sigma:.4f}): {picture}")
