@@ -182,6 +182,10 @@ class RobotModel:
                 # Pinocchio marks "no limit" with +/-max double
                 lower[i] = lo if lo > -1e300 else -np.inf
                 upper[i] = hi if hi < 1e300 else np.inf
+        inverted = [f"'{n}' (lower {lo:.6g} > upper {hi:.6g})" for n, lo, hi in zip(self.joint_names, lower, upper)
+                    if lo > hi]
+        if inverted:
+            raise ModelError(f"joint limits with lower above upper: {', '.join(inverted)}")
         velocity = np.array(m.velocityLimit, dtype=float)
         effort = np.array(m.effortLimit, dtype=float)
         missing_v = tuple(n for n, v in zip(self.joint_names, velocity) if not 0 < v < 1e300)

@@ -44,9 +44,12 @@ def _frozen(cls, names, values):
 
 @njit(cache=True)
 def _max_abs_difference(a, b):
+    """Largest |a - b|; inf if any entry is NaN (so a corrupted state always counts as diverged)."""
     worst = 0.0
     for j in range(a.shape[0]):
-        worst = max(worst, abs(a[j] - b[j]))
+        d = abs(a[j] - b[j])
+        if not d <= worst:
+            worst = d if d == d else np.inf
     return worst
 
 
@@ -141,9 +144,12 @@ class Servo:
         check_vector("twist command linear", command.linear, 3)
         check_vector("twist command angular", command.angular, 3)
         _check_time("twist command received_at", command.received_at)
-        frame = None if command.frame in ("", self.robot.base_frame) else self.robot.frame_id(command.frame)
-        self._command, self._command_frame = command, frame
-        self._command_si = command_to_si(command.linear, command.angular, self.config)
+        name = command.frame.lstrip("/")              # tf-style "/tool0" names the same frame
+        if name == "world" and not self.robot.model.existFrame(name):
+            name = "universe"                         # Pinocchio's name for the URDF world
+        frame = None if name in ("", self.robot.base_frame) else self.robot.frame_id(name)
+        command_si = command_to_si(command.linear, command.angular, self.config)
+        self._command, self._command_frame, self._command_si = command, frame, command_si
 
     def set_measurement(self, measurement: JointMeasurement) -> None:
         """Store the latest measured joint positions (chain order).
@@ -156,7 +162,8 @@ class Servo:
         self._measurement = measurement
 
     def pause(self) -> None:
-        """Stop commanding; `step` reports PAUSED and publishes nothing."""
+        """Stop commanding: `step` reports PAUSED, decelerates a moving arm within the acceleration limits
+        (publishing that ramp), then publishes nothing until `resume`."""
         self._paused = True
 
     def resume(self) -> None:
@@ -170,6 +177,9 @@ class Servo:
         """One control tick at time `now` [s] (same clock as the receive times)."""
         _check_time("now", now)
         if self._paused:
+            if self._positions is not None and self._velocities.any():
+                self._advance(self._ramp_down(self._velocities))
+                return self._output(ServoStatus.PAUSED, f"{ServoStatus.PAUSED.sentence} (decelerating)", True)
             return self._hold(ServoStatus.PAUSED, ServoStatus.PAUSED.sentence, publish=False)
         m = self._measurement
         if m is None or now - m.received_at > self.config.joint_state_timeout:
@@ -192,6 +202,11 @@ class Servo:
         q_next, q_out, v_out = np.empty(n), np.empty(n), np.empty(n)
         positions, velocities = np.empty((len(t), n)), np.empty((len(t), n))
         _advance_arrays(q, v, self._dt, self._lower, self._upper, t, q_next, q_out, v_out, positions, velocities)
+        if not math.isfinite(q_next.sum()):
+            # Never publish a non-finite command: drop it, re-sync to the measured state and hold.
+            self._anchor_needed = True
+            return self._hold(ServoStatus.INVALID, "internal error: a non-finite command was discarded; "
+                              "re-synced to the measured state", publish=False)
         self._velocities, self._positions = v, q_next
         window = _frozen(TrajectoryWindow, _WINDOW_FIELDS, (t.copy(), positions, velocities))
         return _frozen(ServoOutput, _OUTPUT_FIELDS, (q_out, v_out, window, result.status, result.message,

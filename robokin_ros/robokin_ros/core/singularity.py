@@ -61,14 +61,17 @@ def singularity_scale(ik: VelocityIk, positions: np.ndarray, A: np.ndarray, dq: 
     return scale, ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
 
 
-def damping_status(ik: VelocityIk, positions: np.ndarray, A: np.ndarray, dq: np.ndarray, frame_id: int,
+def damping_status(ik: VelocityIk, positions: np.ndarray, A: np.ndarray, b: np.ndarray, frame_id: int,
                    axis_mask, axis_frame: str) -> ServoStatus:
-    """While damping is active (sigma_min below its threshold), say whether the motion approaches the
-    singularity or leaves it, by the condition number one small step along the motion."""
-    largest = float(np.max(np.abs(dq)))
-    if largest == 0.0:
+    """While damping is active (sigma_min below its threshold), say whether the command drives the arm toward
+    the singularity or away from it. The probe follows the motion the command asks for (the undamped
+    least-squares solution of A x = b), not the damped motion the arm makes: pushed into the workspace
+    boundary, the damped motion drifts sideways and would read as "leaving" while the user keeps pushing."""
+    intent = np.linalg.lstsq(A, b, rcond=None)[0]
+    largest = float(np.max(np.abs(intent)))
+    if not largest > 0.0:
         return ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY
-    probe = positions + (PROBE_STEP / largest) * dq
+    probe = positions + (PROBE_STEP / largest) * intent
     A_probe, _ = ik.task(probe, np.zeros(6), frame_id, axis_mask, axis_frame)
     if condition_number(A_probe) > condition_number(A):
         return ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY
@@ -84,10 +87,11 @@ def direction_guard(A: np.ndarray, b: np.ndarray, dq: np.ndarray, tolerance: flo
                     angular_rows: np.ndarray | None = None) -> tuple[float, float]:
     """Speed factor in [0, 1] that keeps the commanded twist's direction when joints are held at limits.
 
-    The achieved task velocity A dq splits into a part along the command b and a part across it; the
-    relative size of the part across, |A dq - alpha b| / |b|, is how far the tool leaves the commanded
-    direction. Below tolerance / 2 nothing changes; from there the factor falls linearly to 0 at
-    `tolerance` (Drake's DiffIK keeps the direction exactly; this is the servo's softer version).
+    The achieved task velocity a = A dq splits into a part along the command b and a part across it; the
+    share of the part across, |a - alpha b| / |a| (the sine of the angle between achieved and commanded
+    motion), is how far the tool leaves the commanded direction, whatever the command's size. Below
+    tolerance / 2 nothing changes; from there the factor falls linearly to 0 at `tolerance` (Drake's
+    DiffIK keeps the direction exactly; this is the servo's softer version).
 
     Args:
         A: (m, n) task Jacobian. b: (m,) commanded task velocity. dq: (n,) candidate velocity.
@@ -108,8 +112,11 @@ def direction_guard(A: np.ndarray, b: np.ndarray, dq: np.ndarray, tolerance: flo
     if bb <= 1e-18:
         return 1.0, 0.0
     achieved = weights * (A @ dq)                                        # (m,)
+    aa = float(achieved @ achieved)
+    if aa <= 1e-24:
+        return 1.0, 0.0                                                  # not moving: nothing to guard
     alpha = float(achieved @ b) / bb
-    off = float(np.linalg.norm(achieved - alpha * b)) / np.sqrt(bb)
+    off = float(np.linalg.norm(achieved - alpha * b)) / np.sqrt(aa)
     if alpha <= 0.0:
-        return 0.0, max(off, 1.0)
+        return 0.0, 1.0
     return float(np.clip((tolerance - off) / (0.5 * tolerance), 0.0, 1.0)), off

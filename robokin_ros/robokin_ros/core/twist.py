@@ -15,7 +15,13 @@ import numpy as np
 import pinocchio as pin
 
 from .config import ServoConfig
+from .errors import InvalidInputError
 from .robot import RobotModel
+
+# No arm's tool moves faster than this; a speed_units command beyond it is a unit or sign-up error, and
+# accepting it would only overflow the arithmetic downstream.
+MAX_LINEAR_SPEED = 10.0      # [m/s]
+MAX_ANGULAR_SPEED = 20.0     # [rad/s]
 
 
 def command_to_si(linear: np.ndarray, angular: np.ndarray, config: ServoConfig) -> np.ndarray:
@@ -31,6 +37,13 @@ def command_to_si(linear: np.ndarray, angular: np.ndarray, config: ServoConfig) 
     else:
         twist[:3] = linear
         twist[3:] = angular
+        # components first: squaring a 1e308 entry inside a norm would overflow
+        v = float(np.linalg.norm(twist[:3])) if np.abs(twist[:3]).max() <= MAX_LINEAR_SPEED else np.inf
+        w = float(np.linalg.norm(twist[3:])) if np.abs(twist[3:]).max() <= MAX_ANGULAR_SPEED else np.inf
+        if v > MAX_LINEAR_SPEED or w > MAX_ANGULAR_SPEED:
+            raise InvalidInputError(f"speed_units twist of {v:.3g} m/s, {w:.3g} rad/s exceeds what any arm can "
+                                    f"do ({MAX_LINEAR_SPEED} m/s, {MAX_ANGULAR_SPEED} rad/s): is command_in_type "
+                                    "right?")
     return twist
 
 

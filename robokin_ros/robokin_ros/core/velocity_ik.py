@@ -276,11 +276,11 @@ class VelocityIk:
             if guard < 1.0:
                 scale, outcome = limit_velocity(self._dq, pre_scale * guard, prev, use_prev, self._vmax,
                                                 self._amax, dt, self._lo, self._hi, out)
-                blocked = (f"; the other joints cannot follow this twist without moving the tool "
-                           f"{off:.0%} off it: {'halted' if guard == 0.0 else 'slowing'}")
+                blocked = (f"; the other joints cannot follow this twist: the tool would move "
+                           f"{np.degrees(np.arcsin(min(off, 1.0))):.0f} deg off its direction: "
+                           f"{'halted' if guard == 0.0 else 'slowing'}")
         if sing_status == _OK and damping > 0.0:
-            sing_status = self._debounced(damping_status(self, positions, A, self._dq, fid, axis_mask,
-                                                         axis_frame))
+            sing_status = self._debounced(damping_status(self, positions, A, b, fid, axis_mask, axis_frame))
         locked, braking = self._bound_joints() if n_fixed else ((), ())
         status, prefix = self._describe(sing_status, locked, braking, outcome)
         return _fast(out, status, prefix + blocked, locked, sigma_min, cond, scale, damping)

@@ -21,7 +21,7 @@ from ..core.capability_config import DEFAULT_SHOW, SHOW_ITEMS, CapabilityConfig,
 from ..core.errors import RobokinError
 from ..core.polytope import ForcePolytope, force_polytope, write_stl
 from ..ros.capability_markers import capability_markers
-from ..ros.conversions import measurement_from_joint_state
+from ..ros.conversions import concerns_chain, measurement_from_joint_state
 from ..ros.node_utils import Throttle, load_robot, receive_time, run_node
 from ..ros.params import declare_config, watch_config
 
@@ -35,6 +35,7 @@ class CapabilityNode(Node):
         super().__init__(node_name, **kwargs)
         cfg = self._config = declare_config(self, CapabilityConfig)
         self._robot = load_robot(cfg.robot, cfg.robot_description, cfg.base_frame, cfg.tip_frame)
+        self._chain_joints = frozenset(self._robot.joint_names)
         self._apply_config(cfg)
         watch_config(self, lambda: self._config, self._apply_config)
         descriptor = ParameterDescriptor(type=ParameterType.PARAMETER_STRING_ARRAY,
@@ -73,7 +74,8 @@ class CapabilityNode(Node):
                 self._show = tuple(parameter.value or ())
 
     def _on_joint_state(self, msg: JointState) -> None:
-        self._joint_state = msg
+        if concerns_chain(msg, self._chain_joints):
+            self._joint_state = msg
 
     def _log(self, key: str, text: str, error: bool = True) -> None:
         suffix = self._throttle(key)

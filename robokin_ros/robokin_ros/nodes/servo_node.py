@@ -26,7 +26,7 @@ from ..core.errors import RobokinError
 from ..core.servo import Servo
 from ..core.servo_types import JointMeasurement, ServoOutput, TwistCommand
 from ..core.status import ServoStatus
-from ..ros.conversions import (float64_array_msg, measurement_from_joint_state, status_msg,
+from ..ros.conversions import (concerns_chain, float64_array_msg, measurement_from_joint_state, status_msg,
                                trajectory_msg, twist_command_from_msg)
 from ..ros.node_utils import Throttle, load_robot, receive_time, run_node
 from ..ros.params import declare_config, watch_config
@@ -58,6 +58,7 @@ class ServoNode(Node):
         self._last_status_key: tuple | None = None
         self._last_status_time = -float("inf")
         self._reuse: JointTrajectory | None = None
+        self._chain_joints = frozenset(self._joint_names)
         self._stamp_ns: int | None = None       # time of the commanded state (see _command_stamp)
 
         self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_twist, _LATEST_ONLY)
@@ -77,7 +78,8 @@ class ServoNode(Node):
         self._twist = (msg, receive_time())
 
     def _on_joint_state(self, msg: JointState) -> None:
-        self._joint_state = (msg, receive_time())
+        if concerns_chain(msg, self._chain_joints):
+            self._joint_state = (msg, receive_time())
 
     def _on_pause(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         self._servo.pause()

@@ -43,6 +43,12 @@ def duration_seconds(msg: Duration | Time) -> float:
 
 
 # ---- JointState <-> JointMeasurement ---------------------------------------------------------------
+def concerns_chain(msg: JointState, chain_joints: frozenset[str]) -> bool:
+    """False for a JointState naming none of the chain's joints: another device's (a gripper's) states on the
+    same topic, to be ignored rather than rejected, so they cannot displace the arm's latest state."""
+    return not chain_joints.isdisjoint(msg.name)
+
+
 @lru_cache(maxsize=16)
 def _reorder_index(message_names: tuple[str, ...], joint_names: tuple[str, ...]) -> np.ndarray:
     where = {name: i for i, name in enumerate(message_names)}

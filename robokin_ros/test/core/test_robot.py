@@ -198,6 +198,13 @@ def test_malformed_urdf_is_a_model_error(source, match):
         RobotModel.load(source, "a", "b")
 
 
+def test_inverted_joint_limits_are_a_model_error():
+    urdf = TWO_LINK_URDF.replace('lower="-3" upper="3" velocity="2" effort="5"',
+                                 'lower="1" upper="-1" velocity="2" effort="5"')
+    with pytest.raises(ModelError, match="'elbow' \\(lower 1 > upper -1\\)"):
+        RobotModel.from_urdf_string(urdf, "base", "tip")
+
+
 def test_embedded_names_and_errors():
     with pytest.raises(ModelError, match="known: \\[.*'panda'"):
         RobotModel.from_name("pandas")

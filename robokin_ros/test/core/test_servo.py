@@ -152,9 +152,15 @@ def test_stale_joint_state_halts_and_no_state_publishes_nothing(panda):
 def test_pause_and_resume_never_jump(panda):
     loop = Loop(panda, command_in_type="speed_units")
     loop.run(100, cmd([0.05, 0, 0]))
+    v_before = loop.outputs[-1].velocities
     loop.servo.pause()
-    out = loop.tick(cmd([0.05, 0, 0]))
-    assert out.status == ServoStatus.PAUSED and not out.publish
+    ramp = [loop.tick(cmd([0.05, 0, 0])) for _ in range(60)]     # commands are ignored while paused
+    amax = loop.servo._ik.acceleration_limits
+    for a, b in zip([v_before] + [o.velocities for o in ramp], [o.velocities for o in ramp]):
+        assert np.all(np.abs(b - a) <= amax * DT * (1 + 1e-9)), "pausing must decelerate, not stop dead"
+    assert all(o.status == ServoStatus.PAUSED for o in ramp)
+    moving = [o for o in ramp if o.velocities.any()]
+    assert moving and all(o.publish for o in moving) and not ramp[-1].publish and not ramp[-1].velocities.any()
     moved = loop.outputs[-1].positions + 0.01                  # the arm was moved while paused
     loop.servo.set_measurement(JointMeasurement(moved, loop.now))
     loop.servo.resume()

@@ -196,8 +196,12 @@ def test_pause_and_resume_without_a_jump(graph):
     probe.stream(0.3, linear=(0.0, 0.5, 0.0))
     call(client_pause)
     paused_at = time.monotonic()
-    probe.stream(0.4, linear=(0.0, 0.5, 0.0))               # ignored while paused
-    assert not [s for s in probe.trajectories if s.received > paused_at + 0.05]
+    probe.stream(0.6, linear=(0.0, 0.5, 0.0))               # ignored while paused
+    # the pause decelerates within the acceleration limits (a short, slowing ramp), then goes silent
+    ramp = [s for s in probe.trajectories if s.received > paused_at + 0.01]
+    assert ramp and not [s for s in ramp if s.received > paused_at + 0.35]
+    speeds = [np.abs(s.velocities[0]).max() for s in ramp]
+    assert speeds[-1] == 0.0 and all(b <= a + 1e-12 for a, b in zip(speeds, speeds[1:])), speeds
     assert ServoStatus.PAUSED in probe.codes()
     resting = probe.joint_states[-1]
     call(client_resume)
@@ -298,3 +302,20 @@ def test_two_instances_side_by_side_in_namespaces(ros, panda_model):
     assert moved["left"][0] > 0.03, moved
     assert np.abs(moved["right"]).max() < 1e-9, moved
     assert probes["right"].codes()[-1] == ServoStatus.STOPPED
+
+
+def test_a_gripper_publishing_on_joint_states_does_not_disturb_the_servo(graph, panda_model):
+    """Another device's JointState (the fingers) on the same topic is ignored, not rejected: it must not
+    displace the arm's latest state and halt the servo."""
+    servo, sim, probe = graph
+    fingers = JointState(name=["panda_finger_joint1", "panda_finger_joint2"], position=[0.02, 0.02])
+    probe.statuses.clear()
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        probe.twist(linear=(0.3, 0.0, 0.0))
+        for _ in range(5):                                   # fingers at ~500 Hz, as often as the arm
+            probe.state_pub.publish(fingers)
+            spin_for(probe.executor, 0.002)
+    assert ServoStatus.OK in probe.codes()
+    assert ServoStatus.JOINT_STATE_MISSING not in probe.codes()
+    assert not any("rejected" in s.message for s in probe.statuses), [s.message for s in probe.statuses]
