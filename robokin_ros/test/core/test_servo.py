@@ -311,3 +311,30 @@ def test_an_idle_servo_stays_silent_through_a_joint_state_glitch(panda):
     assert not any(o.publish for o in glitch + after)
     fresh = Loop(panda, num_outgoing_halt_msgs_to_publish=4)
     assert not any(o.publish for o in fresh.run(100)), "never commanded: nothing to hold"
+
+
+def test_impossible_speed_units_twists_are_rejected_and_state_stays_finite(panda):
+    loop = Loop(panda, command_in_type="speed_units")
+    loop.run(20, cmd([0.02, 0, 0]))
+    for linear, angular in (([1e308, 0, 0], [0, 0, 0]), ([11.0, 0, 0], [0, 0, 0]), ([0, 0, 0], [0, 25.0, 0])):
+        with pytest.raises(InvalidInputError, match="exceeds what any arm can do"):
+            loop.servo.set_command(cmd(linear, angular, at=loop.now))
+    outs = loop.run(20)                                    # the last good command keeps ageing, all finite
+    assert all(np.isfinite(o.positions).all() and np.isfinite(o.window.positions).all() for o in outs)
+
+
+def test_a_corrupted_state_always_counts_as_diverged():
+    from robokin_ros.core.servo import _max_abs_difference
+    assert _max_abs_difference(np.array([0.0, np.nan]), np.zeros(2)) == np.inf
+    assert _max_abs_difference(np.array([0.1, -0.3]), np.zeros(2)) == pytest.approx(0.3)
+
+
+def test_tf_style_and_world_frame_names(panda):
+    loop = Loop(panda, **FAST)
+    outs = loop.run(10, cmd([0, 0, 0.05], frame="/" + panda.tip_frame))      # a leading slash is fine
+    R = panda.fk(outs[-2].positions).rotation
+    v = tool_velocity(panda, outs[-2].positions, outs[-1].positions)
+    np.testing.assert_allclose(v[:3], R @ [0, 0, 0.05], atol=5e-5)
+    outs = loop.run(10, cmd([0.05, 0, 0], frame="world"))                    # the URDF world = base here
+    v = tool_velocity(panda, outs[-2].positions, outs[-1].positions)
+    np.testing.assert_allclose(v[:3], [0.05, 0, 0], atol=5e-5)
