@@ -84,3 +84,36 @@ def run_node(node_cls: Callable[[], Node], args: list[str] | None = None,
             executor.shutdown()
             node.destroy_node()
     return 0
+
+
+class SideSubscription:
+    """A subscription served by its own node and SingleThreadedExecutor on a background thread.
+
+    For nodes that must run on a MultiThreadedExecutor (a blocking action execute callback) but also
+    take a high-rate topic: rclpy's multi-threaded executor falls behind a 500 Hz /joint_states (gaps of
+    half a second were measured), while a single-threaded one keeps up. The side node is named
+    `<owner>_<suffix>` in the owner's namespace.
+    """
+
+    def __init__(self, owner: Node, suffix: str, msg_type, topic: str, callback, qos=10) -> None:
+        import threading
+
+        self.node = rclpy.create_node(f"{owner.get_name()}_{suffix}", namespace=owner.get_namespace(),
+                                      context=owner.context, start_parameter_services=False)
+        self.node.create_subscription(msg_type, topic, callback, qos)
+        self._executor = SingleThreadedExecutor(context=owner.context)
+        self._executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, name=self.node.get_name(), daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self._executor.spin()
+        except (ExternalShutdownException, Exception):  # noqa: BLE001 - shutting down: nothing to report
+            pass
+
+    def close(self) -> None:
+        """Stop the thread and destroy the side node."""
+        self._executor.shutdown(timeout_sec=1.0)
+        self._thread.join(timeout=2.0)
+        self.node.destroy_node()

@@ -95,3 +95,17 @@ def test_duplicates_are_dropped_and_pure_rotation_segments_work():
     assert path.stops == (100,)                          # the arm stops before rotating in place
     assert path.arc_length[-1] == pytest.approx(0.1)
     assert path.progress[100] == pytest.approx(0.1 / 0.4)
+
+
+def test_sample_budget_counts_exactly_and_refuses_before_allocating():
+    # 100 mm at 1 mm = 101 samples: the budget compares against the real count
+    assert build_path(START, [at(0.4, 0, 0.5)], max_samples=101).size == 101
+    with pytest.raises(PathInputError, match=r"needs 101 dense samples .* budget of 100; waypoint 0"):
+        build_path(START, [at(0.4, 0, 0.5)], max_samples=100)
+    # the biggest contributor is named; 1e5 m would need 1e8 samples (GBs) and 1e300 used to overflow
+    with pytest.raises(PathInputError, match=r"budget of 2000000; waypoint 1 contributes 3e\+06") as err:
+        build_path(START, [at(0.4, 0, 0.5), at(0.4, 3000.0, 0.5)])
+    assert err.value.waypoint == 1
+    for far in (1e5, 1e300):
+        with pytest.raises(PathInputError, match="dense samples"):
+            build_path(START, [at(far, 0, 0.5)])

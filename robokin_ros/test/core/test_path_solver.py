@@ -6,7 +6,9 @@ import pytest
 
 from robokin_ros.core.path.chain_fk import ChainFk, rotation_angles
 from robokin_ros.core.path.checks import check_block
+from robokin_ros.core.errors import PathInputError
 from robokin_ros.core.path.geometry import build_path
+from robokin_ros.core.path.planner import REACH_MARGIN, CartesianPathPlanner, reach_bound
 from robokin_ros.core.path.result import Deviations, PathStatus
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.path_config import PathConfig
@@ -143,3 +145,45 @@ def test_start_outside_limits_is_reported(panda):
     res = PathIkSolver(panda).solve(build_path(T0, [offset(T0, [0.01, 0, 0])]), q0)
     assert res.status == PathStatus.JOINT_LIMIT and res.failed_joint == "panda_joint4"
     assert rotation_angles(res.failure_pose.rotation[None], T0.rotation[None])[0] < 1e-12
+
+
+@pytest.mark.parametrize("name", ["panda", "ur5", "kinova"])
+def test_reach_bound_is_an_upper_bound_of_sampled_fk(name):
+    robot = RobotModel.from_name(name)
+    rng = np.random.default_rng(7)
+    base = robot.fk(robot.home(), robot.base_frame).translation      # base origin in base axes (zero)
+    reach = max(np.linalg.norm(robot.fk(robot.random_positions(rng)).translation - base) for _ in range(2000))
+    bound = reach_bound(robot, robot.tip_frame)
+    # valid for every configuration (margin included), yet not so loose that it would let GB paths through
+    assert REACH_MARGIN * reach <= bound <= 3.0 * REACH_MARGIN * reach
+
+
+def test_far_waypoints_are_refused_before_densifying(panda):
+    import tracemalloc
+    planner = CartesianPathPlanner(panda)
+    q0 = panda.home()
+    T0 = panda.fk(q0)
+    bound = planner.reach_bound()
+    near = offset(T0, [0.05, 0, 0])
+    for far, shown in ((1e5, "1e+05"), (1e300, "1e+300")):
+        tracemalloc.start()
+        try:
+            with pytest.raises(PathInputError) as err:
+                planner.plan(q0, [near, pin.SE3(T0.rotation, np.array([far, 0.0, 0.0]))])
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert err.value.waypoint == 1
+        assert str(err.value) == (f"waypoint 1 is {shown} m from the base origin, beyond the arm's reach bound "
+                                  f"of {bound:.3f} m (check the units and the frame_id)")
+        assert peak < 20e6                                    # refused before any dense allocation
+    # just inside the bound is not refused by the reach check (the IK then fails on the way out)
+    inside = pin.SE3(T0.rotation, T0.translation / np.linalg.norm(T0.translation) * 0.99 * bound)
+    assert not planner.plan(q0, [inside], time_parameterize=False).ik.success
+
+
+def test_dense_sample_budget_is_enforced_by_the_planner(panda):
+    planner = CartesianPathPlanner(panda, PathConfig(sample_step=1e-7))
+    q0 = panda.home()
+    with pytest.raises(PathInputError, match=r"needs 3e\+06 dense samples .* budget of 2000000; waypoint 0"):
+        planner.plan(q0, [offset(panda.fk(q0), [0.3, 0, 0])])

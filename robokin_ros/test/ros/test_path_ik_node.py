@@ -11,6 +11,8 @@ from geometry_msgs.msg import PoseStamped
 from rclpy.action import ActionClient
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter, parameter_value_to_python
+from rclpy.parameter_client import AsyncParameterClient
 from ros_helpers import spin_until
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
@@ -189,8 +191,10 @@ def test_execute_then_cancel_and_concurrent_clients(graph, panda_model):
         assert spin_until(executor, result_future.done, 20.0)
         assert result_future.result().result.error_code == Result.CANCELED
         assert result_future.result().status == GoalStatus.STATUS_CANCELED
+        # the hold is published before the result, but the two travel on different topics
+        assert spin_until(executor, lambda: len(trajectories[-1].points) == 1, 5.0), "no hold trajectory"
         hold = trajectories[-1]
-        assert len(hold.points) == 1 and not any(hold.points[0].velocities)
+        assert not any(hold.points[0].velocities)
         # after the hold the arm stays where it was stopped
         q_stop = np.array(hold.points[0].positions)
         assert spin_until(executor, lambda: np.abs(current_pose(panda_model, states)[0] - q_stop).max() < 0.01,
@@ -246,16 +250,21 @@ def test_nav_path_topic_executes_and_markers_show_the_plan_and_the_failure(graph
     path.poses = [pose_stamped(target, tool_quat(T), panda_model.base_frame)]
     sent_before, markers_before = len(trajectories), len(markers)
     pub.publish(path)
-    assert spin_until(executor, lambda: len(trajectories) > sent_before and len(markers) > markers_before, 15.0)
-    last = trajectories[-1].points[-1]
-    np.testing.assert_allclose(panda_model.fk(np.array(last.positions)).translation, target, atol=1e-4)
+
+    def ends_at_target(trajectory):
+        end = panda_model.fk(np.array(trajectory.points[-1].positions)).translation
+        return np.linalg.norm(end - target) < 1e-4
+
+    assert spin_until(executor, lambda: any(ends_at_target(t) for t in trajectories[sent_before:])
+                      and len(markers) > markers_before, 15.0), "no trajectory to the path's end was sent"
     strips = [m for m in markers[-1].markers if m.type == Marker.LINE_STRIP]
     assert strips and len(strips[0].points) >= 2
     assert spin_until(executor, lambda: np.linalg.norm(current_pose(panda_model, states)[1].translation
                                                        - target) < 1e-3, 15.0), "the arm did not get there"
 
     far = Path()
-    far.poses = [pose_stamped(target + np.array([2.0, 0.0, 0.0]), tool_quat(T), panda_model.base_frame)]
+    # beyond the arm's reach but inside the reach bound, so the IK runs and fails part way
+    far.poses = [pose_stamped(target + np.array([1.0, 0.0, 0.0]), tool_quat(T), panda_model.base_frame)]
     sent_before, markers_before = len(trajectories), len(markers)
     pub.publish(far)
     assert spin_until(executor, lambda: len(markers) > markers_before, 15.0)
@@ -263,3 +272,111 @@ def test_nav_path_topic_executes_and_markers_show_the_plan_and_the_failure(graph
     far_ends = [panda_model.fk(np.array(t.points[-1].positions)).translation for t in trajectories[sent_before:]]
     assert all(np.linalg.norm(end - target) < 0.5 for end in far_ends), "an unreachable path was sent"
     assert any(m.type == Marker.SPHERE for m in markers[-1].markers), "the failure point is drawn"
+
+
+def test_far_waypoints_are_invalid_goals_naming_the_waypoint(graph, panda_model):
+    executor, _, client, states, *_ = graph
+    q, T = current_pose(panda_model, states)
+    for far, shown in ((1e5, "1e+05"), (1e300, "1e+300")):
+        goal = ExecuteCartesianPath.Goal(plan_only=True, waypoints=[
+            pose_stamped(T.translation + [0.02, 0, 0], tool_quat(T), panda_model.base_frame),
+            pose_stamped([far, 0.0, 0.0], tool_quat(T), panda_model.base_frame)])
+        _, res = send(executor, client, goal)
+        r = res.result
+        assert r.error_code == Result.INVALID_GOAL, r.message
+        assert res.status == GoalStatus.STATUS_ABORTED
+        assert f"waypoint 1 is {shown} m from the base origin, beyond the arm's reach bound of" in r.message
+    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.02]], plan_only=True))
+    assert res.result.error_code == Result.SUCCESS, res.result.message
+
+
+def wait_still(executor, states, window=60):
+    def still():
+        recent = states[-window:]
+        return len(recent) == window and np.abs(np.array(recent[-1].position)
+                                                - np.array(recent[0].position)).max() < 1e-7
+    assert spin_until(executor, still, 20.0), "the arm never came to rest"
+
+
+def test_back_to_back_goals_never_both_run(graph, panda_model):
+    """preempt=false: the goal callback claims the busy state, so goals sent right after the first (before
+    the first's execute callback starts) are rejected every time. (With the busy flag set only in the execute
+    callback, this caught two accepted goals in 3 of 4 runs.)"""
+    executor, _, client, states, *_ = graph
+    wait_still(executor, states)
+    for k in range(15):
+        dz = 0.01 if k % 2 == 0 else -0.01                  # up and down: the arm stays where it was
+        goal = goal_from(panda_model, states, [[0, 0, dz]], velocity_scaling=1.0, acceleration_scaling=1.0)
+        futures = [client.send_goal_async(goal) for _ in range(3)]   # no spin in between
+        assert spin_until(executor, lambda: all(f.done() for f in futures), 15.0), "goal responses timed out"
+        accepted = [f.result() for f in futures if f.result().accepted]
+        results = [h.get_result_async() for h in accepted]
+        assert spin_until(executor, lambda: all(r.done() for r in results), 20.0), f"burst {k}: no result"
+        outcomes = [(r.result().result.error_code, r.result().result.message) for r in results]
+        assert len(accepted) == 1, f"burst {k}: {len(accepted)} goals accepted: {outcomes}"
+        assert accepted[0] is futures[0].result(), f"burst {k}: a later goal overtook the first"
+        assert outcomes[0][0] == Result.SUCCESS, outcomes
+
+
+def set_params(executor, params, **values):
+    future = params.set_parameters([Parameter(name, value=value) for name, value in values.items()])
+    assert spin_until(executor, future.done, 15.0), "set_parameters timed out"
+    return future.result().results
+
+
+def get_param(executor, params, name):
+    future = params.get_parameters([name])
+    assert spin_until(executor, future.done, 15.0), "get_parameters timed out"
+    return parameter_value_to_python(future.result().values[0])
+
+
+def duration_of(trajectory):
+    t = trajectory.points[-1].time_from_start
+    return t.sec + 1e-9 * t.nanosec
+
+
+def test_runtime_parameters_are_validated_and_applied(graph, panda_model):
+    executor, node, client, states, trajectories, _ = graph
+    params = AsyncParameterClient(node, "path_ik_node")
+    assert params.wait_for_services(15.0)
+    refused = {
+        "axis_mask": ("12", "axis_mask='12' must be six 0/1 digits"),
+        "max_joint_acceleration": ([1.0, 2.0], "max_joint_acceleration has 2 entries but the chain has 7"),
+        "velocity_scaling": (0.0, "velocity_scaling"),
+        "preempt": ("yes", "Wrong parameter type"),       # rclpy checks the declared type itself
+        "joint_topic": ("/elsewhere", "read-only"),
+    }
+    for name, (value, reason) in refused.items():
+        (res,) = set_params(executor, params, **{name: value})
+        assert not res.successful, name
+        assert reason in res.reason, (name, res.reason)
+    assert get_param(executor, params, "axis_mask") == "111111"          # nothing half applied
+    wait_still(executor, states)
+    plan = goal_from(panda_model, states, [[0, 0.05, 0]], plan_only=True)
+    _, res = send(executor, client, plan)
+    assert res.result.error_code == Result.SUCCESS, res.result.message
+    base = duration_of(res.result.trajectory)
+    try:
+        # slower defaults are used by the next goal (goal scaling 0 = the node's default)
+        results = set_params(executor, params, velocity_scaling=0.1, acceleration_scaling=0.1)
+        assert all(r.successful for r in results), [r.reason for r in results]
+        _, res = send(executor, client, plan)
+        assert res.result.error_code == Result.SUCCESS, res.result.message
+        assert duration_of(res.result.trajectory) > 2.0 * base      # 5x slower limits: between sqrt(5)x and 5x
+        # preempt=true: a second goal cancels the running one (PREEMPTED) and runs itself
+        (res,) = set_params(executor, params, preempt=True)
+        assert res.successful, res.reason
+        slow = goal_from(panda_model, states, [[0, 0, 0.05]])
+        first = client.send_goal_async(slow)
+        assert spin_until(executor, first.done, 15.0) and first.result().accepted
+        count = len(trajectories)
+        assert spin_until(executor, lambda: len(trajectories) > count, 15.0)        # it is executing
+        _, second = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.01]], velocity_scaling=1.0,
+                                                     acceleration_scaling=1.0))
+        assert second is not None and second.result.error_code == Result.SUCCESS, second.result.message
+        first_result = first.result().get_result_async()
+        assert spin_until(executor, first_result.done, 15.0)
+        assert first_result.result().result.error_code == Result.PREEMPTED
+    finally:
+        results = set_params(executor, params, velocity_scaling=0.5, acceleration_scaling=0.5, preempt=False)
+        assert all(r.successful for r in results)

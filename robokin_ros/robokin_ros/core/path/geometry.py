@@ -18,6 +18,8 @@ Handling of awkward input (documented contract, tested):
 - Corners next to a pure-rotation segment and collinear corners are not blended (radius 0 reported).
 - Dense samples are at most `MAX_STEP` (1 mm) and `MAX_ANGLE_STEP` (1 mrad) apart; callers may ask for
   finer spacing, never coarser, because the solver's one-step-per-sample accuracy relies on it.
+- A path needing more than `max_samples` (default `MAX_DENSE_SAMPLES`) dense samples is refused with
+  `PathInputError` before anything is allocated (a far or absurd waypoint would otherwise take GBs).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ MAX_STEP = 1e-3            # [m] coarsest allowed dense spacing in translation
 MAX_ANGLE_STEP = 1e-3      # [rad] coarsest allowed dense spacing in rotation
 QUATERNION_NORM_TOLERANCE = 1e-3
 DUPLICATE_TOLERANCE = 1e-7  # [m | rad]
+MAX_DENSE_SAMPLES = 2_000_000   # ~1000x a full-reach move at 1 mm; about 0.5 GB of dense arrays
 _ROTATION_TOLERANCE = 1e-6
 
 
@@ -171,7 +174,11 @@ def _segment_rotation(node_a: _Node, w: np.ndarray, s: np.ndarray) -> np.ndarray
 
 
 def _pieces(nodes: list[_Node], radii: np.ndarray, step: float, angle_step: float):
-    """Yield (positions_fn, rotations_fn, n_intervals, segment index, ends at a stop) for every piece."""
+    """Yield (positions_fn, rotations_fn, n_intervals, segment index, ends at a stop) for every piece.
+
+    n_intervals is a float (possibly inf or huge) so the caller can check the sample budget before any
+    integer conversion or allocation.
+    """
     deltas = [b.p - a.p for a, b in zip(nodes[:-1], nodes[1:])]
     lengths = np.array([np.linalg.norm(d) for d in deltas])
     logs = [pin.log3(a.R.T @ b.R) for a, b in zip(nodes[:-1], nodes[1:])]
@@ -180,7 +187,7 @@ def _pieces(nodes: list[_Node], radii: np.ndarray, step: float, angle_step: floa
         s0 = radii[j] / L if L > 0 else 0.0
         s1 = 1.0 - (radii[j + 1] / L if L > 0 else 0.0)
         span = s1 - s0
-        n = max(1, int(np.ceil(max(L * span / step, np.linalg.norm(w) * span / angle_step) - 1e-9)))
+        n = np.maximum(1.0, np.ceil(max(L * span / step, np.linalg.norm(w) * span / angle_step) - 1e-9))
         yield ((lambda t, a=a, L_vec=deltas[j], s0=s0, span=span: a.p + np.outer(s0 + span * t, L_vec)),
                (lambda t, a=a, w=w, s0=s0, span=span: _segment_rotation(a, w, s0 + span * t)),
                n, b.index, radii[j + 1] == 0.0 and j + 2 < len(nodes))
@@ -194,7 +201,7 @@ def _pieces(nodes: list[_Node], radii: np.ndarray, step: float, angle_step: floa
             Rb = c.R @ exp3_batch(logs[j + 1], np.array([r / lengths[j + 1]]))[0]
             wb = pin.log3(Ra.T @ Rb)
             # |B'(t)| <= 2r, so 2r/n bounds the translation between parameter-uniform samples.
-            nb = max(1, int(np.ceil(max(2 * r / step, np.linalg.norm(wb) / angle_step) - 1e-9)))
+            nb = np.maximum(1.0, np.ceil(max(2 * r / step, np.linalg.norm(wb) / angle_step) - 1e-9))
             yield ((lambda t, B0=B0, C=c.p, B2=B2: np.outer((1 - t) ** 2, B0) + np.outer(2 * t * (1 - t), C)
                     + np.outer(t ** 2, B2)),
                    (lambda t, Ra=Ra, wb=wb: Ra @ exp3_batch(wb, t)),
@@ -203,7 +210,7 @@ def _pieces(nodes: list[_Node], radii: np.ndarray, step: float, angle_step: floa
 
 def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float = 0.0, *,
                max_step: float = MAX_STEP, max_angle_step: float = MAX_ANGLE_STEP,
-               clamp_blend: bool = False) -> DensePath:
+               clamp_blend: bool = False, max_samples: int = MAX_DENSE_SAMPLES) -> DensePath:
     """Dense samples of the blended path from `start` through `waypoints` (all poses base_T_tool).
 
     Args:
@@ -213,6 +220,7 @@ def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float
         max_step: dense spacing in translation [m], 0 < max_step <= 1 mm.
         max_angle_step: dense spacing in rotation [rad], 0 < max_angle_step <= 1 mrad.
         clamp_blend: clamp too-large blend radii instead of raising BlendRadiusError.
+        max_samples: refuse paths needing more dense samples than this.
 
     Raises:
         PathInputError, EmptyPathError, BlendRadiusError: see the module docstring.
@@ -222,15 +230,19 @@ def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float
     if not (0.0 < max_step <= MAX_STEP and 0.0 < max_angle_step <= MAX_ANGLE_STEP):
         raise PathInputError(f"dense spacing ({max_step} m, {max_angle_step} rad) must be in (0, {MAX_STEP}] m "
                              f"and (0, {MAX_ANGLE_STEP}] rad; coarser spacing would break the solver's accuracy")
-    nodes, dropped = _nodes(start, waypoints)
-    deltas = np.array([b.p - a.p for a, b in zip(nodes[:-1], nodes[1:])])     # (M, 3)
-    lengths = np.linalg.norm(deltas, axis=1)
-    directions = deltas / np.where(lengths > 0, lengths, 1.0)[:, None]
-    radii, clamped = _corner_radii(nodes, lengths, directions, float(blend_radius), clamp_blend)
+    with np.errstate(over="ignore", invalid="ignore"):    # absurd distances overflow to inf: budget refuses
+        nodes, dropped = _nodes(start, waypoints)
+        deltas = np.array([b.p - a.p for a, b in zip(nodes[:-1], nodes[1:])])     # (M, 3)
+        lengths = np.linalg.norm(deltas, axis=1)
+        directions = deltas / np.where(lengths > 0, lengths, 1.0)[:, None]
+        radii, clamped = _corner_radii(nodes, lengths, directions, float(blend_radius), clamp_blend)
+        pieces = list(_pieces(nodes, radii, max_step, max_angle_step))
+    _check_budget(pieces, max_samples, max_step, max_angle_step)
 
     positions, rotations, segment = [nodes[0].p[None]], [nodes[0].R[None]], [np.array([nodes[1].index])]
     stops, fine_count = [], 1
-    for pos_fn, rot_fn, n, seg, stop in _pieces(nodes, radii, max_step, max_angle_step):
+    for pos_fn, rot_fn, n, seg, stop in pieces:
+        n = int(n)
         t = np.arange(1, 2 * n + 1) / (2 * n)          # half steps: odd entries become midpoints
         fine_count += 2 * n
         if stop:
@@ -252,3 +264,17 @@ def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float
                      segment=fine_seg[::2].copy(), blend_radii=corner_radii,
                      clamped_corners=tuple(clamped), dropped_waypoints=tuple(dropped),
                      stops=tuple(stops))
+
+
+def _check_budget(pieces: list, max_samples: int, step: float, angle_step: float) -> None:
+    """PathInputError if the dense path would exceed `max_samples`, naming the biggest contributor."""
+    counts = np.array([p[2] for p in pieces], dtype=float)
+    total = 1.0 + counts.sum()
+    if total <= max_samples:
+        return
+    worst = int(np.argmax(counts))
+    waypoint = int(pieces[worst][3])
+    coarser = ", or use a coarser spacing" if step < MAX_STEP or angle_step < MAX_ANGLE_STEP else ""
+    raise PathInputError(f"the path needs {total:.3g} dense samples ({step} m / {angle_step} rad spacing), more "
+                         f"than the budget of {max_samples}; waypoint {waypoint} contributes {counts[worst]:.3g} "
+                         f"of them: split the motion or check the waypoint units{coarser}", waypoint)

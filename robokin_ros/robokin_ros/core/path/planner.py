@@ -12,7 +12,7 @@ import numpy as np
 import pinocchio as pin
 from scipy.spatial import cKDTree
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, PathInputError
 from ..path_config import PathConfig
 from ..robot import RobotModel
 from .checks import pose_errors, slerp_batch
@@ -31,6 +31,14 @@ class CartesianPathPlanner:
         self.config = config or PathConfig()
         self.config.check_joint_lists(robot.joint_names)
         self._solvers: dict[str, PathIkSolver] = {}
+        self._reach: dict[str, float] = {}
+
+    def reach_bound(self, tip_frame: str = "") -> float:
+        """Upper bound [m] of the distance from the base origin to `tip_frame` (empty = configured tip)."""
+        tip = tip_frame or self.config.tip_frame or self.robot.tip_frame
+        if tip not in self._reach:
+            self._reach[tip] = reach_bound(self.robot, tip)
+        return self._reach[tip]
 
     def solver(self, tip_frame: str = "") -> PathIkSolver:
         """The cached solver of a tool frame (empty = configured/robot tip); UnknownFrameError if absent."""
@@ -57,7 +65,8 @@ class CartesianPathPlanner:
         """Plan a path from the tool pose at `start_positions` through `waypoints` (base frame poses).
 
         Raises:
-            PathInputError (and subclasses), InvalidInputError, UnknownFrameError: bad request.
+            PathInputError (and subclasses), InvalidInputError, UnknownFrameError: bad request, including
+                a waypoint beyond `reach_bound` or a path over the dense sample budget.
             TrajectoryTimingError: the solved path cannot be timed within the limits.
         """
         c = self.config
@@ -68,6 +77,7 @@ class CartesianPathPlanner:
         for name, s in (("velocity_scaling", velocity_scaling), ("acceleration_scaling", acceleration_scaling)):
             if s is not None and not (np.isfinite(s) and 0.0 < s <= 1.0):
                 raise InvalidInputError(f"{name}={s} must be in (0, 1] (0 in a goal means the default)")
+        check_reach(waypoints, self.reach_bound(tip_frame))
         start = solver.fk(q0[None])
         start_pose = pin.SE3(start[0][0], start[1][0])
         path = build_path(start_pose, waypoints, c.blend_radius if blend_radius is None else blend_radius,
@@ -121,6 +131,51 @@ class CartesianPathPlanner:
         control = trajectory(sample_times(report.duration, c.control_rate_hz))
         shifted = dataclasses.replace(reduced, indices=reduced.indices + first)
         return shifted, arrays, report, control, elapsed
+
+
+REACH_MARGIN = 1.5     # reach_bound is already an upper bound; the margin absorbs URDF/tool inaccuracies
+
+
+def _frame_reach(model: pin.Model, frame_id: int) -> float:
+    """Upper bound [m] of |world position of a frame| over all configurations: the triangle inequality on
+    the chain of joint placements (rotations never lengthen a vector), plus prismatic travel."""
+    frame = model.frames[frame_id]
+    total = float(np.linalg.norm(frame.placement.translation))
+    j = frame.parentJoint
+    while j > 0:
+        total += float(np.linalg.norm(model.jointPlacements[j].translation))
+        kind = model.joints[j].shortname()
+        if kind.startswith(("JointModelR", "JointModelSpherical")):
+            pass                                               # rotation only: no length added
+        elif kind.startswith("JointModelP") and "Planar" not in kind:
+            q = model.idx_qs[j]
+            total += max(abs(model.lowerPositionLimit[q]), abs(model.upperPositionLimit[q]))
+        else:
+            return np.inf                                      # free-flyer, planar, helical...: no bound
+        j = model.parents[j]
+    return total
+
+
+def reach_bound(robot: RobotModel, tip_frame: str) -> float:
+    """Upper bound [m] of the distance between the base origin and `tip_frame`, times REACH_MARGIN.
+
+    inf when a joint on the way has no bounded translation (then only the sample budget protects).
+    """
+    model = robot.model
+    return REACH_MARGIN * (_frame_reach(model, robot.frame_id(tip_frame)) + _frame_reach(model, robot.base_frame_id))
+
+
+def check_reach(waypoints: Sequence[pin.SE3], bound: float) -> None:
+    """PathInputError naming the first waypoint farther than `bound` [m] from the base origin."""
+    for i, pose in enumerate(waypoints):
+        p = np.asarray(pose.translation, dtype=float)
+        if not np.isfinite(p).all():
+            continue                                           # geometry reports non-finite values
+        scale = float(np.abs(p).max())
+        distance = scale * float(np.linalg.norm(p / scale)) if scale > 0 else 0.0   # no overflow at 1e300
+        if distance > bound:
+            raise PathInputError(f"waypoint {i} is {distance:.4g} m from the base origin, beyond the arm's reach "
+                                 f"bound of {bound:.3f} m (check the units and the frame_id)", i)
 
 
 def _join(pieces):
