@@ -166,6 +166,11 @@ class PathIkNode(Node):
         goal_handle.execute()
 
     def _on_path(self, msg: Path) -> None:
+        with self._claim_lock:
+            busy = self._running > 0 or bool(self._pending)
+        if busy:                                      # never two trajectories racing on one controller
+            self._warn("path", "nav_msgs/Path ignored: an action goal is running")
+            return
         cfg, planner = self._settings()
         try:
             q0 = self._current_positions(cfg)
