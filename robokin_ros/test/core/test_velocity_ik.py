@@ -456,3 +456,30 @@ def test_no_dither_when_pushed_into_the_workspace_boundary(panda):
     last = np.array(history[-500:])                                 # the last second, at the boundary
     assert result.sigma_min < 1e-3, "the set-up must reach the singular boundary"
     assert np.abs(np.diff(last, axis=0)).max() < 0.01, "joint velocities chatter at the boundary"
+
+
+def test_direction_guard_judges_the_angle_not_the_command_size():
+    """The same achieved motion is equally far off a command of 0.4 m/s and one of 5 m/s."""
+    from robokin_ros.core.singularity import direction_guard
+    A = np.eye(6)
+    achieved = np.array([0.5, 0.0, 0.0, 0.0, 1.0, 0.0])       # along x, plus 1 rad/s about y
+    guards = [direction_guard(A, np.array([speed, 0, 0, 0, 0, 0]), achieved, 0.2) for speed in (0.4, 5.0)]
+    assert guards[0] == pytest.approx(guards[1])
+    assert guards[0][1] == pytest.approx(np.sin(np.arctan2(0.1, 0.5)))   # 1 rad/s counts as 0.1 m/s
+    off = guards[0][1]                                                  # 11 deg: between tolerance/2 and tolerance
+    assert guards[0][0] == pytest.approx((0.2 - off) / 0.1)             # slowing, not yet halted
+
+
+def test_pushing_into_the_boundary_reads_as_approaching(panda):
+    """While the command keeps pushing into the workspace boundary the verdict stays 'approaching', even
+    though the damped motion there drifts sideways."""
+    ik = VelocityIk(panda, IkSettings(acceleration_limits=np.array([15, 7.5, 10, 12.5, 15, 20, 20.0])))
+    q, v, dt = panda.home(), np.zeros(panda.n), 0.002
+    statuses = []
+    for _ in range(3000):
+        result = ik.solve(q, np.array([0.0, 0.0, 0.1, 0, 0, 0]), dt=dt, previous_velocities=v)
+        v = result.velocities
+        q = q + v * dt
+        statuses.append(result.status)
+    assert result.sigma_min < 1e-3
+    assert set(statuses[-1000:]) == {ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY}
