@@ -46,6 +46,7 @@ Result = ExecuteCartesianPath.Result
 # [s] an accepted goal that never reaches handle_accepted (rclpy drops it when the goal response cannot be
 # sent, e.g. the client went away) stops counting as busy after this long instead of blocking forever.
 PENDING_CLAIM_TIMEOUT = 5.0
+FIRST_STATE_WAIT = 5.0       # [s] a goal before any joint state has arrived waits this long for one
 
 
 class GoalAbort(Exception):
@@ -127,9 +128,12 @@ class PathIkNode(Node):
             self._state = (measured.positions, measured.received_at)
 
     def _current_positions(self, cfg: PathConfig) -> np.ndarray:
-        # A goal may arrive before the first joint state of a freshly started graph: wait one timeout for it
-        # (the subscription runs in parallel on the multi-threaded executor) before refusing the goal.
-        deadline = receive_time() + cfg.joint_state_timeout
+        # A goal may arrive before the first joint state of a freshly started graph (discovery between
+        # processes takes up to a few seconds): wait for it before refusing the goal; later, one timeout.
+        with self._lock:
+            never = self._state is None
+        deadline = receive_time() + (max(FIRST_STATE_WAIT, cfg.joint_state_timeout) if never
+                                     else cfg.joint_state_timeout)
         while True:
             with self._lock:
                 state = self._state
