@@ -440,21 +440,27 @@ def test_damping_status_tells_approaching_from_leaving(ur5):
     assert far.damping == 0.0 and far.status == ServoStatus.OK
 
 
+PANDA_ACCELERATION = np.array([15, 7.5, 10, 12.5, 15, 20, 20.0])
+
+
+def _hold_twist(panda, twist, steps, dt=0.002):
+    """Integrate one constant base-frame twist from home; every step's result (a perfect follower)."""
+    ik = VelocityIk(panda, IkSettings(acceleration_limits=PANDA_ACCELERATION, joint_limit_avoidance_gain=1.0))
+    q, v, results = panda.home(), np.zeros(panda.n), []
+    for _ in range(steps):
+        result = ik.solve(q, np.asarray(twist, float), dt=dt, previous_velocities=v)
+        v = result.velocities
+        q = q + v * dt
+        results.append(result)
+    return results
+
+
 def test_no_dither_when_pushed_into_the_workspace_boundary(panda):
     """Pushing outward at full stretch: the arm settles at the boundary; the joint-limit push in the null
     space (whose projector turns quickly there) must not make it dither against the task."""
-    settings = IkSettings(acceleration_limits=np.array([15, 7.5, 10, 12.5, 15, 20, 20.0]),
-                          joint_limit_avoidance_gain=1.0)
-    ik = VelocityIk(panda, settings)
-    q, v, dt = panda.home(), np.zeros(panda.n), 0.002
-    history = []
-    for _ in range(3500):
-        result = ik.solve(q, np.array([0.1, 0.0, 0.025, 0, 0, 0]), dt=dt, previous_velocities=v)
-        v = result.velocities
-        q = q + v * dt
-        history.append(v)
-    last = np.array(history[-500:])                                 # the last second, at the boundary
-    assert result.sigma_min < 1e-3, "the set-up must reach the singular boundary"
+    results = _hold_twist(panda, [0.1, 0.0, 0.025, 0, 0, 0], 3500)
+    last = np.array([r.velocities for r in results[-500:]])         # the last second, at the boundary
+    assert results[-1].sigma_min < 1e-3, "the set-up must reach the singular boundary"
     assert np.abs(np.diff(last, axis=0)).max() < 0.01, "joint velocities chatter at the boundary"
 
 
@@ -473,13 +479,6 @@ def test_direction_guard_judges_the_angle_not_the_command_size():
 def test_pushing_into_the_boundary_reads_as_approaching(panda):
     """While the command keeps pushing into the workspace boundary the verdict stays 'approaching', even
     though the damped motion there drifts sideways."""
-    ik = VelocityIk(panda, IkSettings(acceleration_limits=np.array([15, 7.5, 10, 12.5, 15, 20, 20.0])))
-    q, v, dt = panda.home(), np.zeros(panda.n), 0.002
-    statuses = []
-    for _ in range(3000):
-        result = ik.solve(q, np.array([0.0, 0.0, 0.1, 0, 0, 0]), dt=dt, previous_velocities=v)
-        v = result.velocities
-        q = q + v * dt
-        statuses.append(result.status)
-    assert result.sigma_min < 1e-3
-    assert set(statuses[-1000:]) == {ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY}
+    results = _hold_twist(panda, [0.0, 0.0, 0.1, 0, 0, 0], 3000)
+    assert results[-1].sigma_min < 1e-3
+    assert {r.status for r in results[-1000:]} == {ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY}
