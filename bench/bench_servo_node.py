@@ -160,7 +160,7 @@ def main() -> None:
         run_servo(*args.servo_child)
         return
     sim = subprocess.Popen([str(Path(sys.executable).parent / "sim_robot"), "--ros-args", "--params-file",
-                            str(REPO / "robokin_ros/config/sim_robot.yaml"), "-p", "publish_tf:=false"],
+                            str(REPO / "config/sim_robot.yaml"), "-p", "publish_tf:=false"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rclpy.init()
     client = Client()

@@ -71,7 +71,7 @@ stamped robokin_interfaces "robokin_interfaces/package.xml robokin_interfaces/CM
 
 install_package() {
   log "installing robokin_ros (editable)"
-  "${PIP[@]}" install --no-deps --no-build-isolation --use-pep517 --config-settings editable_mode=compat -e "$ROOT/robokin_ros"
+  "${PIP[@]}" install --no-deps --no-build-isolation --use-pep517 --config-settings editable_mode=compat -e "$ROOT"
 }
-stamped package "robokin_ros/setup.py robokin_ros/setup.cfg" install_package
+stamped package "setup.py setup.cfg" install_package
 log "ready: $VENV"

@@ -1,6 +1,6 @@
 """Capability analysis without ROS: ellipsoids, manipulability, force polytope, STL and a picture.
 
-Run: .venv/bin/python robokin_ros/examples/04_capability.py [out_dir]
+Run: .venv/bin/python examples/04_capability.py [out_dir]
 Walks the Panda in joint space from its home pose to a configuration where the translational Jacobian is
 singular (found by minimizing sigma_min) and prints how the measures fall and the force capacity along
 the singular direction grows, then writes a picture and the polytope as STL.

@@ -19,7 +19,7 @@ from trajectory_msgs.msg import JointTrajectory
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.status import ServoStatus
 
-CONFIG = "robokin_ros/config"
+CONFIG = "config"
 FLOOD_HZ, FLOOD_S = 10_000, 2.0
 
 # A separate process publishing twists as fast as it can be paced: the servo must keep its loop.

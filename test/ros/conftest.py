@@ -52,7 +52,7 @@ class Process:
         self.log_path = log_dir / f"{executable}-{time.monotonic_ns()}.log"
         self._log = open(self.log_path, "w")
         self.popen = subprocess.Popen([str(BIN_DIR / executable), *args], stdout=self._log,
-                                      stderr=subprocess.STDOUT, cwd=PACKAGE_DIR.parent, env=os.environ.copy())
+                                      stderr=subprocess.STDOUT, cwd=PACKAGE_DIR, env=os.environ.copy())
 
     @property
     def output(self) -> str:

@@ -2,7 +2,7 @@
 
 Prints the report, writes the trajectory as CSV and JSON and a PNG (tool path, joint positions and
 velocities over time). Example:
-    plan_path robokin_ros/examples/paths/panda_rectangle.yaml --out /tmp/rect
+    plan_path examples/paths/panda_rectangle.yaml --out /tmp/rect
 
 YAML file: `robot` (optional), `start_positions` (optional, default home), `blend_radius`, `relative`
 (true: waypoint positions are offsets from the start tool position in base axes), `waypoints`: a list of

@@ -7,7 +7,7 @@ import pytest
 
 from robokin_ros.tools.param_table import CONFIGS, markdown_table
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
-REPO = PACKAGE_DIR.parent
+REPO = PACKAGE_DIR          # the repository root is the package
 LAUNCH_FILES = sorted(PACKAGE_DIR.glob("launch/*.launch.py"))
 
 
@@ -125,15 +125,37 @@ def test_launch_file_imports_resolve_or_are_launch_packages(launch_file):
         assert module.generate_launch_description().entities
 
 
-def test_colcon_finds_every_package_in_a_workspace(tmp_path):
+def _readme_workspace_steps(workspace: Path) -> str:
+    """The README's ROS 2 install recipe up to `rosdep install`, aimed at `workspace` and this checkout."""
+    readme = (REPO / "README.md").read_text()
+    block = next(b for b in re.findall(r"```bash\n(.*?)```", readme, re.S) if "git clone <this repository>" in b)
+    steps = []
+    for line in block.splitlines():
+        if line.startswith(("rosdep", "pip", "colcon", "ros2", "source")):
+            break
+        steps.append(line.replace("~/ws", str(workspace)).replace("<this repository>", str(REPO)))
+    return "\n".join(steps)
+
+
+def test_a_workspace_built_the_readme_way_finds_both_packages_and_nothing_else(tmp_path):
+    """colcon and rosdep (catkin_pkg's crawler) stop at a folder that is a package: the README's clone step
+    must still expose robokin_interfaces, and nothing from vendor/, a venv or build outputs may leak in."""
     colcon = Path(sys.executable).parent / "colcon"
     assert colcon.is_file(), "colcon is part of the test requirements (requirements/test.txt)"
-    src = tmp_path / "ws" / "src"
-    src.mkdir(parents=True)
-    shutil.copytree(REPO, src / "robokin_ros_repo",
-                    ignore=shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "out"))
-    result = subprocess.run([str(colcon), "list", "--names-only"], cwd=tmp_path / "ws", capture_output=True,
-                            text=True, timeout=120)
+    workspace = tmp_path / "ws"
+    steps = _readme_workspace_steps(workspace)
+    assert "git clone" in steps and "robokin_interfaces" in steps, steps
+    subprocess.run(["bash", "-euo", "pipefail", "-c", steps], check=True, capture_output=True, timeout=120)
+    clone = workspace / "src" / "robokin_ros"
+    # what a user's checkout also holds after scripts/setup.sh or a stray build: package.xml files galore
+    for decoy in (".venv/share/tf2_msgs", "build/robokin_interfaces", "install/share/robokin_interfaces",
+                  "log/tf2_msgs"):
+        shutil.copytree(REPO / "vendor" / "tf2_msgs", clone / decoy)
+    result = subprocess.run([str(colcon), "list"], cwd=workspace, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    # the vendored tf2_msgs is for the wheel venv only: a ROS 2 install already has the real one
-    assert sorted(result.stdout.split()) == ["robokin_interfaces", "robokin_ros"], result.stdout + result.stderr
+    found = {line.split()[0]: line.split()[1] for line in result.stdout.splitlines()}
+    assert found == {"robokin_interfaces": "src/robokin_interfaces", "robokin_ros": "src/robokin_ros"}, result.stdout
+
+    from catkin_pkg.packages import find_packages       # what `rosdep install --from-paths src` crawls with
+    crawled = {package.name: path for path, package in find_packages(str(workspace / "src")).items()}
+    assert crawled == {"robokin_interfaces": "robokin_interfaces", "robokin_ros": "robokin_ros"}, crawled

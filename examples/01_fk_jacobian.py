@@ -1,6 +1,6 @@
 """FK, Jacobian and inertia of the embedded Panda, with a finite-difference check you can read.
 
-    .venv/bin/python robokin_ros/examples/01_fk_jacobian.py
+    .venv/bin/python examples/01_fk_jacobian.py
 """
 import numpy as np
 import pinocchio as pin

@@ -3,7 +3,7 @@
 Shows the servo core's loop: callbacks store the latest command and joint state, one `step(now)` per tick
 does the work, and time is an argument (here synthetic: now = k * dt). The "controller" is perfect: the
 measured positions follow the commanded ones. Prints one line whenever the status changes.
-Run: .venv/bin/python robokin_ros/examples/02_twist_servo_loop.py
+Run: .venv/bin/python examples/02_twist_servo_loop.py
 """
 import numpy as np
 

@@ -2,7 +2,7 @@
 
 Shows the pipeline (geometry -> incremental DLS -> downsampling -> toppra timing -> verification) and how a
 refusal reads: reason, sample, arc length reached and the solved prefix.
-    .venv/bin/python robokin_ros/examples/03_cartesian_path.py
+    .venv/bin/python examples/03_cartesian_path.py
 """
 import numpy as np
 import pinocchio as pin

@@ -1,4 +1,9 @@
-"""ament_python package: `ros2 run robokin_ros <node>` finds the console scripts under lib/robokin_ros."""
+"""ament_python package: `ros2 run robokin_ros <node>` finds the console scripts under lib/robokin_ros.
+
+The repository root is this package. Only what users need is installed: the Python package, launch files,
+configs and the example waypoint files (share/robokin_ros/examples); tests, benchmarks and scripts stay in the
+source tree.
+"""
 from glob import glob
 
 from setuptools import find_packages, setup
@@ -8,14 +13,14 @@ PACKAGE = "robokin_ros"
 setup(
     name=PACKAGE,
     version="0.1.0",
-    packages=find_packages(exclude=["test", "test.*"]),
+    packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.rviz")),
+        (f"share/{PACKAGE}/examples", glob("examples/paths/*.yaml") + glob("examples/paths/*.csv")),
     ],
-    package_data={PACKAGE: ["config/*.yaml"]},
     install_requires=["setuptools"],
     zip_safe=True,
     maintainer="robokin_ros developers",
