@@ -33,7 +33,7 @@ setup(
             "sim_robot = robokin_ros.nodes.sim_robot:main",
             "path_ik_node = robokin_ros.nodes.path_ik_node:main",
             "capability_node = robokin_ros.nodes.capability_node:main",
-            "robokin_demo = robokin_ros.tools.demo:main",
+            "robokin_demo = robokin_ros.demo.main:main",
             "plan_path = robokin_ros.tools.plan_path:main",
             "capability_view = robokin_ros.tools.capability_view:main",
         ],

@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 
-from robokin_ros.core.capability import analyze, force_cap, torque_limits_of
-from robokin_ros.core.capability_config import SHOW_ITEMS, CapabilityConfig
-from robokin_ros.core.polytope import force_polytope
+from robokin_ros.core.capability.analysis import analyze, force_cap, torque_limits_of
+from robokin_ros.core.capability.config import SHOW_ITEMS, CapabilityConfig
+from robokin_ros.core.capability.polytope import force_polytope
 from robokin_ros.core.robot import RobotModel
 
 Q = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])

@@ -17,8 +17,8 @@ import pinocchio as pin
 from scipy.spatial import cKDTree
 
 from robokin_ros.core.embedded import embedded_robot, example_robot_data_dir
+from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path_config import PathConfig
 from robokin_ros.core.robot import RobotModel
 
 warnings.filterwarnings("ignore")

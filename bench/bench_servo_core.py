@@ -18,11 +18,11 @@ import time
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.config import ServoConfig
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.servo import Servo
-from robokin_ros.core.servo_types import JointMeasurement, TwistCommand
-from robokin_ros.core.velocity_ik import IkSettings, VelocityIk
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.servo import Servo
+from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
+from robokin_ros.core.servo.velocity_ik import IkSettings, VelocityIk
 
 DT = 0.002
 TWIST = np.array([0.05, -0.03, 0.02, 0.1, -0.05, 0.08])
@@ -173,9 +173,9 @@ def kernel_options(robot):
 
 
 def numba_load_times() -> tuple[float, float]:
-    """Seconds to import robokin_ros.core.velocity_ik and run one solve: cold numba cache, then warm."""
+    """Seconds to import robokin_ros.core.servo.velocity_ik and run one solve: cold numba cache, then warm."""
     code = ("import time; t=time.perf_counter(); import numpy as np; "
-            "from robokin_ros.core.robot import RobotModel; from robokin_ros.core.velocity_ik import VelocityIk; "
+            "from robokin_ros.core.robot import RobotModel; from robokin_ros.core.servo.velocity_ik import VelocityIk; "
             "r=RobotModel.from_name('panda'); VelocityIk(r).solve(r.home(), np.zeros(6), dt=0.002, "
             "previous_velocities=np.zeros(7)); print(time.perf_counter()-t)")
     times = []

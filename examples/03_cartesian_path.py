@@ -7,8 +7,8 @@ refusal reads: reason, sample, arc length reached and the solved prefix.
 import numpy as np
 import pinocchio as pin
 
+from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path_config import PathConfig
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.tools.plan_path import report_text
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from robokin_ros.core.capability import analyze, force_cap, torque_limits_of
-from robokin_ros.core.polytope import force_polytope, max_force, write_stl
+from robokin_ros.core.capability.analysis import analyze, force_cap, torque_limits_of
+from robokin_ros.core.capability.polytope import force_polytope, max_force, write_stl
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.tools.capability_view import render
 

@@ -156,6 +156,6 @@ def test_a_workspace_built_the_readme_way_finds_both_packages_and_nothing_else(t
     found = {line.split()[0]: line.split()[1] for line in result.stdout.splitlines()}
     assert found == {"robokin_interfaces": "src/robokin_interfaces", "robokin_ros": "src/robokin_ros"}, result.stdout
 
-    from catkin_pkg.packages import find_packages       # what `rosdep install --from-paths src` crawls with
+    from catkin_pkg.packages import find_packages  # what `rosdep install --from-paths src` crawls with
     crawled = {package.name: path for path, package in find_packages(str(workspace / "src")).items()}
     assert crawled == {"robokin_interfaces": "robokin_interfaces", "robokin_ros": "robokin_ros"}, crawled

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .limits import limit_velocity, nullspace_velocity, position_velocity_bounds
+from robokin_ros.core.limits import limit_velocity, nullspace_velocity, position_velocity_bounds
 
 # Eigenvalues of A A^T below this share of the largest are treated as zero for the null-space projector
 # (singular-value ratio 1e-5): their eigenvectors are accurate to ~1e-6 there, so the projector stays

@@ -5,7 +5,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ModelError
+from robokin_ros.core.errors import ModelError
 
 
 @dataclass(frozen=True)

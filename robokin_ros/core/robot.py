@@ -16,9 +16,9 @@ import numpy as np
 import numpy.typing as npt
 import pinocchio as pin
 
-from .embedded import EMBEDDED_ROBOTS, embedded_robot
-from .errors import ModelError, UnknownFrameError, UnknownJointError
-from .validation import check_vector
+from robokin_ros.core.embedded import EMBEDDED_ROBOTS, embedded_robot
+from robokin_ros.core.errors import ModelError, UnknownFrameError, UnknownJointError
+from robokin_ros.core.validation import check_vector
 
 REFERENCE_FRAMES = {
     "local_world_aligned": pin.ReferenceFrame.LOCAL_WORLD_ALIGNED,

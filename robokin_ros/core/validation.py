@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InvalidInputError
+from robokin_ros.core.errors import InvalidInputError
 
 
 def check_vector(name: str, value: npt.ArrayLike, size: int) -> np.ndarray:

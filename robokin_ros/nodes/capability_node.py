@@ -16,14 +16,14 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
-from ..core.capability import CapabilityAnalysis, analyze, force_cap, torque_limits_of
-from ..core.capability_config import DEFAULT_SHOW, SHOW_ITEMS, CapabilityConfig, check_show_items
-from ..core.errors import RobokinError
-from ..core.polytope import ForcePolytope, force_polytope, write_stl
-from ..ros.capability_markers import capability_markers
-from ..ros.conversions import concerns_chain, measurement_from_joint_state
-from ..ros.node_utils import Throttle, load_robot, receive_time, run_node
-from ..ros.params import declare_config, watch_config
+from robokin_ros.core.capability.analysis import CapabilityAnalysis, analyze, force_cap, torque_limits_of
+from robokin_ros.core.capability.config import DEFAULT_SHOW, SHOW_ITEMS, CapabilityConfig, check_show_items
+from robokin_ros.core.capability.polytope import ForcePolytope, force_polytope, write_stl
+from robokin_ros.core.errors import RobokinError
+from robokin_ros.ros.capability_markers import capability_markers
+from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state
+from robokin_ros.ros.params import declare_config, watch_config
+from robokin_ros.ros.runtime import Throttle, load_robot, receive_time, run_node
 
 
 class CapabilityNode(Node):

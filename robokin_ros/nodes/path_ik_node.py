@@ -32,15 +32,14 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from robokin_interfaces.action import ExecuteCartesianPath
-
-from ..core.errors import RobokinError, TrajectoryTimingError, UnknownFrameError
-from ..core.path.planner import CartesianPathPlanner
-from ..core.path_config import PathConfig
-from ..ros.conversions import concerns_chain, measurement_from_joint_state
-from ..ros.node_utils import SideSubscription, Throttle, load_robot, receive_time, run_node
-from ..ros.params import declare_config, watch_config
-from ..ros.path_conversions import (hold_trajectory_msg, joint_trajectory_msg, pose_msg, waypoints_in_base)
-from ..ros.path_markers import path_markers
+from robokin_ros.core.errors import RobokinError, TrajectoryTimingError, UnknownFrameError
+from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state
+from robokin_ros.ros.params import declare_config, watch_config
+from robokin_ros.ros.path_conversions import hold_trajectory_msg, joint_trajectory_msg, pose_msg, waypoints_in_base
+from robokin_ros.ros.path_markers import path_markers
+from robokin_ros.ros.runtime import SideSubscription, Throttle, load_robot, receive_time, run_node
 
 Result = ExecuteCartesianPath.Result
 # [s] an accepted goal that never reaches handle_accepted (rclpy drops it when the goal response cannot be
@@ -91,7 +90,7 @@ class PathIkNode(Node):
 
     def _warm_planner(self, cfg: PathConfig) -> CartesianPathPlanner:
         """A planner for `cfg` whose default solver has run once (JIT/cache warm-up before the first goal)."""
-        from ..core.path.geometry import build_path
+        from robokin_ros.core.path.geometry import build_path
         planner = CartesianPathPlanner(self._robot, cfg)
         start = self._robot.fk(self._robot.home())
         target = start.copy()

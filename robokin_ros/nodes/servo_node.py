@@ -15,21 +15,27 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TwistStamped
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
-from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from ..core.config import ServoConfig
-from ..core.errors import RobokinError
-from ..core.servo import Servo
-from ..core.servo_types import JointMeasurement, ServoOutput, TwistCommand
-from ..core.status import ServoStatus
-from ..ros.conversions import (concerns_chain, float64_array_msg, measurement_from_joint_state, status_msg,
-                               trajectory_msg, twist_command_from_msg)
-from ..ros.node_utils import Throttle, load_robot, receive_time, run_node
-from ..ros.params import declare_config, watch_config
+from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
+from robokin_ros.core.errors import RobokinError
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.servo import Servo
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TwistCommand
+from robokin_ros.ros.conversions import (
+    concerns_chain,
+    float64_array_msg,
+    measurement_from_joint_state,
+    status_msg,
+    trajectory_msg,
+    twist_command_from_msg,
+)
+from robokin_ros.ros.params import declare_config, watch_config
+from robokin_ros.ros.runtime import Throttle, load_robot, receive_time, run_node
 
 # Only the newest command and state matter: a deeper queue would replay old twists after a stall.
 _LATEST_ONLY = QoSProfile(depth=1)

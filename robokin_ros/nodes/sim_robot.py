@@ -14,13 +14,18 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from ..core.errors import RobokinError
-from ..core.sim_config import SimRobotConfig
-from ..core.sim_state import SimulatedJoints
-from ..ros.conversions import (duration_seconds, joint_state_msg, trajectory_points_from_msg, transform_msg,
-                               vector_from_float64_array)
-from ..ros.node_utils import Throttle, load_robot, receive_time, run_node
-from ..ros.params import declare_config
+from robokin_ros.core.errors import RobokinError
+from robokin_ros.core.sim.config import SimRobotConfig
+from robokin_ros.core.sim.joints import SimulatedJoints
+from robokin_ros.ros.conversions import (
+    duration_seconds,
+    joint_state_msg,
+    trajectory_points_from_msg,
+    transform_msg,
+    vector_from_float64_array,
+)
+from robokin_ros.ros.params import declare_config
+from robokin_ros.ros.runtime import Throttle, load_robot, receive_time, run_node
 
 try:
     from tf2_msgs.msg import TFMessage

@@ -17,10 +17,10 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..core.capability import CapabilityAnalysis, Ellipsoid
-from ..core.capability_config import SHOW_ITEMS, CapabilityConfig
-from ..core.capability_report import short_text
-from ..core.polytope import ForcePolytope
+from robokin_ros.core.capability.analysis import CapabilityAnalysis, Ellipsoid
+from robokin_ros.core.capability.config import SHOW_ITEMS, CapabilityConfig
+from robokin_ros.core.capability.polytope import ForcePolytope
+from robokin_ros.core.capability.report import short_text
 
 MIN_EXTENT = 1e-4        # [m] smallest marker extent (degenerate axes)
 TEXT_HEIGHT = 0.04       # [m]

@@ -13,16 +13,16 @@ import numpy as np
 import pinocchio as pin
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import TransformStamped, TwistStamped
-from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..core.errors import InvalidInputError, UnknownJointError
-from ..core.servo_types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
-from ..core.status import ServoStatus
-from ..core.trajectory_follower import TrajectoryPoints
-from ..core.validation import check_vector
+from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
+from robokin_ros.core.errors import InvalidInputError, UnknownJointError
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
+from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints
+from robokin_ros.core.validation import check_vector
 
 
 def _doubles(values: np.ndarray) -> array.array:

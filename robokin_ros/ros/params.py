@@ -11,14 +11,13 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType,
-                                SetParametersResult)
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from ..core.config import default_of, param_name
-from ..core.errors import ConfigError, RobokinError
+from robokin_ros.core.errors import ConfigError, RobokinError
+from robokin_ros.core.schema import default_of, param_name
 
 _SCALAR_TYPES = ((bool, ParameterType.PARAMETER_BOOL, "true or false"),
                  (int, ParameterType.PARAMETER_INTEGER, "an integer"),

@@ -8,10 +8,10 @@ import pinocchio as pin
 from geometry_msgs.msg import Pose, PoseStamped
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..core.path.geometry import pose_from_position_quaternion
-from ..core.path.result import JointTrajectoryArrays
-from ..core.robot import RobotModel
-from .conversions import duration_msg
+from robokin_ros.core.path.geometry import pose_from_position_quaternion
+from robokin_ros.core.path.result import JointTrajectoryArrays
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.ros.conversions import duration_msg
 
 
 def pose_from_msg(msg: Pose, index: int = -1) -> pin.SE3:

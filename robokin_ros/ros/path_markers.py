@@ -4,7 +4,7 @@ from __future__ import annotations
 from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..core.path.result import PathIkResult
+from robokin_ros.core.path.result import PathIkResult
 
 NAMESPACE = "robokin_path"
 

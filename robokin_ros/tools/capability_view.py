@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.capability import CapabilityAnalysis, Ellipsoid, analyze, force_cap, torque_limits_of
-from ..core.capability_config import POLYTOPE_METHODS, CapabilityConfig
-from ..core.capability_report import format_table, measure_rows
-from ..core.errors import RobokinError
-from ..core.polytope import ForcePolytope, force_polytope, write_stl
-from ..core.robot import RobotModel
+from robokin_ros.core.capability.analysis import CapabilityAnalysis, Ellipsoid, analyze, force_cap, torque_limits_of
+from robokin_ros.core.capability.config import POLYTOPE_METHODS, CapabilityConfig
+from robokin_ros.core.capability.polytope import ForcePolytope, force_polytope, write_stl
+from robokin_ros.core.capability.report import format_table, measure_rows
+from robokin_ros.core.errors import RobokinError
+from robokin_ros.core.robot import RobotModel
 
 VIEWS = {"iso": (25.0, -60.0), "front": (0.0, -90.0), "side": (0.0, 0.0), "top": (90.0, -90.0)}
 _DEPTH_AXIS = {"front": "y", "side": "x", "top": "z"}     # hidden in the orthographic views

@@ -5,13 +5,13 @@ import argparse
 import importlib
 from dataclasses import fields
 
-from ..core.config import default_of, param_name
+from robokin_ros.core.schema import default_of, param_name
 
 CONFIGS = {
-    "servo": "robokin_ros.core.config:ServoConfig",
-    "sim": "robokin_ros.core.sim_config:SimRobotConfig",
-    "path": "robokin_ros.core.path_config:PathConfig",
-    "capability": "robokin_ros.core.capability_config:CapabilityConfig",
+    "servo": "robokin_ros.core.servo.config:ServoConfig",
+    "sim": "robokin_ros.core.sim.config:SimRobotConfig",
+    "path": "robokin_ros.core.path.config:PathConfig",
+    "capability": "robokin_ros.core.capability.config:CapabilityConfig",
 }
 
 

@@ -22,13 +22,13 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from ..core.config import config_from_mapping
-from ..core.errors import RobokinError
-from ..core.path.geometry import pose_from_position_quaternion
-from ..core.path.result import PathPlan
-from ..core.path.planner import CartesianPathPlanner
-from ..core.path_config import PathConfig
-from ..core.robot import RobotModel
+from robokin_ros.core.errors import RobokinError
+from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.geometry import pose_from_position_quaternion
+from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.path.result import PathPlan
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.schema import config_from_mapping
 
 
 def load_request(path: str | Path) -> dict:

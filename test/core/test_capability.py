@@ -6,8 +6,8 @@ from capability_arms import L1, L2, chain_urdf, three_r, two_link
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robokin_ros.core import capability as cap
-from robokin_ros.core.capability_config import CapabilityConfig, check_show_items
+from robokin_ros.core.capability import analysis as cap
+from robokin_ros.core.capability.config import CapabilityConfig, check_show_items
 from robokin_ros.core.errors import ConfigError, InvalidInputError
 from robokin_ros.core.robot import RobotModel
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from capability_arms import L1, L2, one_joint, three_r, two_link
 
-from robokin_ros.core import capability as cap
-from robokin_ros.core import polytope as poly
+from robokin_ros.core.capability import analysis as cap
+from robokin_ros.core.capability import polytope as poly
 from robokin_ros.core.errors import InvalidInputError
 
 Q3 = [0.3, 0.4, -0.9]

@@ -37,9 +37,12 @@ def test_the_pattern_catches_ros_imports():
 
 
 def test_importing_the_core_loads_no_rclpy():
-    modules = [p.stem for p in Path(robokin_ros.core.__file__).parent.glob("*.py") if p.stem != "__init__"]
+    core_dir = Path(robokin_ros.core.__file__).parent
+    modules = [".".join(p.relative_to(core_dir).with_suffix("").parts) for p in core_dir.rglob("*.py")]
+    modules = [m.removesuffix(".__init__").removesuffix("__init__") for m in modules]
+    assert "servo.velocity_ik" in modules and "path.planner" in modules, modules
     code = ("import sys, importlib\n"
-            f"for m in {modules!r}: importlib.import_module('robokin_ros.core.' + m)\n"
+            f"for m in {modules!r}: importlib.import_module(('robokin_ros.core.' + m).rstrip('.'))\n"
             "import robokin_ros\n"
             "loaded = [m for m in sys.modules if m.split('.')[0] in ('rclpy', 'launch') or m.endswith('_msgs')]\n"
             "print(loaded); sys.exit(1 if loaded else 0)\n")

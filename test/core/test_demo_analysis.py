@@ -1,8 +1,8 @@
 """The demo's report arithmetic (pure numpy), checked on synthetic recordings with known answers."""
 import numpy as np
 
-from robokin_ros.tools.demo_path import _distance_to_polyline
-from robokin_ros.tools.demo_script import demo_phases, time_to_stop, tool_velocities
+from robokin_ros.demo.path import _distance_to_polyline
+from robokin_ros.demo.script import demo_phases, time_to_stop, tool_velocities
 
 
 def test_tool_velocity_from_joint_samples_matches_the_jacobian(panda):

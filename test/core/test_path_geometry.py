@@ -4,11 +4,12 @@ import math
 import numpy as np
 import pinocchio as pin
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from robokin_ros.core.errors import BlendRadiusError, EmptyPathError, PathInputError
+from robokin_ros.core.path.chain import rotation_angles
 from robokin_ros.core.path.geometry import build_path, pose_from_position_quaternion
-from robokin_ros.core.path.chain_fk import rotation_angles
 
 START = pin.SE3(np.eye(3), np.array([0.3, 0.0, 0.5]))
 

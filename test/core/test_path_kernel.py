@@ -6,10 +6,10 @@ import pinocchio as pin
 import pytest
 
 from robokin_ros.core.dls import _bounded_dls_fast_into, _bounded_dls_into, _cholesky_pass, bounded_dls, scratch_size
+from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path
 from robokin_ros.core.path.ik_kernel import chain_pose_jacobian, log3_of
 from robokin_ros.core.path.solver import PathIkSolver
-from robokin_ros.core.path_config import PathConfig
 from robokin_ros.core.robot import RobotModel
 
 

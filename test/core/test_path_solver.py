@@ -4,14 +4,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robokin_ros.core.path.chain_fk import ChainFk, rotation_angles
-from robokin_ros.core.path.checks import check_block
 from robokin_ros.core.errors import PathInputError
+from robokin_ros.core.path.chain import ChainFk, rotation_angles
+from robokin_ros.core.path.checks import check_block
+from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path
 from robokin_ros.core.path.planner import REACH_MARGIN, CartesianPathPlanner, reach_bound
 from robokin_ros.core.path.result import Deviations, PathStatus
 from robokin_ros.core.path.solver import PathIkSolver
-from robokin_ros.core.path_config import PathConfig
 from robokin_ros.core.robot import RobotModel
 
 

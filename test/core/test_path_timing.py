@@ -3,13 +3,14 @@ and the full planner (first point = start, strictly increasing times, deviation 
 import numpy as np
 import pinocchio as pin
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from robokin_ros.core.errors import TrajectoryTimingError
+from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.timing import joint_move, lspb_eval, lspb_profile, quintic_eval, time_optimal
-from robokin_ros.core.path_config import PathConfig
 
 PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
 
@@ -116,6 +117,7 @@ def test_const_accel_trajectory_matches_toppra_and_stretches(panda):
     (tight blends) comes back stretched and within 1 + 1e-3 at the control rate."""
     import toppra as ta
     import toppra.algorithm as algo
+
     from robokin_ros.core.path.timing import ConstAccelTrajectory, _constraints, _grid
     rng = np.random.default_rng(4)
     waypoints = panda.home() + np.cumsum(rng.uniform(-0.1, 0.1, (6, 7)), axis=0)

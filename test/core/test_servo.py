@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robokin_ros.core.config import ServoConfig
 from robokin_ros.core.errors import ConfigError, InvalidInputError, UnknownFrameError
-from robokin_ros.core.servo import Servo
-from robokin_ros.core.servo_types import JointMeasurement, TwistCommand
-from robokin_ros.core.status import ServoStatus
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.servo import Servo
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
 
 DT = 0.002
 FAST = dict(command_in_type="speed_units", default_joint_acceleration=1000.0)   # no ramp to wait for
@@ -234,7 +234,7 @@ def test_window_covers_the_latency_and_is_clamped_to_limits(panda):
 
 def test_window_zeroes_velocity_where_clamped_and_just_before():
     """A controller interpolating cubically between points must not overshoot a limit."""
-    from robokin_ros.core.servo import _window_arrays, window_times
+    from robokin_ros.core.servo.servo import _window_arrays, window_times
     t = window_times(0.002, 0.05)
     q, v = np.array([0.0, 0.0]), np.array([1.0, -0.1])
     lower, upper = np.array([-1.0, -1.0]), np.array([0.016, 1.0])      # joint 0 crosses its upper limit
@@ -255,7 +255,7 @@ def test_window_zeroes_velocity_where_clamped_and_just_before():
 
 
 def test_window_times_grid():
-    from robokin_ros.core.servo import window_times
+    from robokin_ros.core.servo.servo import window_times
     for dt, latency in ((0.002, 0.05), (0.001, 0.05), (0.01, 0.05), (0.001, 0.2)):
         t = window_times(dt, latency)
         assert t[0] == 0.0 and t[1] == dt and t[-1] >= latency - 1e-12 and len(t) <= 10
@@ -324,7 +324,7 @@ def test_impossible_speed_units_twists_are_rejected_and_state_stays_finite(panda
 
 
 def test_a_corrupted_state_always_counts_as_diverged():
-    from robokin_ros.core.servo import _max_abs_difference
+    from robokin_ros.core.servo.servo import _max_abs_difference
     assert _max_abs_difference(np.array([0.0, np.nan]), np.zeros(2)) == np.inf
     assert _max_abs_difference(np.array([0.1, -0.3]), np.zeros(2)) == pytest.approx(0.3)
 

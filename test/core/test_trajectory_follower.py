@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.sim_state import SimulatedJoints
-from robokin_ros.core.trajectory_follower import TrajectoryFollower, TrajectoryPoints, check_trajectory
+from robokin_ros.core.sim.joints import SimulatedJoints
+from robokin_ros.core.sim.trajectory_follower import TrajectoryFollower, TrajectoryPoints, check_trajectory
 
 LOWER, UPPER = np.array([-2.0, -1.0]), np.array([2.0, 1.0])
 NAMES = ("a", "b")
@@ -98,7 +98,7 @@ def test_invalid_trajectory_keeps_the_active_command(panda):
 def test_stamped_stream_of_windows_is_followed_without_velocity_ripple(panda):
     """The servo stamps each window with the time of its first point; the simulated controller then samples
     the same motion whatever the latency of each message (jittery latency must not become jerk)."""
-    from robokin_ros.core.servo import window_times
+    from robokin_ros.core.servo.servo import window_times
     rng = np.random.default_rng(4)
     q0, v, dt = panda.home(), np.full(panda.n, 0.1), 0.002
     times = window_times(dt, 0.05)

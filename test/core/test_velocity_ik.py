@@ -6,11 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robokin_ros.core.dls import damping_factor, symmetric_eigen
-from robokin_ros.core.limits import braking_speed
 from robokin_ros.core.errors import ConfigError, InvalidInputError
+from robokin_ros.core.limits import braking_speed
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.status import ServoStatus
-from robokin_ros.core.velocity_ik import IkSettings, VelocityIk
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.velocity_ik import IkSettings, VelocityIk
 
 UNLIMITED = dict(joint_limit_avoidance_gain=0.0)
 
@@ -431,7 +431,7 @@ def test_damping_status_tells_approaching_from_leaving(ur5):
     assert out.damping > 0 and out.status == ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY
     assert back.status == ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
     # one instance: the verdict changes only once it has held for DEBOUNCE_STEPS steps (no flicker)
-    from robokin_ros.core.velocity_ik import DEBOUNCE_STEPS
+    from robokin_ros.core.servo.velocity_ik import DEBOUNCE_STEPS
     verdicts = [ik.solve(q, np.r_[-0.05 * radial, 0, 0, 0], dt=0.002).status for _ in range(DEBOUNCE_STEPS)]
     assert verdicts[:-1] == [ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY] * (DEBOUNCE_STEPS - 1)
     assert verdicts[-1] == ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
@@ -466,7 +466,7 @@ def test_no_dither_when_pushed_into_the_workspace_boundary(panda):
 
 def test_direction_guard_judges_the_angle_not_the_command_size():
     """The same achieved motion is equally far off a command of 0.4 m/s and one of 5 m/s."""
-    from robokin_ros.core.singularity import direction_guard
+    from robokin_ros.core.servo.singularity import direction_guard
     A = np.eye(6)
     achieved = np.array([0.5, 0.0, 0.0, 0.0, 1.0, 0.0])       # along x, plus 1 rad/s about y
     guards = [direction_guard(A, np.array([speed, 0, 0, 0, 0, 0]), achieved, 0.2) for speed in (0.4, 5.0)]

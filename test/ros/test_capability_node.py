@@ -15,8 +15,8 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import Marker, MarkerArray
 
-from robokin_ros.core import capability as cap
-from robokin_ros.core.capability_config import CapabilityConfig
+from robokin_ros.core.capability import analysis as cap
+from robokin_ros.core.capability.config import CapabilityConfig
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.nodes.capability_node import CapabilityNode
 

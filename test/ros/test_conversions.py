@@ -8,8 +8,8 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robokin_ros.core.errors import InvalidInputError, UnknownJointError
-from robokin_ros.core.servo_types import ServoOutput, TrajectoryWindow, TwistCommand
-from robokin_ros.core.status import ServoStatus
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.types import ServoOutput, TrajectoryWindow, TwistCommand
 from robokin_ros.ros import conversions as cv
 
 NAMES = ("j1", "j2", "j3")

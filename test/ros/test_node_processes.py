@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import TwistStamped
 from rclpy.node import Node
-from robokin_interfaces.msg import ServoStatus as StatusMsg
 from ros_helpers import spin_for, spin_until
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
+from robokin_interfaces.msg import ServoStatus as StatusMsg
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.status import ServoStatus
+from robokin_ros.core.servo.status import ServoStatus
 
 CONFIG = "config"
 FLOOD_HZ, FLOOD_S = 10_000, 2.0

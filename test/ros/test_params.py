@@ -4,9 +4,9 @@ from rcl_interfaces.msg import ParameterType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from robokin_ros.core.config import ServoConfig
 from robokin_ros.core.errors import ConfigError, RobokinError
-from robokin_ros.core.sim_config import SimRobotConfig
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.sim.config import SimRobotConfig
 from robokin_ros.ros.params import declare_config, watch_config
 
 

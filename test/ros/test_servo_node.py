@@ -11,18 +11,17 @@ import pytest
 from geometry_msgs.msg import TwistStamped
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from robokin_interfaces.msg import ServoStatus as StatusMsg
+from ros_helpers import spin_for, spin_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from robokin_interfaces.msg import ServoStatus as StatusMsg
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.status import ServoStatus
+from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.nodes.servo_node import ServoNode
 from robokin_ros.nodes.sim_robot import SimRobot
-
-from ros_helpers import spin_for, spin_until
 
 TRAJECTORY_TOPIC = "/joint_trajectory_controller/joint_trajectory"
 

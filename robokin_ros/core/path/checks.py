@@ -5,10 +5,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..path_config import PathConfig
-from .chain_fk import ChainFk
-from .geometry import DensePath
-from .result import Deviations, PathStatus
+from robokin_ros.core.path.chain import ChainFk
+from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.geometry import DensePath
+from robokin_ros.core.path.result import Deviations, PathStatus
 
 
 @dataclass(frozen=True)

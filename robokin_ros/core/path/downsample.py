@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from .chain_fk import ChainFk
-from .checks import pose_errors
-from .geometry import DensePath
-from .result import DownsampleResult
+from robokin_ros.core.path.chain import ChainFk
+from robokin_ros.core.path.checks import pose_errors
+from robokin_ros.core.path.geometry import DensePath
+from robokin_ros.core.path.result import DownsampleResult
 
 _MAX_ROUNDS = 60
 

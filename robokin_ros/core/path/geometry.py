@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pinocchio as pin
 
-from ..errors import BlendRadiusError, EmptyPathError, PathInputError
+from robokin_ros.core.errors import BlendRadiusError, EmptyPathError, PathInputError
 
 MAX_STEP = 1e-3            # [m] coarsest allowed dense spacing in translation
 MAX_ANGLE_STEP = 1e-3      # [rad] coarsest allowed dense spacing in rotation

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..dls import _bounded_dls_fast_into, scratch_size
+from robokin_ros.core.dls import _bounded_dls_fast_into, scratch_size
 
 
 @njit(cache=True)

@@ -12,15 +12,15 @@ import numpy as np
 import pinocchio as pin
 from scipy.spatial import cKDTree
 
-from ..errors import InvalidInputError, PathInputError
-from ..path_config import PathConfig
-from ..robot import RobotModel
-from .checks import pose_errors, slerp_batch
-from .downsample import downsample, path_parameter
-from .geometry import DensePath, build_path
-from .result import DownsampleResult, JointTrajectoryArrays, PathIkResult, PathPlan, TimingReport
-from .solver import PathIkSolver
-from .timing import sample_times, time_optimal
+from robokin_ros.core.errors import InvalidInputError, PathInputError
+from robokin_ros.core.path.checks import pose_errors, slerp_batch
+from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.downsample import downsample, path_parameter
+from robokin_ros.core.path.geometry import DensePath, build_path
+from robokin_ros.core.path.result import DownsampleResult, JointTrajectoryArrays, PathIkResult, PathPlan, TimingReport
+from robokin_ros.core.path.solver import PathIkSolver
+from robokin_ros.core.path.timing import sample_times, time_optimal
+from robokin_ros.core.robot import RobotModel
 
 
 class CartesianPathPlanner:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from .geometry import DensePath
+from robokin_ros.core.path.geometry import DensePath
 
 
 class PathStatus(enum.IntEnum):

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidInputError
-from ..path_config import PathConfig
-from ..robot import RobotModel
-from .chain_fk import ChainFk
-from .checks import BlockCheck, check_block
-from .geometry import DensePath
-from .ik_kernel import solve_path_block
-from .result import Deviations, PathIkResult, PathStatus
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.path.chain import ChainFk
+from robokin_ros.core.path.checks import BlockCheck, check_block
+from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.geometry import DensePath
+from robokin_ros.core.path.ik_kernel import solve_path_block
+from robokin_ros.core.path.result import Deviations, PathIkResult, PathStatus
+from robokin_ros.core.robot import RobotModel
 
 CHECK_BLOCK = 64
 

@@ -21,8 +21,8 @@ import toppra as ta
 import toppra.algorithm as algo
 import toppra.constraint as constraint
 
-from ..errors import InvalidInputError, TrajectoryTimingError
-from .result import JointTrajectoryArrays, TimingReport
+from robokin_ros.core.errors import InvalidInputError, TrajectoryTimingError
+from robokin_ros.core.path.result import JointTrajectoryArrays, TimingReport
 
 logging.getLogger("toppra").setLevel(logging.WARNING)
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InvalidInputError
-from .robot import RobotModel
-from .validation import check_vector
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.validation import check_vector
 
 Array = npt.NDArray[np.float64]
 

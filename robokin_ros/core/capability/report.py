@@ -1,8 +1,8 @@
 """Capability results as words and tables: one place decides names, units and flags for every front end."""
 from __future__ import annotations
 
-from .capability import CapabilityAnalysis, Ellipsoid
-from .polytope import ForcePolytope
+from robokin_ros.core.capability.analysis import CapabilityAnalysis, Ellipsoid
+from robokin_ros.core.capability.polytope import ForcePolytope
 
 
 def _axes(e: Ellipsoid | None) -> str:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from .config import ServoConfig
-from .errors import InvalidInputError
-from .robot import RobotModel
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.config import ServoConfig
 
 # No arm's tool moves faster than this; a speed_units command beyond it is a unit or sign-up error, and
 # accepting it would only overflow the arithmetic downstream.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InvalidInputError
+from robokin_ros.core.errors import InvalidInputError
 
 
 @dataclass(frozen=True)

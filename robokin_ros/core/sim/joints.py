@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .robot import RobotModel
-from .trajectory_follower import TrajectoryFollower, TrajectoryPoints, check_trajectory
-from .validation import check_vector
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.sim.trajectory_follower import TrajectoryFollower, TrajectoryPoints, check_trajectory
+from robokin_ros.core.validation import check_vector
 
 # A command may exceed a limit by this share before it is reported: rounding and timer jitter
 # (the servo plans at exactly the limit over its own dt) should not produce log lines.

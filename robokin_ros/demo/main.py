@@ -14,13 +14,19 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.robot import RobotModel
-from ..paths import config_file
-from .demo_driver import make_driver, spin_for, wait_for, run_twist_script
-from .demo_path import run_path_goal
-from .demo_report import analyse_phase, print_capability_along, print_twist_report, status_transitions, write_plot
-from .demo_script import Recording, demo_phases, time_to_stop
-from .graph import NodeGraph, NodeProcess
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.demo.driver import make_driver, run_twist_script, spin_for, wait_for
+from robokin_ros.demo.graph import NodeGraph, NodeProcess
+from robokin_ros.demo.path import run_path_goal
+from robokin_ros.demo.report import (
+    analyse_phase,
+    print_capability_along,
+    print_twist_report,
+    status_transitions,
+    write_plot,
+)
+from robokin_ros.demo.script import Recording, demo_phases, time_to_stop
+from robokin_ros.paths import config_file
 
 
 def start_graph(out_dir: Path, robot_name: str) -> NodeGraph:

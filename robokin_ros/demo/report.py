@@ -5,9 +5,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.robot import RobotModel
-from ..core.status import ServoStatus
-from .demo_script import Phase, PhaseReport, Recording, tool_velocities
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.demo.script import Phase, PhaseReport, Recording, tool_velocities
 
 
 def analyse_phase(robot: RobotModel, recording: Recording, phase: Phase, start: float, end: float,
@@ -107,8 +107,8 @@ def write_plot(robot: RobotModel, recording: Recording, t0: float, path: Path) -
 
 def print_capability_along(robot: RobotModel, recording: Recording, out_dir: Path) -> None:
     """How the arm's capability changes along the twist script; a picture at the most stretched pose."""
-    from ..core.capability import analyze, torque_limits_of
-    from .capability_view import render
+    from robokin_ros.core.capability.analysis import analyze, torque_limits_of
+    from robokin_ros.tools.capability_view import render
 
     limits, reason = torque_limits_of(robot)
     print("\nCapability along the twist script (translational, at the end of each phase):")

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .status import ServoStatus
+from robokin_ros.core.servo.status import ServoStatus
 
 
 @dataclass(frozen=True)

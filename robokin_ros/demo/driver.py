@@ -5,9 +5,9 @@ import time
 
 import numpy as np
 
-from ..core.robot import RobotModel
-from .demo_script import Phase, Recording
-from .graph import NodeGraph
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.demo.graph import NodeGraph
+from robokin_ros.demo.script import Phase, Recording
 
 TWIST_RATE_HZ = 100.0
 
@@ -16,8 +16,9 @@ def make_driver(robot: RobotModel, recording: Recording):
     import rclpy
     from geometry_msgs.msg import TwistStamped
     from rclpy.node import Node
-    from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
     from sensor_msgs.msg import JointState
+
+    from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 
     class DemoDriver(Node):
         def __init__(self) -> None:

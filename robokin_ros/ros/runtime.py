@@ -11,9 +11,9 @@ import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
-from ..core.embedded import EMBEDDED_ROBOTS
-from ..core.errors import ModelError, RobokinError
-from ..core.robot import RobotModel
+from robokin_ros.core.embedded import EMBEDDED_ROBOTS
+from robokin_ros.core.errors import ModelError, RobokinError
+from robokin_ros.core.robot import RobotModel
 
 # Receive times come from the monotonic clock, never from message stamps: a zero stamp or a paused
 # simulation clock must not be able to keep a stale command alive.

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from ..errors import ModelError
-from ..robot import RobotModel
+from robokin_ros.core.errors import ModelError
+from robokin_ros.core.robot import RobotModel
 
 
 def rotation_angles(Ra: np.ndarray, Rb: np.ndarray) -> np.ndarray:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .config import coerce_sequences, field_problems, spec
-from .errors import ConfigError
+from robokin_ros.core.errors import ConfigError
+from robokin_ros.core.schema import coerce_sequences, field_problems, spec
 
 SHOW_ITEMS = ("velocity", "acceleration", "force_unweighted", "force_rms", "force_weighted", "polytope",
               "manipulability")

@@ -20,14 +20,14 @@ import numpy as np
 import numpy.typing as npt
 import pinocchio as pin
 
-from .config import ServoConfig
-from . import dls
-from .errors import ConfigError, InvalidInputError
-from .limits import LIMIT_ACCELERATION, LIMIT_ACCELERATION_CLIP, LIMIT_VELOCITY, limit_velocity
-from .robot import RobotModel
-from .singularity import damping_status, direction_guard, singularity_scale
-from .status import ServoStatus
-from .validation import check_vector
+from robokin_ros.core import dls
+from robokin_ros.core.errors import ConfigError, InvalidInputError
+from robokin_ros.core.limits import LIMIT_ACCELERATION, LIMIT_ACCELERATION_CLIP, LIMIT_VELOCITY, limit_velocity
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.singularity import damping_status, direction_guard, singularity_scale
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.validation import check_vector
 
 AXIS_FRAMES = ("base", "tool")
 DEBOUNCE_STEPS = 25      # steps a new approaching/leaving verdict must hold before it is reported

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import coerce_sequences, field_problems, spec
-from .errors import ConfigError
+from robokin_ros.core.errors import ConfigError
+from robokin_ros.core.schema import coerce_sequences, field_problems, spec
 
 
 @dataclass(frozen=True)

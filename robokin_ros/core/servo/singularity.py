@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .status import ServoStatus
+from robokin_ros.core.servo.status import ServoStatus
 
 if TYPE_CHECKING:
-    from .velocity_ik import VelocityIk
+    from robokin_ros.core.servo.velocity_ik import VelocityIk
 
 # Largest joint displacement [rad | m] of the probe step: small enough to be first order, large enough
 # that the condition number change is far above rounding.

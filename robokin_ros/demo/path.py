@@ -6,10 +6,9 @@ import time
 import numpy as np
 import pinocchio as pin
 
-from ..core.robot import RobotModel
-from .demo_driver import spin_for
-from .demo_script import Recording
-
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.demo.driver import spin_for
+from robokin_ros.demo.script import Recording
 
 RECTANGLE_OFFSETS = [(0.1, 0.0, 0.0), (0.1, 0.15, 0.0), (-0.1, 0.15, 0.0), (-0.1, -0.15, 0.0),
                      (0.1, -0.15, 0.0), (0.1, 0.0, 0.0), (0.0, 0.0, 0.0)]   # [m] from the start, base axes
@@ -19,6 +18,7 @@ def run_path_goal(executor, driver, robot: RobotModel, recording: Recording, ble
     """Send a closed 0.2 m x 0.3 m rectangle with blended corners to path_ik_node and report how it went."""
     from geometry_msgs.msg import PoseStamped
     from rclpy.action import ActionClient
+
     from robokin_interfaces.action import ExecuteCartesianPath
 
     client = ActionClient(driver, ExecuteCartesianPath, "/path_ik_node/execute_cartesian_path")

@@ -4,8 +4,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 
-from .config import coerce_sequences, field_problems, param_name, spec
-from .errors import ConfigError
+from robokin_ros.core.errors import ConfigError
+from robokin_ros.core.schema import coerce_sequences, field_problems, param_name, spec
 
 _PER_JOINT = ("home_positions", "max_joint_velocity", "max_joint_acceleration")
 

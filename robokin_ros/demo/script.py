@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.robot import RobotModel
+from robokin_ros.core.robot import RobotModel
 
 
 @dataclass(frozen=True)

@@ -20,15 +20,15 @@ from dataclasses import fields
 import numpy as np
 from numba import njit
 
-from .config import ServoConfig
-from .errors import InvalidInputError
-from .limits import position_velocity_bounds
-from .robot import RobotModel
-from .servo_types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
-from .status import ServoStatus
-from .twist import TwistConverter, command_to_si
-from .validation import check_vector
-from .velocity_ik import IkSettings, VelocityIk
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.limits import position_velocity_bounds
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.twist import TwistConverter, command_to_si
+from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
+from robokin_ros.core.servo.velocity_ik import IkSettings, VelocityIk
+from robokin_ros.core.validation import check_vector
 
 _NAN = float("nan")
 _OUTPUT_FIELDS = tuple(f.name for f in fields(ServoOutput))

@@ -31,8 +31,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import ConvexHull, HalfspaceIntersection
 
-from .errors import InvalidInputError
-from .validation import check_vector
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.validation import check_vector
 
 Array = npt.NDArray[np.float64]
 METHODS = ("pinv", "exact")
