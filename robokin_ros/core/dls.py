@@ -272,8 +272,8 @@ def _bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_ou
 
 
 # Rows of the `joints` table and entries of the `scalars` vector of `velocity_ik_step`.
-J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME = range(5)
-S_MARGIN, S_ZONE, S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK = range(7)
+J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE = range(6)
+S_MARGIN, S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK = range(6)
 
 
 @njit(cache=True)
@@ -287,8 +287,8 @@ def velocity_ik_step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, 
     Args:
         A: (m, n) task Jacobian. b: (m,) task velocity. q: (n,) positions. prev: (n,) previous velocity.
         use_prev: apply the acceleration window. dt: step [s].
-        joints: (5, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME.
-        scalars: (7,) entries S_MARGIN ... S_COND_CHECK (see IkSettings).
+        joints: (6, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE (avoidance band widths).
+        scalars: (6,) entries S_MARGIN ... S_COND_CHECK.
         work: (4 n + scratch_size(n),) scratch: lower bound, upper bound, secondary velocity, unlimited
             DLS velocity (n each), then the `_bounded_dls_into` scratch (so a tick allocates nothing).
         fixed: (n,) int8 output of `bounded_dls`. out: (n,) final velocity.
@@ -300,7 +300,7 @@ def velocity_ik_step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, 
     n = q.shape[0]
     lo, hi, z, dq = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n]
     position_velocity_bounds(q, joints[J_LOWER], joints[J_UPPER], scalars[S_MARGIN], dt, joints[J_AMAX], lo, hi)
-    nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], scalars[S_ZONE], scalars[S_LIMIT_GAIN],
+    nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], joints[J_ZONE], scalars[S_LIMIT_GAIN],
                        joints[J_HOME], scalars[S_POSTURE_GAIN], z)
     s_min, cond, lam = _bounded_dls_into(A, b, z, lo, hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
                                          work[4 * n:])

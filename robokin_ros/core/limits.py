@@ -5,6 +5,9 @@ limits (continuous joints, no velocity or acceleration limit) are allowed everyw
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -60,23 +63,53 @@ def position_velocity_bounds(q, lower, upper, margin, dt, acceleration, lo_out, 
 
 
 @njit(cache=True)
-def nullspace_velocity(q, lower, upper, zone, limit_gain, home, posture_gain, out):
-    """Secondary joint velocity [rad/s]: limit avoidance plus posture, before null-space projection.
+def nullspace_velocity(q, lower, upper, zone_width, limit_gain, home, posture_gain, out):
+    """Secondary joint velocity: limit avoidance plus posture, before null-space projection.
 
-    Limit avoidance is zero in the middle of each range and grows linearly, `limit_gain * depth`, across the
-    outer `zone` share of the range on either side (depth [rad] = how far into that band the joint is).
-    Posture pulls toward `home` with `posture_gain` [1/s]. Joints without finite limits get posture only.
+    The one null-space push of the servo and the path IK. Limit avoidance is zero in the middle of each range
+    and grows linearly, `limit_gain * depth`, across a band of `zone_width` [rad] inside either limit (depth
+    [rad] = how far into that band the joint is; see `avoidance_zone_widths`). Posture pulls toward `home`
+    with `posture_gain`. Per second in the servo ([1/s], the result is a velocity); per dense sample in the
+    path IK (the result is a step).
     """
     for j in range(q.shape[0]):
         v = posture_gain * (home[j] - q[j])
-        width = upper[j] - lower[j]
-        if np.isfinite(width):
-            band = zone * width
-            if q[j] < lower[j] + band:
-                v += limit_gain * (lower[j] + band - q[j])
-            elif q[j] > upper[j] - band:
-                v -= limit_gain * (q[j] - (upper[j] - band))
+        into_low = lower[j] + zone_width[j] - q[j]
+        into_high = q[j] - (upper[j] - zone_width[j])
+        if into_low > 0.0:
+            v += limit_gain * into_low
+        elif into_high > 0.0:
+            v -= limit_gain * into_high
         out[j] = v
+
+
+def avoidance_zone_widths(lower: np.ndarray, upper: np.ndarray, zone: float) -> np.ndarray:
+    """Width [rad | m] of the limit-avoidance band of each joint: `zone` (a share) of its range; -inf (no
+    band, no push) for a joint without two finite limits."""
+    width = upper - lower
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(width), zone * width, -np.inf)
+
+
+class MotionLimits(NamedTuple):
+    """Joint velocity and acceleration limits in force, chain order."""
+
+    velocity: np.ndarray        # (n,) [rad/s | m/s], inf = none
+    acceleration: np.ndarray    # (n,) [rad/s^2 | m/s^2]
+
+
+def motion_limits(robot, max_joint_velocity: Sequence[float], max_joint_acceleration: Sequence[float],
+                  default_joint_acceleration: float) -> MotionLimits:
+    """The limits a servo or path uses: per-joint config lists override the URDF; joints without an
+    acceleration limit (URDF has none) get `default_joint_acceleration`. Lists are empty or sized n (the
+    config's `check_joint_lists`)."""
+    velocity = np.array(max_joint_velocity or robot.limits.velocity, dtype=float)
+    if max_joint_acceleration:
+        acceleration = np.array(max_joint_acceleration, dtype=float)
+    else:
+        acceleration = np.where(np.isfinite(robot.acceleration_limits), robot.acceleration_limits,
+                                default_joint_acceleration)
+    return MotionLimits(velocity, acceleration)
 
 
 @njit(cache=True)

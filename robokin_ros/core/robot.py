@@ -161,6 +161,22 @@ class RobotModel:
                    **kwargs)
 
     @classmethod
+    def from_source(cls, robot: str, robot_description: str = "", base_frame: str = "",
+                    tip_frame: str = "") -> RobotModel:
+        """The chain named by the robot-source parameters every node shares (`schema.NodeConfig`).
+
+        `robot_description` (URDF XML) wins over `robot` (an embedded name or a URDF file path).
+        """
+        if robot_description.strip():
+            if not base_frame or not tip_frame:
+                raise ModelError("robot_description is set: base_frame and tip_frame must be set too")
+            return cls.from_urdf_string(robot_description, base_frame, tip_frame)
+        if robot not in EMBEDDED_ROBOTS and not Path(robot).is_file():
+            raise ModelError(f"robot '{robot}' is neither an embedded robot {sorted(EMBEDDED_ROBOTS)} nor an "
+                             "existing URDF file (or set robot_description)")
+        return cls.load(robot, base_frame, tip_frame)
+
+    @classmethod
     def load(cls, source: str, base_frame: str = "", tip_frame: str = "", **kwargs) -> RobotModel:
         """Load from an embedded name, a URDF path or a URDF string; empty frames take the robot's defaults."""
         if source in EMBEDDED_ROBOTS:
@@ -205,6 +221,20 @@ class RobotModel:
         if not name or not self.model.existFrame(name):
             raise UnknownFrameError(name, self.frame_names)
         return _frame_id(self.model, name)
+
+    def resolve_frame(self, name: str) -> int:
+        """Frame id of a frame named by a message or a user: the one rule for every input.
+
+        A tf-style leading "/" is dropped; "" names the base frame; "world" names the URDF world (Pinocchio
+        calls it "universe") unless the model has a frame of that name. `UnknownFrameError` lists the valid
+        names otherwise.
+        """
+        name = name.lstrip("/")
+        if not name:
+            return self.base_frame_id
+        if name == "world" and not self.model.existFrame(name):
+            name = "universe"
+        return self.frame_id(name)
 
     def joint_index(self, name: str) -> int:
         """Index of a chain joint in the positions vector."""
@@ -301,6 +331,10 @@ class RobotModel:
         if self.tip_frame not in names:
             names.append(self.tip_frame)
         return tuple(names)
+
+    def frame_pose(self, positions: npt.ArrayLike, frame_id: int) -> pin.SE3:
+        """`base_T_frame` of one frame by id (see `resolve_frame`)."""
+        return self.frame_poses(positions, [frame_id])[0]
 
     def frame_poses(self, positions: npt.ArrayLike, frame_ids: list[int]) -> list[pin.SE3]:
         """`base_T_frame` of several frames (ids) from one forward-kinematics pass."""

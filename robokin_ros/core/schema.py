@@ -1,23 +1,29 @@
 """The configuration schema: fields declared once with docs, units and bounds, validated whole on construction.
 
-`ros/params.py` turns the field metadata into ROS parameter declarations (name = `param` metadata or the
-field name), so the ROS parameter schema and the core validation can never drift apart.
+Every node config derives from `NodeConfig`, which declares the robot-source fields once and validates the
+whole object (every bound, every cross-field rule) in one `ConfigError`. `ros/params.py` turns the field
+metadata into ROS parameter declarations (name = `param` metadata or the field name), so the ROS parameter
+schema and the core validation can never drift apart.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, field, fields
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar
 
 from robokin_ros.core.errors import ConfigError
 
 
 def spec(default: Any, doc: str, *, unit: str = "", param: str | None = None, gt: float | None = None,
          ge: float | None = None, le: float | None = None, lt: float | None = None,
-         choices: tuple[str, ...] | None = None, read_only: bool = False) -> Any:
-    """A dataclass field with its parameter metadata (lists are stored as tuples: frozen)."""
+         choices: tuple[str, ...] | None = None, read_only: bool = False, per_joint: bool = False) -> Any:
+    """A dataclass field with its parameter metadata (lists are stored as tuples: frozen).
+
+    `per_joint`: a list that is empty or has one entry per chain joint (checked by `check_joint_lists`).
+    """
     meta = {"doc": doc, "unit": unit, "param": param, "gt": gt, "ge": ge, "le": le, "lt": lt,
-            "choices": choices, "read_only": read_only}
+            "choices": choices, "read_only": read_only, "per_joint": per_joint}
     return field(default=default, metadata=meta)
 
 
@@ -77,3 +83,40 @@ def config_from_mapping(cls: type, values: dict[str, Any]) -> Any:
 def default_of(f) -> Any:
     """A field's default value."""
     return f.default if f.default is not MISSING else f.default_factory()
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """Base of every node configuration: where the robot comes from, and whole-object validation.
+
+    Subclasses add their fields (declared with `spec`) and may override `cross_field_problems`; `what` names
+    the configuration in error messages.
+    """
+
+    what: ClassVar[str] = "configuration"
+
+    robot: str = spec("panda", "embedded robot name or URDF file path; ignored when robot_description is set",
+                      read_only=True)
+    robot_description: str = spec("", "URDF XML; overrides `robot` when not empty", read_only=True)
+    base_frame: str = spec("", "base frame of the chain (empty = robot default)", read_only=True)
+    tip_frame: str = spec("", "tool frame at the end of the chain (empty = robot default)", read_only=True)
+
+    def __post_init__(self) -> None:
+        coerce_sequences(self)
+        problems = field_problems(self) + self.cross_field_problems()
+        if problems:
+            raise ConfigError(problems, self.what)
+
+    def cross_field_problems(self) -> list[str]:
+        """Rules that involve more than one field; each entry names the parameters and their values."""
+        return []
+
+    def check_joint_lists(self, joint_names: Iterable[str]) -> None:
+        """Per-joint lists must be empty or have one entry per chain joint; ConfigError lists every mismatch."""
+        names = list(joint_names)
+        problems = [f"{param_name(f)} has {len(getattr(self, f.name))} entries but the chain has "
+                    f"{len(names)} joints {names}"
+                    for f in fields(self) if f.metadata.get("per_joint")
+                    and getattr(self, f.name) and len(getattr(self, f.name)) != len(names)]
+        if problems:
+            raise ConfigError(problems, self.what)

@@ -22,8 +22,10 @@ from robokin_ros.core.capability.polytope import ForcePolytope, force_polytope, 
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.ros.capability_markers import capability_markers
 from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state
-from robokin_ros.ros.params import declare_config, watch_config
-from robokin_ros.ros.runtime import Throttle, load_robot, receive_time, run_node
+from robokin_ros.ros.params import watch_config
+from robokin_ros.ros.runtime import ThrottledLogger, boot, receive_time, run_node
+
+LOG_PERIOD = 2.0     # [s] a repeated complaint is logged at most this often
 
 
 class CapabilityNode(Node):
@@ -33,8 +35,8 @@ class CapabilityNode(Node):
 
     def __init__(self, node_name: str = default_name, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        cfg = self._config = declare_config(self, CapabilityConfig)
-        self._robot = load_robot(cfg.robot, cfg.robot_description, cfg.base_frame, cfg.tip_frame)
+        cfg, self._robot = boot(self, CapabilityConfig)
+        self._config = cfg
         self._chain_joints = frozenset(self._robot.joint_names)
         self._apply_config(cfg)
         watch_config(self, lambda: self._config, self._apply_config)
@@ -44,7 +46,7 @@ class CapabilityNode(Node):
         self.add_on_set_parameters_callback(self._check_show)
         self.add_post_set_parameters_callback(self._store_show)
         self._joint_state: JointState | None = None
-        self._throttle = Throttle(2.0)
+        self._log = ThrottledLogger(self.get_logger(), LOG_PERIOD)
         self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, QoSProfile(depth=1))
         self._publisher = self.create_publisher(MarkerArray, "~/markers", 1)
         self.create_service(Trigger, "~/export_polytope", self._on_export)
@@ -77,16 +79,6 @@ class CapabilityNode(Node):
         if concerns_chain(msg, self._chain_joints):
             self._joint_state = msg
 
-    def _log(self, key: str, text: str, error: bool = True) -> None:
-        suffix = self._throttle(key)
-        if suffix is None:
-            return
-        # rclpy refuses one call site logging at two severities, hence two call sites
-        if error:
-            self.get_logger().error(text + suffix)
-        else:
-            self.get_logger().info(text + suffix)
-
     def _current(self, need_polytope: bool) -> tuple[CapabilityAnalysis, ForcePolytope | None]:
         """Analysis (and polytope) at the newest joint state; RobokinError when there is none or it is bad."""
         if self._joint_state is None:
@@ -106,7 +98,10 @@ class CapabilityNode(Node):
             analysis, polytope = self._current("polytope" in self._show)
         except RobokinError as err:
             waiting = self._joint_state is None
-            self._log("waiting" if waiting else str(err)[:60], f"no markers: {err}", error=not waiting)
+            if waiting:
+                self._log.info("waiting", f"no markers: {err}")
+            else:
+                self._log.error(str(err)[:60], f"no markers: {err}")
             return
         self._publisher.publish(capability_markers(analysis, polytope, self._show, self._config,
                                                    self._robot.base_frame, self.get_clock().now().to_msg()))

@@ -36,10 +36,10 @@ from robokin_ros.core.errors import RobokinError, TrajectoryTimingError, Unknown
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state
-from robokin_ros.ros.params import declare_config, watch_config
+from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.path_conversions import hold_trajectory_msg, joint_trajectory_msg, pose_msg, waypoints_in_base
 from robokin_ros.ros.path_markers import path_markers
-from robokin_ros.ros.runtime import SideSubscription, Throttle, load_robot, receive_time, run_node
+from robokin_ros.ros.runtime import SideSubscription, ThrottledLogger, boot, receive_time, run_node
 
 Result = ExecuteCartesianPath.Result
 # [s] an accepted goal that never reaches handle_accepted (rclpy drops it when the goal response cannot be
@@ -63,10 +63,10 @@ class PathIkNode(Node):
 
     def __init__(self, node_name: str = default_name, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        cfg = self._config = declare_config(self, PathConfig)
-        self._robot = load_robot(cfg.robot, cfg.robot_description, cfg.base_frame, cfg.tip_frame)
+        cfg, self._robot = boot(self, PathConfig)
+        self._config = cfg
         self._planner = self._warm_planner(cfg)
-        self._throttle = Throttle(1.0)
+        self._log = ThrottledLogger(self.get_logger())
         self._lock = threading.Lock()
         self._state: tuple[np.ndarray, float] | None = None
         self._claim_lock = threading.Lock()
@@ -121,7 +121,7 @@ class PathIkNode(Node):
         try:
             measured = measurement_from_joint_state(msg, self._robot.joint_names, receive_time())
         except RobokinError as err:
-            self._warn("joint_state", f"ignoring joint state: {err}")
+            self._log.warning("joint_state", f"ignoring joint state: {err}")
             return
         with self._lock:
             self._state = (measured.positions, measured.received_at)
@@ -172,7 +172,7 @@ class PathIkNode(Node):
         with self._claim_lock:
             busy = self._running > 0 or bool(self._pending)
         if busy:                                      # never two trajectories racing on one controller
-            self._warn("path", "nav_msgs/Path ignored: an action goal is running")
+            self._log.warning("path", "nav_msgs/Path ignored: an action goal is running")
             return
         cfg, planner = self._settings()
         try:
@@ -181,9 +181,9 @@ class PathIkNode(Node):
             if plan.success:
                 self._traj_pub.publish(joint_trajectory_msg(plan.trajectory))
             else:
-                self._warn("path", f"nav_msgs/Path refused: {plan.ik.message}")
+                self._log.warning("path", f"nav_msgs/Path refused: {plan.ik.message}")
         except (RobokinError, GoalAbort) as err:
-            self._warn("path", f"nav_msgs/Path refused: {err}")
+            self._log.warning("path", f"nav_msgs/Path refused: {err}")
 
     # ---- planning ------------------------------------------------------------------------------------
     def _plan(self, planner, q0, waypoints, blend, tip, mask, mask_frame, v_scale, a_scale):
@@ -225,7 +225,8 @@ class PathIkNode(Node):
 
     def _finish(self, goal_handle, result) -> None:
         if result.error_code != Result.SUCCESS:
-            self._warn(f"goal{result.error_code}", f"path goal ended with code {result.error_code}: {result.message}")
+            self._log.warning(f"goal{result.error_code}",
+                              f"path goal ended with code {result.error_code}: {result.message}")
         if not goal_handle.is_active:
             return
         if result.error_code == Result.SUCCESS:
@@ -289,11 +290,6 @@ class PathIkNode(Node):
 
     def _feedback(self, goal_handle, stage: str, progress: float) -> None:
         goal_handle.publish_feedback(ExecuteCartesianPath.Feedback(stage=stage, progress=float(progress)))
-
-    def _warn(self, key: str, text: str) -> None:
-        suffix = self._throttle(key)
-        if suffix is not None:
-            self.get_logger().warning(text + suffix)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -34,11 +34,14 @@ from robokin_ros.ros.conversions import (
     trajectory_msg,
     twist_command_from_msg,
 )
-from robokin_ros.ros.params import declare_config, watch_config
-from robokin_ros.ros.runtime import Throttle, load_robot, receive_time, run_node
+from robokin_ros.ros.params import watch_config
+from robokin_ros.ros.runtime import ThrottledLogger, boot, receive_time, run_node
 
 # Only the newest command and state matter: a deeper queue would replay old twists after a stall.
 _LATEST_ONLY = QoSProfile(depth=1)
+# Joint states may come from several publishers on one topic (arm driver, gripper): with depth 1 a gripper's
+# message could evict the arm's before it is taken. Every message is looked at; the newest of the chain wins.
+JOINT_STATE_QUEUE = QoSProfile(depth=10)
 _TRAJECTORY = "trajectory_msgs/JointTrajectory"
 
 
@@ -49,16 +52,15 @@ class ServoNode(Node):
 
     def __init__(self, node_name: str = default_name, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        self._config = declare_config(self, ServoConfig)
-        cfg = self._config
-        robot = load_robot(cfg.robot, cfg.robot_description, cfg.base_frame, cfg.tip_frame)
+        cfg, robot = boot(self, ServoConfig)
+        self._config = cfg
         self._servo = Servo(robot, cfg)
         _warm_up(robot, cfg)
         self._joint_names = tuple(self._servo.joint_names)
         watch_config(self, lambda: self._config, self._apply_config)
         self._twist: tuple[TwistStamped, float] | None = None
         self._joint_state: tuple[JointState, float] | None = None
-        self._log_throttle = Throttle(1.0)
+        self._log = ThrottledLogger(self.get_logger())
         # a rejected input is shown in ~/status for status_period: (code, reason, until)
         self._rejection: tuple[ServoStatus, str, float] | None = None
         self._last_status_key: tuple | None = None
@@ -68,7 +70,7 @@ class ServoNode(Node):
         self._stamp_ns: int | None = None       # time of the commanded state (see _command_stamp)
 
         self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_twist, _LATEST_ONLY)
-        self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, _LATEST_ONLY)
+        self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, JOINT_STATE_QUEUE)
         out_type = JointTrajectory if cfg.command_out_type == _TRAJECTORY else Float64MultiArray
         self._command_pub = self.create_publisher(out_type, cfg.command_out_topic, 10)
         self._status_pub = self.create_publisher(ServoStatusMsg, "~/status", 10)
@@ -134,9 +136,7 @@ class ServoNode(Node):
 
     def _reject(self, code: ServoStatus, reason: str, now: float) -> None:
         self._rejection = (code, reason, now + self._config.status_period)
-        suffix = self._log_throttle(reason[:60], now)
-        if suffix is not None:
-            self.get_logger().warning(reason + suffix)
+        self._log.warning(reason[:60], reason, now)
 
     def _command_stamp(self) -> Time:
         """The time the commanded state belongs to.
@@ -189,14 +189,11 @@ class ServoNode(Node):
                                             output.condition_number, output.velocity_scale))
 
     def _log_status(self, code: ServoStatus, message: str) -> None:
-        suffix = self._log_throttle(f"status {code.name}")
-        if suffix is None:
-            return
-        text = f"status {code.name}: {message}{suffix}"
+        text = f"status {code.name}: {message}"
         if code in (ServoStatus.OK, ServoStatus.STOPPED, ServoStatus.PAUSED, ServoStatus.STALE_COMMAND):
-            self.get_logger().info(text)
+            self._log.info(f"status {code.name}", text)
         else:
-            self.get_logger().warning(text)
+            self._log.warning(f"status {code.name}", text)
 
 
 def _warm_up(robot, config: ServoConfig) -> None:

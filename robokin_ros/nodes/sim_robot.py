@@ -24,8 +24,7 @@ from robokin_ros.ros.conversions import (
     transform_msg,
     vector_from_float64_array,
 )
-from robokin_ros.ros.params import declare_config
-from robokin_ros.ros.runtime import Throttle, load_robot, receive_time, run_node
+from robokin_ros.ros.runtime import ThrottledLogger, boot, receive_time, run_node
 
 try:
     from tf2_msgs.msg import TFMessage
@@ -40,12 +39,12 @@ class SimRobot(Node):
 
     def __init__(self, node_name: str = default_name, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        cfg = self._config = declare_config(self, SimRobotConfig)
-        self._robot = load_robot(cfg.robot, cfg.robot_description, cfg.base_frame, cfg.tip_frame)
+        cfg, self._robot = boot(self, SimRobotConfig)
+        self._config = cfg
         initial = np.array(cfg.initial_positions) if cfg.initial_positions else self._robot.home()
         self._joints = SimulatedJoints(self._robot, initial, receive_time())
         self._names = self._robot.joint_names
-        self._throttle = Throttle(1.0)
+        self._log = ThrottledLogger(self.get_logger())
 
         self.create_subscription(JointTrajectory, cfg.trajectory_topic, self._on_trajectory, 10)
         self.create_subscription(Float64MultiArray, cfg.position_command_topic, self._on_positions, 10)
@@ -86,17 +85,17 @@ class SimRobot(Node):
         try:
             accept()
         except RobokinError as err:
-            self._log_throttled(f"rejected {what}: {err}", f"{what}: {str(err)[:40]}")
+            self._log.warning(f"{what}: {str(err)[:40]}", f"rejected {what}: {err}")
 
     # ---- outputs ------------------------------------------------------------------------------------
     def _tick(self) -> None:
         report = self._joints.step(receive_time())
         if report.velocity_limited:
-            self._log_throttled(f"command exceeds the velocity limit of {list(report.velocity_limited)}: "
-                                "clamped", "velocity")
+            self._log.warning("velocity", f"command exceeds the velocity limit of "
+                              f"{list(report.velocity_limited)}: clamped")
         if report.position_limited:
-            self._log_throttled(f"command pushes {list(report.position_limited)} past a position limit: "
-                                "held at the limit", "position")
+            self._log.warning("position", f"command pushes {list(report.position_limited)} past a position "
+                              "limit: held at the limit")
         self._state_pub.publish(joint_state_msg(self._names, self._joints.positions, self._joints.velocities,
                                                 self.get_clock().now().to_msg()))
 
@@ -105,11 +104,6 @@ class SimRobot(Node):
         poses = self._robot.frame_poses(self._joints.positions, self._tf_ids)
         self._tf_pub.publish(TFMessage(transforms=[
             transform_msg(self._robot.base_frame, frame, pose, stamp) for frame, pose in zip(self._tf_frames, poses)]))
-
-    def _log_throttled(self, text: str, key: str) -> None:
-        suffix = self._throttle(key)
-        if suffix is not None:
-            self.get_logger().warning(text + suffix)
 
 
 def main(args: list[str] | None = None) -> int:

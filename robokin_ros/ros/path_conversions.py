@@ -31,22 +31,21 @@ def pose_msg(pose: pin.SE3) -> Pose:
 
 
 def waypoints_in_base(robot: RobotModel, positions: np.ndarray, waypoints: Sequence[PoseStamped]) -> list[pin.SE3]:
-    """PoseStamped waypoints in any model frame (empty = base) -> base-frame poses at joint `positions`.
+    """PoseStamped waypoints in any frame (`RobotModel.resolve_frame`) -> base-frame poses at `positions`.
 
     Raises:
         UnknownFrameError: a frame_id that is not in the model (lists the valid ones).
         PathInputError: NaN or non-unit quaternion, naming the waypoint.
     """
     poses = []
-    frames: dict[str, pin.SE3] = {}
+    base_T_frames: dict[int, pin.SE3] = {}
     for i, stamped in enumerate(waypoints):
-        frame = stamped.header.frame_id.lstrip("/")
+        frame_id = robot.resolve_frame(stamped.header.frame_id)     # UnknownFrameError with the valid names
         pose = pose_from_msg(stamped.pose, i)
-        if frame and frame != robot.base_frame:
-            if frame not in frames:
-                robot.frame_id(frame)                        # UnknownFrameError with the valid names
-                frames[frame] = robot.fk(positions, frame)   # base_T_frame at the current state
-            pose = frames[frame] * pose
+        if frame_id != robot.base_frame_id:
+            if frame_id not in base_T_frames:
+                base_T_frames[frame_id] = robot.frame_pose(positions, frame_id)   # at the current state
+            pose = base_T_frames[frame_id] * pose
         poses.append(pose)
     return poses
 

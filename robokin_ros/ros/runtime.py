@@ -1,46 +1,59 @@
-"""Small helpers every robokin node shares: the main() wrapper, throttled logs, receive-time clock."""
+"""What every robokin node shares: boot (parameters + robot), the main() wrapper, throttled logs, the
+receive-time clock, and a side subscription for nodes on a multi-threaded executor."""
 from __future__ import annotations
 
 import gc
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
+from typing import Any, NamedTuple
 
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
-from robokin_ros.core.embedded import EMBEDDED_ROBOTS
-from robokin_ros.core.errors import ModelError, RobokinError
+from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.ros.params import declare_config
 
 # Receive times come from the monotonic clock, never from message stamps: a zero stamp or a paused
 # simulation clock must not be able to keep a stale command alive.
 receive_time: Callable[[], float] = time.monotonic
 
 
-def load_robot(robot: str, robot_description: str, base_frame: str, tip_frame: str) -> RobotModel:
-    """The chain named by the common parameters: `robot_description` (URDF XML) wins over `robot`."""
-    if robot_description.strip():
-        if not base_frame or not tip_frame:
-            raise ModelError("robot_description is set: base_frame and tip_frame must be set too")
-        return RobotModel.from_urdf_string(robot_description, base_frame, tip_frame)
-    if robot not in EMBEDDED_ROBOTS and not Path(robot).is_file():
-        raise ModelError(f"robot '{robot}' is neither an embedded robot {sorted(EMBEDDED_ROBOTS)} nor an "
-                         "existing URDF file (or set robot_description)")
-    return RobotModel.load(robot, base_frame, tip_frame)
+class Boot(NamedTuple):
+    """What every node starts from: its validated configuration and the robot chain it names."""
+
+    config: Any
+    robot: RobotModel
 
 
-class Throttle:
-    """Lets a message through per key at most once per `period` [s], counting what it held back."""
+def boot(node: Node, config_cls: type) -> Boot:
+    """Declare the node's parameters from `config_cls` (a `schema.NodeConfig`), read them and load the robot.
 
-    def __init__(self, period: float = 1.0) -> None:
+    Raises:
+        ConfigError: every invalid parameter at once. ModelError / UnknownFrameError: the robot cannot be loaded.
+    """
+    config = declare_config(node, config_cls)
+    robot = RobotModel.from_source(config.robot, config.robot_description, config.base_frame, config.tip_frame)
+    config.check_joint_lists(robot.joint_names)
+    return Boot(config, robot)
+
+
+class ThrottledLogger:
+    """A node's logger that lets each message key through at most once per `period` [s].
+
+    What it holds back is counted and reported with the next message of that key, so a flood of identical
+    complaints (a bad joint state at 500 Hz) costs one line per period and loses no information.
+    """
+
+    def __init__(self, logger, period: float = 1.0) -> None:
+        self._logger = logger
         self.period = period
         self._last: dict[str, float] = {}
         self._held: dict[str, int] = {}
 
-    def __call__(self, key: str, now: float | None = None) -> str | None:
+    def _admit(self, key: str, now: float | None) -> str | None:
         """None if the key spoke within the period, else a suffix ('' or ' (N similar suppressed)')."""
         now = time.monotonic() if now is None else now
         if now - self._last.get(key, -float("inf")) < self.period:
@@ -49,6 +62,25 @@ class Throttle:
         self._last[key] = now
         held = self._held.pop(key, 0)
         return f" ({held} similar messages suppressed)" if held else ""
+
+    # one call site per severity: rclpy refuses a call site that logs at two severities
+    def info(self, key: str, text: str, now: float | None = None) -> None:
+        """Log at INFO unless `key` spoke within the period."""
+        suffix = self._admit(key, now)
+        if suffix is not None:
+            self._logger.info(text + suffix)
+
+    def warning(self, key: str, text: str, now: float | None = None) -> None:
+        """Log at WARN unless `key` spoke within the period."""
+        suffix = self._admit(key, now)
+        if suffix is not None:
+            self._logger.warning(text + suffix)
+
+    def error(self, key: str, text: str, now: float | None = None) -> None:
+        """Log at ERROR unless `key` spoke within the period."""
+        suffix = self._admit(key, now)
+        if suffix is not None:
+            self._logger.error(text + suffix)
 
 
 def run_node(node_cls: Callable[[], Node], args: list[str] | None = None,

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from robokin_ros.core.errors import ConfigError
-from robokin_ros.core.schema import coerce_sequences, field_problems, spec
+from robokin_ros.core.schema import NodeConfig, spec
 
 SHOW_ITEMS = ("velocity", "acceleration", "force_unweighted", "force_rms", "force_weighted", "polytope",
               "manipulability")
@@ -32,15 +32,11 @@ def _colour(rgba: tuple[float, ...], name: str, doc: str):
 
 
 @dataclass(frozen=True)
-class CapabilityConfig:
+class CapabilityConfig(NodeConfig):
     """Everything the capability node needs; the analysis itself reads only the last block."""
 
-    # --- robot ---
-    robot: str = spec("panda", "embedded robot name or URDF file path; ignored when robot_description is set",
-                      read_only=True)
-    robot_description: str = spec("", "URDF XML; overrides `robot` when not empty", read_only=True)
-    base_frame: str = spec("", "base frame of the chain (empty = robot default)", read_only=True)
-    tip_frame: str = spec("", "tool frame analysed (empty = robot default)", read_only=True)
+    what = "capability configuration"
+
     joint_topic: str = spec("/joint_states", "measured joint states", read_only=True)
     # --- publishing ---
     rate: float = spec(10.0, "marker publishing rate", unit="Hz", gt=0.0, le=100.0, read_only=True)
@@ -64,25 +60,15 @@ class CapabilityConfig:
     color_singular: tuple = _colour((1.0, 0.0, 0.0, 0.6), "singular", "markers of a singular configuration")
     stl_path: str = spec("/tmp/robokin_force_polytope.stl", "file the export_polytope service writes")
     # --- analysis ---
-    torque_limits: tuple = spec((), "per-joint torque limits (empty = URDF effort limits)", unit="N m", gt=0.0)
+    torque_limits: tuple = spec((), "per-joint torque limits (empty = URDF effort limits)", unit="N m", gt=0.0,
+                                per_joint=True)
     singular_sigma: float = spec(1e-3, "a translational singular value below this is singular: force axes "
                                  "are capped at limit/singular_sigma and flagged", unit="m/rad", gt=0.0, le=1.0)
     polytope_method: str = spec("pinv", "pinv: torque-box vertices through pinv(J^T) (issue's mapping, outer "
                                 "set); exact: {F : |J^T F| <= tau_max} (static equilibrium)",
                                 choices=POLYTOPE_METHODS)
 
-    def __post_init__(self) -> None:
-        coerce_sequences(self)
-        problems = field_problems(self)
-        for name in ("color_velocity", "color_acceleration", "color_force", "color_polytope", "color_singular"):
-            if len(getattr(self, name)) != 4:
-                problems.append(f"color.{name[6:]}={getattr(self, name)!r} must have 4 entries (r, g, b, a)")
-        if problems:
-            raise ConfigError(problems, "capability configuration")
-
-    def check_joint_lists(self, joint_names: Iterable[str]) -> None:
-        """`torque_limits` must be empty or have one entry per chain joint."""
-        names = list(joint_names)
-        if self.torque_limits and len(self.torque_limits) != len(names):
-            raise ConfigError([f"torque_limits has {len(self.torque_limits)} entries but the chain has "
-                               f"{len(names)} joints {names}"], "capability configuration")
+    def cross_field_problems(self) -> list[str]:
+        return [f"color.{name[6:]}={getattr(self, name)!r} must have 4 entries (r, g, b, a)"
+                for name in ("color_velocity", "color_acceleration", "color_force", "color_polytope", "color_singular")
+                if len(getattr(self, name)) != 4]

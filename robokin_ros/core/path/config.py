@@ -1,25 +1,17 @@
 """PathConfig: every parameter of the Cartesian path IK core and of `path_ik_node`, with docs and bounds."""
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
-from robokin_ros.core.errors import ConfigError
-from robokin_ros.core.schema import coerce_sequences, field_problems, param_name, spec
-
-_PER_JOINT = ("home_positions", "max_joint_velocity", "max_joint_acceleration")
+from robokin_ros.core.schema import NodeConfig, spec
 
 
 @dataclass(frozen=True)
-class PathConfig:
+class PathConfig(NodeConfig):
     """Path IK, downsampling, timing and node settings; see README for the parameter table."""
 
-    # --- robot ---
-    robot: str = spec("panda", "embedded robot name or URDF file path; ignored when robot_description is set",
-                      read_only=True)
-    robot_description: str = spec("", "URDF XML; overrides `robot` when not empty", read_only=True)
-    base_frame: str = spec("", "base frame of the chain (empty = robot default)", read_only=True)
-    tip_frame: str = spec("", "default tool frame moved along paths (empty = robot default)", read_only=True)
+    what = "path configuration"
+
     # --- geometry ---
     blend_radius: float = spec(0.0, "default corner blend radius (nav_msgs/Path input)", unit="m", ge=0.0, le=10.0)
     clamp_blend_radius: bool = spec(False, "false: refuse a radius larger than half the shorter neighbouring "
@@ -52,7 +44,7 @@ class PathConfig:
     joint_limit_avoidance_zone: float = spec(0.1, "share of the range on each side where the push acts",
                                              gt=0.0, le=0.5)
     posture_gain: float = spec(0.0, "null-space pull per sample toward home_positions (0 = off)", ge=0.0, le=1.0)
-    home_positions: tuple = spec((), "posture target (empty = the robot's home)", unit="rad")
+    home_positions: tuple = spec((), "posture target (empty = the robot's home)", unit="rad", per_joint=True)
     # --- downsampling ---
     downsample_joint_tolerance: float = spec(2e-3, "max joint deviation of the timed spline from the dense "
                                              "solution", unit="rad", gt=0.0, le=0.1)
@@ -61,9 +53,10 @@ class PathConfig:
     downsample_orientation_tolerance: float = spec(5e-4, "max tool orientation deviation of the timed spline",
                                                    unit="rad", gt=0.0, le=0.1)
     # --- timing ---
-    max_joint_velocity: tuple = spec((), "per-joint velocity limits (empty = URDF)", unit="rad/s", gt=0.0)
+    max_joint_velocity: tuple = spec((), "per-joint velocity limits (empty = URDF)", unit="rad/s", gt=0.0,
+                                     per_joint=True)
     max_joint_acceleration: tuple = spec((), "per-joint acceleration limits (empty = "
-                                         "default_joint_acceleration)", unit="rad/s^2", gt=0.0)
+                                         "default_joint_acceleration)", unit="rad/s^2", gt=0.0, per_joint=True)
     default_joint_acceleration: float = spec(5.0, "acceleration limit of joints without one", unit="rad/s^2",
                                              gt=0.0, le=1000.0)
     velocity_scaling: float = spec(1.0, "default fraction of the velocity limits", gt=0.0, le=1.0)
@@ -84,20 +77,7 @@ class PathConfig:
     execution_timeout_margin: float = spec(2.0, "abort execution this long after the planned duration",
                                            unit="s", gt=0.0, le=600.0)
 
-    def __post_init__(self) -> None:
-        coerce_sequences(self)
-        problems = field_problems(self)
+    def cross_field_problems(self) -> list[str]:
         if len(self.axis_mask) != 6 or set(self.axis_mask) - {"0", "1"} or "1" not in self.axis_mask:
-            problems.append(f"axis_mask={self.axis_mask!r} must be six 0/1 digits with at least one 1")
-        if problems:
-            raise ConfigError(problems, "path configuration")
-
-    def check_joint_lists(self, joint_names: Iterable[str]) -> None:
-        """Per-joint lists must be empty or match the robot's joints."""
-        names = list(joint_names)
-        problems = [f"{param_name(f)} has {len(getattr(self, f.name))} entries but the chain has "
-                    f"{len(names)} joints {names}"
-                    for f in fields(self) if f.name in _PER_JOINT
-                    and getattr(self, f.name) and len(getattr(self, f.name)) != len(names)]
-        if problems:
-            raise ConfigError(problems, "path configuration")
+            return [f"axis_mask={self.axis_mask!r} must be six 0/1 digits with at least one 1"]
+        return []

@@ -13,6 +13,7 @@ import pinocchio as pin
 from scipy.spatial import cKDTree
 
 from robokin_ros.core.errors import InvalidInputError, PathInputError
+from robokin_ros.core.limits import motion_limits
 from robokin_ros.core.path.checks import pose_errors, slerp_batch
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.downsample import downsample, path_parameter
@@ -50,13 +51,7 @@ class CartesianPathPlanner:
     def limits(self) -> tuple[np.ndarray, np.ndarray]:
         """Velocity [rad/s] and acceleration [rad/s^2] limits: config overrides, else URDF / defaults."""
         c = self.config
-        v = np.asarray(c.max_joint_velocity, float) if c.max_joint_velocity else self.robot.limits.velocity
-        if c.max_joint_acceleration:
-            a = np.asarray(c.max_joint_acceleration, float)
-        else:
-            a = np.where(np.isfinite(self.robot.acceleration_limits), self.robot.acceleration_limits,
-                         c.default_joint_acceleration)
-        return v, a
+        return motion_limits(self.robot, c.max_joint_velocity, c.max_joint_acceleration, c.default_joint_acceleration)
 
     def plan(self, start_positions, waypoints: Sequence[pin.SE3], blend_radius: float | None = None, *,
              tip_frame: str = "", axis_mask=None, axis_frame: str | None = None,

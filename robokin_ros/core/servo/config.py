@@ -1,23 +1,17 @@
 """ServoConfig: every parameter of the servo core and of `servo_node`, with docs, units and bounds."""
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
-from robokin_ros.core.errors import ConfigError
-from robokin_ros.core.schema import coerce_sequences, field_problems, param_name, spec
+from robokin_ros.core.schema import NodeConfig, spec
 
 
 @dataclass(frozen=True)
-class ServoConfig:
+class ServoConfig(NodeConfig):
     """Everything the twist servo core and its node need; see README for the parameter table."""
 
-    # --- robot ---
-    robot: str = spec("panda", "embedded robot name or URDF file path; ignored when robot_description is set",
-                      read_only=True)
-    robot_description: str = spec("", "URDF XML; overrides `robot` when not empty", read_only=True)
-    base_frame: str = spec("", "base frame of the chain (empty = robot default)", read_only=True)
-    tip_frame: str = spec("", "tool frame the twist moves (empty = robot default)", read_only=True)
+    what = "servo configuration"
+
     # --- input ---
     command_in_type: str = spec("unitless", "unitless: twist in [-1, 1] scaled by scale.*; speed_units: SI",
                                 choices=("unitless", "speed_units"))
@@ -72,18 +66,18 @@ class ServoConfig:
                                              "joints move the tool this share off the commanded twist "
                                              "(halt at it, slowing from half of it)", gt=0.0, le=10.0)
     posture_gain: float = spec(0.0, "null-space pull toward home_positions", unit="1/s", ge=0.0, le=100.0)
-    home_positions: tuple = spec((), "posture target (empty = the robot's home)", unit="rad")
-    max_joint_velocity: tuple = spec((), "per-joint velocity limits (empty = URDF)", unit="rad/s", gt=0.0)
+    home_positions: tuple = spec((), "posture target (empty = the robot's home)", unit="rad", per_joint=True)
+    max_joint_velocity: tuple = spec((), "per-joint velocity limits (empty = URDF)", unit="rad/s", gt=0.0,
+                                     per_joint=True)
     velocity_scaling: float = spec(1.0, "fraction of the joint velocity limits the servo may use",
                                    gt=0.0, le=1.0)
     max_joint_acceleration: tuple = spec((), "per-joint acceleration limits (empty = default_joint_"
-                                         "acceleration)", unit="rad/s^2", gt=0.0)
+                                         "acceleration)", unit="rad/s^2", gt=0.0, per_joint=True)
     default_joint_acceleration: float = spec(5.0, "acceleration limit of joints without one",
                                              unit="rad/s^2", gt=0.0, le=1000.0)
 
-    def __post_init__(self) -> None:
-        coerce_sequences(self)
-        problems = field_problems(self)
+    def cross_field_problems(self) -> list[str]:
+        problems = []
         if self.hard_stop_singularity_threshold <= self.lower_singularity_threshold:
             problems.append(f"hard_stop_singularity_threshold={self.hard_stop_singularity_threshold} must "
                             f"exceed lower_singularity_threshold={self.lower_singularity_threshold}")
@@ -98,16 +92,4 @@ class ServoConfig:
         if self.max_expected_latency < self.publish_period:
             problems.append(f"max_expected_latency={self.max_expected_latency} must be >= "
                             f"publish_period={self.publish_period}")
-        if problems:
-            raise ConfigError(problems, "servo configuration")
-
-    def check_joint_lists(self, joint_names: Iterable[str]) -> None:
-        """Per-joint lists must be empty or match the robot's joints."""
-        names = list(joint_names)
-        problems = [f"{param_name(f)} has {len(getattr(self, f.name))} entries but the chain has "
-                    f"{len(names)} joints {names}"
-                    for f in fields(self)
-                    if f.name in ("home_positions", "max_joint_velocity", "max_joint_acceleration")
-                    and getattr(self, f.name) and len(getattr(self, f.name)) != len(names)]
-        if problems:
-            raise ConfigError(problems, "servo configuration")
+        return problems

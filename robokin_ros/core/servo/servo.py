@@ -144,10 +144,8 @@ class Servo:
         check_vector("twist command linear", command.linear, 3)
         check_vector("twist command angular", command.angular, 3)
         _check_time("twist command received_at", command.received_at)
-        name = command.frame.lstrip("/")              # tf-style "/tool0" names the same frame
-        if name == "world" and not self.robot.model.existFrame(name):
-            name = "universe"                         # Pinocchio's name for the URDF world
-        frame = None if name in ("", self.robot.base_frame) else self.robot.frame_id(name)
+        frame = self.robot.resolve_frame(command.frame)
+        frame = None if frame == self.robot.base_frame_id else frame
         command_si = command_to_si(command.linear, command.angular, self.config)
         self._command, self._command_frame, self._command_si = command, frame, command_si
 

@@ -22,7 +22,14 @@ import pinocchio as pin
 
 from robokin_ros.core import dls
 from robokin_ros.core.errors import ConfigError, InvalidInputError
-from robokin_ros.core.limits import LIMIT_ACCELERATION, LIMIT_ACCELERATION_CLIP, LIMIT_VELOCITY, limit_velocity
+from robokin_ros.core.limits import (
+    LIMIT_ACCELERATION,
+    LIMIT_ACCELERATION_CLIP,
+    LIMIT_VELOCITY,
+    avoidance_zone_widths,
+    limit_velocity,
+    motion_limits,
+)
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.singularity import damping_status, direction_guard, singularity_scale
@@ -64,12 +71,8 @@ class IkSettings:
     def from_servo_config(cls, config: ServoConfig, robot: RobotModel) -> IkSettings:
         """Settings of the servo's IK: config lists override the URDF; accelerations default per config."""
         config.check_joint_lists(robot.joint_names)
-        velocity = np.array(config.max_joint_velocity or robot.limits.velocity, dtype=float)
-        if config.max_joint_acceleration:
-            acceleration = np.array(config.max_joint_acceleration, dtype=float)
-        else:
-            acceleration = np.where(np.isfinite(robot.acceleration_limits), robot.acceleration_limits,
-                                    config.default_joint_acceleration)
+        limits = motion_limits(robot, config.max_joint_velocity, config.max_joint_acceleration,
+                               config.default_joint_acceleration)
         return cls(sigma_threshold=config.singularity_sigma_threshold, max_damping=config.max_damping,
                    use_condition_number_thresholds=config.use_condition_number_thresholds,
                    lower_singularity_threshold=config.lower_singularity_threshold,
@@ -81,8 +84,8 @@ class IkSettings:
                    posture_gain=config.posture_gain,
                    locked_direction_tolerance=config.locked_direction_tolerance,
                    home_positions=np.array(config.home_positions or robot.home(), dtype=float),
-                   velocity_limits=velocity * config.velocity_scaling,
-                   acceleration_limits=acceleration)
+                   velocity_limits=limits.velocity * config.velocity_scaling,
+                   acceleration_limits=limits.acceleration)
 
 
 @dataclass(frozen=True)
@@ -184,12 +187,12 @@ class VelocityIk:
         self._n_frames = len(robot.model.frames)
         self._zeros = np.zeros(n)
         # tables for the compiled step (dls.velocity_ik_step), packed once so a tick passes few arguments
-        self._joints = np.vstack((self._lower, self._upper, self._vmax, self._amax, self._home))   # (5, n)
+        zone = avoidance_zone_widths(self._lower, self._upper, settings.joint_limit_avoidance_zone)
+        self._joints = np.vstack((self._lower, self._upper, self._vmax, self._amax, self._home, zone))   # (6, n)
         cond_check = settings.lower_singularity_threshold if settings.use_condition_number_thresholds \
             else np.inf
-        self._scalars = np.array([settings.joint_limit_margin, settings.joint_limit_avoidance_zone,
-                                  settings.joint_limit_avoidance_gain, settings.posture_gain,
-                                  settings.sigma_threshold, settings.max_damping, cond_check])
+        self._scalars = np.array([settings.joint_limit_margin, settings.joint_limit_avoidance_gain,
+                                  settings.posture_gain, settings.sigma_threshold, settings.max_damping, cond_check])
         # work buffers reused every step (results get fresh arrays): bounds, secondary, unlimited velocity
         self._work = np.empty(4 * n + dls.scratch_size(n))
         self._lo, self._hi, self._dq = self._work[:n], self._work[n:2 * n], self._work[3 * n:4 * n]

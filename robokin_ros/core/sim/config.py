@@ -3,19 +3,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from robokin_ros.core.errors import ConfigError
-from robokin_ros.core.schema import coerce_sequences, field_problems, spec
+from robokin_ros.core.schema import NodeConfig, spec
 
 
 @dataclass(frozen=True)
-class SimRobotConfig:
+class SimRobotConfig(NodeConfig):
     """A stand-in for a ros2_control driver: trajectory and forward command controllers, /joint_states."""
 
-    robot: str = spec("panda", "embedded robot name or URDF file path; ignored when robot_description is set",
-                      read_only=True)
-    robot_description: str = spec("", "URDF XML; overrides `robot` when not empty", read_only=True)
-    base_frame: str = spec("", "base frame of the chain (empty = robot default)", read_only=True)
-    tip_frame: str = spec("", "tip frame of the chain (empty = robot default)", read_only=True)
+    what = "sim_robot configuration"
+
     rate: float = spec(500.0, "simulation and /joint_states publish rate", unit="Hz", gt=0.0, le=5000.0,
                        read_only=True)
     initial_positions: tuple = spec((), "start configuration in chain order (empty = the robot's home)",
@@ -29,9 +25,3 @@ class SimRobotConfig:
                                        "Float64MultiArray velocity commands in chain order", read_only=True)
     publish_tf: bool = spec(True, "publish base -> chain link poses on /tf", read_only=True)
     tf_rate: float = spec(50.0, "/tf publish rate", unit="Hz", gt=0.0, le=1000.0, read_only=True)
-
-    def __post_init__(self) -> None:
-        coerce_sequences(self)
-        problems = field_problems(self)
-        if problems:
-            raise ConfigError(problems, "sim_robot configuration")
