@@ -1,7 +1,7 @@
 """Capability analysis speed: ellipsoids + measures, force polytope with hull, marker building at 30 Hz.
 
 Run: .venv/bin/python bench/bench_capability.py   (prints a table; medians and p99 over many calls)
-Targets from issue 4: all ellipsoids + measures <= 200 us, polytope with hull (7 joints, 128 vertices)
+Targets: all ellipsoids + measures <= 200 us, polytope with hull (7 joints, 128 vertices)
 <= 5 ms, marker building well inside the 33 ms period of 30 Hz. Peer in the same process: the Robotics
 Toolbox's Yoshikawa manipulability for its own Panda model (one measure only, for scale).
 """
@@ -33,7 +33,7 @@ def timed(fn, repeat: int) -> tuple[float, float]:
 
 def main() -> None:
     robot = RobotModel.from_name("panda")
-    tau, _ = torque_limits_of(robot)
+    tau = torque_limits_of(robot).limits
     cfg = CapabilityConfig()
     analysis = analyze(robot, Q, tau)
     J = analysis.jacobian[:3]

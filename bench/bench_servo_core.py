@@ -22,7 +22,7 @@ from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.servo import Servo
 from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
-from robokin_ros.core.servo.velocity_ik import IkSettings, VelocityIk
+from robokin_ros.core.servo.velocity_ik import VelocityIk
 
 DT = 0.002
 TWIST = np.array([0.05, -0.03, 0.02, 0.1, -0.05, 0.08])
@@ -62,7 +62,7 @@ class Moving:
 
 # ---- rows ------------------------------------------------------------------------------------------------
 def robokin_solve(robot, check: bool):
-    ik = VelocityIk(robot, IkSettings.from_servo_config(ServoConfig(), robot))
+    ik = VelocityIk(robot, ServoConfig())
     state, prev = Moving(robot), [np.zeros(robot.n)]
 
     def step(k):
@@ -176,7 +176,8 @@ def numba_load_times() -> tuple[float, float]:
     """Seconds to import robokin_ros.core.servo.velocity_ik and run one solve: cold numba cache, then warm."""
     code = ("import time; t=time.perf_counter(); import numpy as np; "
             "from robokin_ros.core.robot import RobotModel; from robokin_ros.core.servo.velocity_ik import VelocityIk; "
-            "r=RobotModel.from_name('panda'); VelocityIk(r).solve(r.home(), np.zeros(6), dt=0.002, "
+            "from robokin_ros.core.servo.config import ServoConfig; "
+            "r=RobotModel.from_name('panda'); VelocityIk(r, ServoConfig()).solve(r.home(), np.zeros(6), dt=0.002, "
             "previous_velocities=np.zeros(7)); print(time.perf_counter()-t)")
     times = []
     with tempfile.TemporaryDirectory() as cache:

@@ -16,7 +16,7 @@ print(f"tool position at home [m]: {np.round(base_T_tool.translation, 4)}")
 
 J = robot.jacobian(q)                                   # (6, 7) tool origin, base axes
 dq = 1e-6 * np.ones(robot.n)
-moved = robot.fk(q + dq)
+moved = robot.fk(pin.integrate(robot.model, q, dq))     # q has nq entries, dq nv: never q + dq
 predicted = J @ dq
 actual = np.hstack([moved.translation - base_T_tool.translation, pin.log3(moved.rotation @ base_T_tool.rotation.T)])
 print(f"J.dq vs FK change: max difference {np.abs(predicted - actual).max():.2e} (step 1e-6 rad per joint)")

@@ -9,8 +9,8 @@ import pinocchio as pin
 
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.path.report import report_text
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.tools.plan_path import report_text
 
 robot = RobotModel.from_name("panda")
 config = PathConfig(max_joint_acceleration=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0), velocity_scaling=0.5)

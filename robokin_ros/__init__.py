@@ -1,0 +1,55 @@
+"""robokin_ros: real-time velocity IK (a twist servo), Cartesian path IK and capability analysis on Pinocchio.
+
+The public Python API is the ROS-free core; importing it never imports rclpy or a message package:
+
+- `RobotModel`: one base -> tip chain of a URDF or an embedded robot, with limits, FK and Jacobians.
+- `ServoConfig`, `Servo`: the twist servo state machine (time is an argument; it never reads a clock), fed with
+  `TwistCommand` and `JointMeasurement`, one `ServoOutput` per `step`; `ServoStatus` says why.
+- `VelocityIk`: one velocity-IK step (damped least squares, null-space tasks, joint limits, singularities).
+- `PathConfig`, `CartesianPathPlanner`: Cartesian paths (blended polylines, 1 mm incremental IK, checks,
+  toppra timing) into a `PathPlan`; `PathStatus` names the outcome.
+- `analyze`, `CapabilityAnalysis`, `force_polytope`: velocity / acceleration / force ellipsoids, measures and
+  the force polytope at one configuration.
+- `RobokinError`: the base of every error the core raises on purpose.
+
+Names are loaded on first use, so `import robokin_ros` stays cheap for the nodes, which import only what they
+need.
+"""
+from __future__ import annotations
+
+import importlib
+
+_HOMES = {
+    "RobotModel": "robokin_ros.core.robot",
+    "ServoConfig": "robokin_ros.core.servo.config",
+    "Servo": "robokin_ros.core.servo.servo",
+    "ServoStatus": "robokin_ros.core.servo.status",
+    "TwistCommand": "robokin_ros.core.servo.types",
+    "JointMeasurement": "robokin_ros.core.servo.types",
+    "ServoOutput": "robokin_ros.core.servo.types",
+    "VelocityIk": "robokin_ros.core.servo.velocity_ik",
+    "PathConfig": "robokin_ros.core.path.config",
+    "CartesianPathPlanner": "robokin_ros.core.path.planner",
+    "PathPlan": "robokin_ros.core.path.result",
+    "PathStatus": "robokin_ros.core.path.result",
+    "analyze": "robokin_ros.core.capability.analysis",
+    "CapabilityAnalysis": "robokin_ros.core.capability.analysis",
+    "force_polytope": "robokin_ros.core.capability.polytope",
+    "RobokinError": "robokin_ros.core.errors",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    try:
+        home = _HOMES[name]
+    except KeyError:
+        raise AttributeError(f"module 'robokin_ros' has no attribute '{name}'; the public API is {__all__}") from None
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value          # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

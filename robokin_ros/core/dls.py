@@ -22,8 +22,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from robokin_ros.core.limits import limit_velocity, nullspace_velocity, position_velocity_bounds
-
 # Eigenvalues of A A^T below this share of the largest are treated as zero for the null-space projector
 # (singular-value ratio 1e-5): their eigenvectors are accurate to ~1e-6 there, so the projector stays
 # orthogonal while the dropped directions change the task by at most 1e-5 * sigma_max * |z|.
@@ -269,48 +267,6 @@ def _bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_ou
             break
     _clip_into_bounds(dq_out, dq_lo, dq_hi)
     return s_min0, cond0, lam
-
-
-# Rows of the `joints` table and entries of the `scalars` vector of `velocity_ik_step`.
-J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE = range(6)
-S_MARGIN, S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK = range(6)
-
-
-@njit(cache=True)
-def velocity_ik_step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, out):
-    """The whole numeric velocity-IK step in one compiled call (one dispatch per tick).
-
-    Position bounds -> secondary velocity -> `bounded_dls` -> velocity/acceleration/position limiting. When
-    the condition number exceeds scalars[S_COND_CHECK] (inf = never) the limiting is skipped and the
-    caller decides a singularity scale first, then calls `limits.limit_velocity` itself.
-
-    Args:
-        A: (m, n) task Jacobian. b: (m,) task velocity. q: (n,) positions. prev: (n,) previous velocity.
-        use_prev: apply the acceleration window. dt: step [s].
-        joints: (6, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE (avoidance band widths).
-        scalars: (6,) entries S_MARGIN ... S_COND_CHECK.
-        work: (4 n + scratch_size(n),) scratch: lower bound, upper bound, secondary velocity, unlimited
-            DLS velocity (n each), then the `_bounded_dls_into` scratch (so a tick allocates nothing).
-        fixed: (n,) int8 output of `bounded_dls`. out: (n,) final velocity.
-
-    Returns:
-        (sigma_min, condition_number, damping, uniform_scale, limit_outcome, limited, n_fixed): `limited`
-        False means `out` was not written (singularity check pending); n_fixed = joints held at a bound.
-    """
-    n = q.shape[0]
-    lo, hi, z, dq = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n]
-    position_velocity_bounds(q, joints[J_LOWER], joints[J_UPPER], scalars[S_MARGIN], dt, joints[J_AMAX], lo, hi)
-    nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], joints[J_ZONE], scalars[S_LIMIT_GAIN],
-                       joints[J_HOME], scalars[S_POSTURE_GAIN], z)
-    s_min, cond, lam = _bounded_dls_into(A, b, z, lo, hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
-                                         work[4 * n:])
-    n_fixed = 0
-    for j in range(fixed.shape[0]):
-        n_fixed += fixed[j]
-    if cond > scalars[S_COND_CHECK]:
-        return s_min, cond, lam, 1.0, 0, False, n_fixed
-    scale, outcome = limit_velocity(dq, 1.0, prev, use_prev, joints[J_VMAX], joints[J_AMAX], dt, lo, hi, out)
-    return s_min, cond, lam, scale, outcome, True, n_fixed
 
 
 # ---- Cholesky fast path (added for the path IK; the functions above are unchanged) -----------------------

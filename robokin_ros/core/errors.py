@@ -68,13 +68,5 @@ class BlendRadiusError(PathInputError):
                          "or enable blend radius clamping", corner)
 
 
-class PathFailedError(RobokinError):
-    """Path IK stopped before the end; `result` holds the solved prefix, the reason, sample and pose."""
-
-    def __init__(self, result) -> None:
-        self.result = result
-        super().__init__(result.message)
-
-
 class TrajectoryTimingError(RobokinError):
     """Time parameterization failed or its verification found a limit violation it could not fix."""

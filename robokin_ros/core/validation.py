@@ -16,13 +16,3 @@ def check_vector(name: str, value: npt.ArrayLike, size: int) -> np.ndarray:
         bad = np.flatnonzero(~np.isfinite(array)).tolist()
         raise InvalidInputError(f"{name} has non-finite entries at indices {bad}: {array[bad].tolist()}")
     return array
-
-
-def check_matrix(name: str, value: npt.ArrayLike, shape: tuple[int, int]) -> np.ndarray:
-    """Return `value` as a float64 matrix of `shape`, or raise InvalidInputError naming `name`."""
-    array = np.asarray(value, dtype=np.float64)
-    if array.shape != shape:
-        raise InvalidInputError(f"{name} must have shape {shape}, got {array.shape}")
-    if not np.isfinite(array).all():
-        raise InvalidInputError(f"{name} has non-finite entries")
-    return array

@@ -7,13 +7,15 @@ import numpy as np
 
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.demo.graph import NodeGraph
-from robokin_ros.demo.script import Phase, Recording
+from robokin_ros.demo.script import SILENCE, Phase, PhaseSpan, Recording, StatusSample
 
 TWIST_RATE_HZ = 100.0
+SPIN_SLICE = 0.01       # [s] longest single spin while pacing: the twist rate needs 10 ms resolution
+WAIT_SLICE = 0.05       # [s] longest single spin while waiting for a condition
 
 
 def make_driver(robot: RobotModel, recording: Recording):
-    import rclpy
+    """The demo's node: publishes `send(phase)` twists and records /joint_states and the servo status."""
     from geometry_msgs.msg import TwistStamped
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
@@ -26,7 +28,6 @@ def make_driver(robot: RobotModel, recording: Recording):
             self.twist_pub = self.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
             self.create_subscription(JointState, "/joint_states", self._on_joint_state, 100)
             self.create_subscription(ServoStatusMsg, "/servo_node/status", self._on_status, 100)
-            self._index = {name: i for i, name in enumerate(robot.joint_names)}
 
         def _on_joint_state(self, msg: JointState) -> None:
             order = [msg.name.index(n) for n in robot.joint_names if n in msg.name]
@@ -38,8 +39,8 @@ def make_driver(robot: RobotModel, recording: Recording):
             recording.velocities.append(np.array(velocities))
 
         def _on_status(self, msg) -> None:
-            recording.status.append((time.monotonic(), msg.code, msg.message, tuple(msg.locked_joints),
-                                     msg.sigma_min))
+            recording.status.append(StatusSample(time.monotonic(), msg.code, msg.message,
+                                                 tuple(msg.locked_joints), msg.sigma_min))
 
         def send(self, phase: Phase) -> None:
             msg = TwistStamped()
@@ -49,35 +50,47 @@ def make_driver(robot: RobotModel, recording: Recording):
             (msg.twist.angular.x, msg.twist.angular.y, msg.twist.angular.z) = phase.angular
             self.twist_pub.publish(msg)
 
-    return rclpy, DemoDriver()
+    return DemoDriver()
 
 
 def spin_for(executor, seconds: float) -> None:
+    """Serve callbacks for `seconds` [s]."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        executor.spin_once(timeout_sec=min(0.01, max(0.0, end - time.monotonic())))
+        executor.spin_once(timeout_sec=min(SPIN_SLICE, max(0.0, end - time.monotonic())))
+
+
+def spin_until(executor, predicate, timeout_s: float, slice_s: float = WAIT_SLICE, check=None) -> bool:
+    """Serve callbacks until `predicate()` holds or `timeout_s` [s] passes; `check()` runs after every spin
+    (it may raise to give up early). Returns the final `predicate()`."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and not predicate():
+        executor.spin_once(timeout_sec=slice_s)
+        if check is not None:
+            check()
+    return bool(predicate())
 
 
 def wait_for(executor, predicate, timeout_s: float, what: str, graph: NodeGraph | None) -> None:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end and not predicate():
-        executor.spin_once(timeout_sec=0.05)
+    """Spin until `predicate()`; RuntimeError when a node of `graph` dies or after `timeout_s` [s]."""
+    def no_node_died() -> None:
         dead = graph.dead() if graph else []
         if dead:
             raise RuntimeError("a node died during start-up:\n  " + "\n  ".join(dead))
-    if not predicate():
+
+    if not spin_until(executor, predicate, timeout_s, check=no_node_died):
         raise RuntimeError(f"timed out after {timeout_s:.0f} s waiting for {what}")
 
 
 def run_twist_script(executor, driver, phases: list[Phase], recording: Recording) -> None:
-    """Publish each phase's twist at TWIST_RATE_HZ; the final 'silence' phase publishes nothing."""
+    """Publish each phase's twist at TWIST_RATE_HZ; the final SILENCE phase publishes nothing."""
     for phase in phases:
         start = time.monotonic()
         print(f"  - {phase.name:<30s} {phase.duration:4.1f} s   expect: {phase.expect}", flush=True)
         next_tick = start
         while time.monotonic() < start + phase.duration:
-            if phase.name != "silence":
+            if phase.name != SILENCE:
                 driver.send(phase)
             next_tick += 1.0 / TWIST_RATE_HZ
             spin_for(executor, max(0.0, next_tick - time.monotonic()))
-        recording.phase_spans.append((phase, start, time.monotonic()))
+        recording.phase_spans.append(PhaseSpan(phase, start, time.monotonic()))

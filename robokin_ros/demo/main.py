@@ -25,11 +25,19 @@ from robokin_ros.demo.report import (
     status_transitions,
     write_plot,
 )
-from robokin_ros.demo.script import Recording, demo_phases, time_to_stop
+from robokin_ros.demo.script import SCALE_LINEAR, SCALE_ROTATIONAL, SILENCE, Recording, demo_phases, time_to_stop
 from robokin_ros.paths import config_file
+
+ROBOT = "panda"
+STATE_TIMEOUT_S = 30.0        # [s] for the first joint states and servo status (node start-up)
+SUBSCRIBER_TIMEOUT_S = 20.0   # [s] for the servo's twist subscription to be matched
+SETTLE_S = 0.5                # [s] pause between the path run and the twist script
+TAIL_S = 0.3                  # [s] recorded after the script, so the stop is seen
+STOP_LEAD_S = 0.1             # [s] of samples before the silence, for the time-to-stop reference
 
 
 def start_graph(out_dir: Path, robot_name: str) -> NodeGraph:
+    """sim_robot, servo_node and path_ik_node as child processes, logs in out_dir/logs."""
     graph = NodeGraph(out_dir / "logs")
     graph.start(NodeProcess("sim_robot", params_files=[config_file("sim_robot.yaml")], params={"robot": robot_name}))
     graph.start(NodeProcess("servo_node", params_files=[config_file(f"{robot_name}_servo.yaml")],
@@ -38,55 +46,59 @@ def start_graph(out_dir: Path, robot_name: str) -> NodeGraph:
     return graph
 
 
+def _run(executor, driver, robot: RobotModel, recording: Recording, graph: NodeGraph | None, out: Path) -> int:
+    """The path goal, the twist script and the report; 0 when everything went as expected."""
+    print("robokin_demo: waiting for sim_robot (/joint_states) and servo_node (/servo_node/status) ...",
+          flush=True)
+    wait_for(executor, lambda: recording.times and recording.status, STATE_TIMEOUT_S,
+             "joint states and servo status", graph)
+    wait_for(executor, lambda: driver.twist_pub.get_subscription_count() > 0, SUBSCRIBER_TIMEOUT_S,
+             "the servo subscriber", graph)
+    path_failed = run_path_goal(executor, driver, robot, recording)
+    spin_for(executor, SETTLE_S)
+    t0 = time.monotonic()
+    print(f"\nTwist script (unitless commands, scale.linear = {SCALE_LINEAR} m/s, "
+          f"scale.rotational = {SCALE_ROTATIONAL} rad/s):")
+    run_twist_script(executor, driver, demo_phases(SCALE_LINEAR, SCALE_ROTATIONAL), recording)
+    spin_for(executor, TAIL_S)
+    reports = [analyse_phase(robot, recording, p, s, e, SCALE_LINEAR, SCALE_ROTATIONAL)
+               for p, s, e in recording.phase_spans if p.name != SILENCE]
+    silence_start = recording.phase_spans[-1].start
+    t, _, dq = recording.arrays(silence_start - STOP_LEAD_S)
+    print_twist_report(reports, status_transitions(recording, t0), time_to_stop(t, dq, silence_start))
+    t_all, q_all, dq_all = recording.arrays()
+    np.savez_compressed(out / "recording.npz", time=t_all - t0, positions=q_all, velocities=dq_all,
+                        joint_names=np.array(robot.joint_names),
+                        status=np.array([(s.time - t0, s.code, s.sigma_min) for s in recording.status]))
+    print_capability_along(robot, recording, out)
+    plot = out / "demo.png"
+    write_plot(robot, recording, t0, plot)
+    print(f"\nplot written to {plot}")
+    dead = graph.dead() if graph else []
+    if dead:
+        print("nodes that died:\n  " + "\n  ".join(dead))
+        return 1
+    return path_failed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--attach", action="store_true", help="drive already running nodes (demo.launch.py)")
     parser.add_argument("--out", type=Path, default=Path("out/demo"), help="folder for the plot and node logs")
     args, _ros_args = parser.parse_known_args(argv)
-    robot = RobotModel.from_name("panda")
-    scale_linear, scale_rotational = 0.4, 0.8
+    robot = RobotModel.from_name(ROBOT)
     recording = Recording()
-    graph = None if args.attach else start_graph(args.out, "panda")
+    graph = None if args.attach else start_graph(args.out, ROBOT)
     rclpy = None
     try:
         import rclpy as _rclpy
         from rclpy.executors import SingleThreadedExecutor
         rclpy = _rclpy
         rclpy.init()
-        _, driver = make_driver(robot, recording)
+        driver = make_driver(robot, recording)
         executor = SingleThreadedExecutor()
         executor.add_node(driver)
-        print("robokin_demo: waiting for sim_robot (/joint_states) and servo_node (/servo_node/status) ...",
-              flush=True)
-        wait_for(executor, lambda: recording.times and recording.status, 30.0, "joint states and servo status",
-                 graph)
-        wait_for(executor, lambda: driver.twist_pub.get_subscription_count() > 0, 20.0, "the servo subscriber",
-                 graph)
-        path_failed = run_path_goal(executor, driver, robot, recording)
-        spin_for(executor, 0.5)
-        t0 = time.monotonic()
-        print("\nTwist script (unitless commands, scale.linear = 0.4 m/s, scale.rotational = 0.8 rad/s):")
-        phases = demo_phases(scale_linear, scale_rotational)
-        run_twist_script(executor, driver, phases, recording)
-        spin_for(executor, 0.3)
-        reports = [analyse_phase(robot, recording, p, s, e, scale_linear, scale_rotational)
-                   for p, s, e in recording.phase_spans if p.name != "silence"]
-        silence_start = recording.phase_spans[-1][1]
-        t, _, dq = recording.arrays(silence_start - 0.1)
-        print_twist_report(reports, status_transitions(recording, t0), time_to_stop(t, dq, silence_start))
-        t_all, q_all, dq_all = recording.arrays()
-        np.savez_compressed(args.out / "recording.npz", time=t_all - t0, positions=q_all, velocities=dq_all,
-                            joint_names=np.array(robot.joint_names),
-                            status=np.array([(s[0] - t0, s[1], s[4]) for s in recording.status]))
-        print_capability_along(robot, recording, args.out)
-        plot = args.out / "demo.png"
-        write_plot(robot, recording, t0, plot)
-        print(f"\nplot written to {plot}")
-        dead = graph.dead() if graph else []
-        if dead:
-            print("nodes that died:\n  " + "\n  ".join(dead))
-            return 1
-        return path_failed
+        return _run(executor, driver, robot, recording, graph, args.out)
     except (RuntimeError, KeyboardInterrupt) as err:
         print(f"robokin_demo: {err}", file=sys.stderr)
         return 1

@@ -7,15 +7,23 @@ import numpy as np
 
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.demo.script import Phase, PhaseReport, Recording, tool_velocities
+from robokin_ros.demo.script import RAMP_S, Phase, PhaseReport, Recording, tool_velocities
+
+LAG_S = 0.005           # [s] how long the arm lags the command: a phase's samples run this much past its end
+END_WINDOW_S = 0.05     # [s] half-width of the window the capability takes the end-of-phase pose from
+
+
+def _status_name(code: int) -> str:
+    """The ServoStatus name of a code, or the number when the code is unknown."""
+    return ServoStatus(code).name if code in ServoStatus._value2member_map_ else str(code)
 
 
 def analyse_phase(robot: RobotModel, recording: Recording, phase: Phase, start: float, end: float,
                   scale_linear: float, scale_rotational: float) -> PhaseReport:
     """Compare the measured tool motion of one phase with its command."""
-    t, q, _ = recording.arrays(start, end + 0.005)     # + the few ms the arm lags the command
+    t, q, _ = recording.arrays(start, end + LAG_S)
     origins, lin, ang = tool_velocities(robot, t, q)
-    steady = t >= start + 0.3
+    steady = t >= start + RAMP_S
     rotating = np.linalg.norm(phase.angular) > 0
     if rotating:
         commanded = np.array(phase.angular) * scale_rotational
@@ -26,12 +34,11 @@ def analyse_phase(robot: RobotModel, recording: Recording, phase: Phase, start: 
     else:
         commanded, measured = np.array(phase.linear) * scale_linear, lin
     errors = np.linalg.norm(measured[steady] - commanded, axis=1) if steady.any() else np.array([np.nan])
-    statuses = [s for s in recording.status if start <= s[0] <= end]
-    names = tuple(dict.fromkeys(ServoStatus(s[1]).name if s[1] in ServoStatus._value2member_map_ else str(s[1])
-                                for s in statuses))
-    locked = tuple(dict.fromkeys(j for s in statuses for j in s[3]))
-    sigma = min((s[4] for s in statuses), default=np.nan)
-    # rotations: origin travel after the 0.3 s transition (the previous phase's tail is not this phase's
+    statuses = [s for s in recording.status if start <= s.time <= end]
+    names = tuple(dict.fromkeys(_status_name(s.code) for s in statuses))
+    locked = tuple(dict.fromkeys(j for s in statuses for j in s.locked_joints))
+    sigma = min((s.sigma_min for s in statuses), default=np.nan)
+    # rotations: origin travel after the RAMP_S transition (the previous phase's tail is not this phase's
     # doing); translations: the whole phase
     kept = origins[steady] if rotating else origins
     drift = float(np.linalg.norm(kept[-1] - kept[0])) if len(kept) else np.nan
@@ -57,11 +64,10 @@ def print_twist_report(reports: list[PhaseReport], transitions: list[str], stop_
 def status_transitions(recording: Recording, t0: float) -> list[str]:
     """One line per change of status code (or of the locked-joint set)."""
     lines, last = [], None
-    for t, code, message, locked, _ in recording.status:
-        key = (code, locked)
+    for sample in recording.status:
+        key = (sample.code, sample.locked_joints)
         if key != last:
-            name = ServoStatus(code).name if code in ServoStatus._value2member_map_ else str(code)
-            lines.append(f"t={t - t0:6.2f} s  {name:<40s} {message}")
+            lines.append(f"t={sample.time - t0:6.2f} s  {_status_name(sample.code):<40s} {sample.message}")
             last = key
     return lines
 
@@ -90,14 +96,14 @@ def write_plot(robot: RobotModel, recording: Recording, t0: float, path: Path) -
     ax_q.set_title("joint positions, share of range (0 = lower, 1 = upper limit)")
     ax_s = fig.add_subplot(2, 2, 4)
     if recording.status:
-        st = np.array([(s[0] - t0, s[4], s[1]) for s in recording.status])
+        st = np.array([(s.time - t0, s.sigma_min, s.code) for s in recording.status])
         ax_s.plot(st[:, 0], st[:, 1], label="sigma_min")
         ax_s.step(st[:, 0], st[:, 2] / 10.0, where="post", label="status code / 10")
         ax_s.legend(fontsize=7)
     ax_s.set_title("servo: smallest singular value and status")
     for ax in (ax_v, ax_q, ax_s):
-        for phase, start, _ in recording.phase_spans:
-            ax.axvline(start - t0, color="grey", lw=0.5)
+        for span in recording.phase_spans:
+            ax.axvline(span.start - t0, color="grey", lw=0.5)
         ax.set_xlabel("time [s]")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,16 +116,16 @@ def print_capability_along(robot: RobotModel, recording: Recording, out_dir: Pat
     from robokin_ros.core.capability.analysis import analyze, torque_limits_of
     from robokin_ros.tools.capability_view import render
 
-    limits, reason = torque_limits_of(robot)
+    torque = torque_limits_of(robot)
     print("\nCapability along the twist script (translational, at the end of each phase):")
     print(f"  {'phase':<30s} {'yoshikawa':>10s} {'cond':>7s} {'sigma_min':>10s} {'v_max m/s':>10s} "
           f"{'F_min N':>8s} {'F_max N':>8s}")
     worst_q, worst_sigma = None, np.inf
     for phase, _, end in recording.phase_spans:
-        _, q, _ = recording.arrays(end - 0.05, end + 0.05)
+        q = recording.arrays(end - END_WINDOW_S, end + END_WINDOW_S).positions
         if not len(q):
             continue
-        a = analyze(robot, q[-1], limits, reason)
+        a = analyze(robot, q[-1], torque.limits, torque.reason)
         m = a.manipulability
         force = a.force_weighted.semi_axes if a.force_weighted is not None else (np.nan, np.nan, np.nan)
         print(f"  {phase.name:<30s} {m.yoshikawa:10.4f} {m.condition:7.1f} {m.sigma_min:10.4f} "

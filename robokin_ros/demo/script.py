@@ -2,10 +2,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.so3 import log3_batch
+
+# The servo's scale.linear [m/s] and scale.rotational [rad/s] in config/panda_servo.yaml: a unitless
+# command of 1 means this speed.
+SCALE_LINEAR, SCALE_ROTATIONAL = 0.4, 0.8
+RAMP_S = 0.3            # [s] the servo's acceleration ramp at the start of a phase: not steady state yet
+SILENCE = "silence"     # the last phase: nothing is published
 
 
 @dataclass(frozen=True)
@@ -20,7 +28,7 @@ class Phase:
     expect: str = ""
 
 
-def demo_phases(scale_linear: float = 0.4, scale_rotational: float = 0.8) -> list[Phase]:
+def demo_phases(scale_linear: float = SCALE_LINEAR, scale_rotational: float = SCALE_ROTATIONAL) -> list[Phase]:
     """The README demo: a square, a tool-axis rotation, a push into the stretched (singular) arm, a push into a
     joint limit, then silence. Speeds are chosen in SI here and converted to unitless commands."""
     v = 0.05 / scale_linear        # 5 cm/s
@@ -43,7 +51,7 @@ def demo_phases(scale_linear: float = 0.4, scale_rotational: float = 0.8) -> lis
                      "servo halts rather than swing the tool"),
         Phase("slide along -y", 1.0, (0, -v, 0), (0, 0, 0),
               expect="a locked joint does not block motions that do not need it"),
-        Phase("silence", 1.5, (0, 0, 0), (0, 0, 0), expect="no command: ramp to zero, then hold"),
+        Phase(SILENCE, 1.5, (0, 0, 0), (0, 0, 0), expect="no command: ramp to zero, then hold"),
     ]
 
 
@@ -53,24 +61,32 @@ class PhaseReport:
 
     name: str
     commanded_speed: float            # [m/s] or [rad/s] of the dominant part
-    median_speed_error: float         # [m/s | rad/s], after the first 0.3 s (acceleration ramp)
-    tool_origin_drift: float          # [m] tool origin travel (rotations: after the first 0.3 s, ~0)
+    median_speed_error: float         # [m/s | rad/s], after the first RAMP_S (acceleration ramp)
+    tool_origin_drift: float          # [m] tool origin travel (rotations: after the first RAMP_S, ~0)
     min_sigma: float
     statuses: tuple[str, ...]
     locked_joints: tuple[str, ...]
 
 
+class ToolMotion(NamedTuple):
+    """The tool's motion at each joint sample, base axes."""
+
+    origins: np.ndarray     # (k, 3) tool origin positions [m]
+    linear: np.ndarray      # (k, 3) [m/s]
+    angular: np.ndarray     # (k, 3) [rad/s]
+
+
 def tool_velocities(robot: RobotModel, times: np.ndarray, positions: np.ndarray,
-                    window_s: float = 0.02) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Tool origin positions (k, 3) and linear / angular velocities (k, 3) in base axes from joint samples,
-    by central differences over about `window_s` (the joint states are sampled, not exact)."""
+                    window_s: float = 0.02) -> ToolMotion:
+    """Tool origin positions and linear / angular velocities from joint samples, by central differences over
+    about `window_s` [s] (the joint states are sampled, not exact)."""
     poses = [robot.fk(q) for q in positions]
     origins = np.array([T.translation for T in poses])
     rotations = np.array([T.rotation for T in poses])
     k = len(times)
     lin, ang = np.zeros((k, 3)), np.zeros((k, 3))
     if k < 3:
-        return origins, lin, ang
+        return ToolMotion(origins, lin, ang)
     step = max(1, int(round(window_s / max(np.median(np.diff(times)), 1e-6) / 2)))
     for i in range(k):
         a, b = max(0, i - step), min(k - 1, i + step)
@@ -78,12 +94,8 @@ def tool_velocities(robot: RobotModel, times: np.ndarray, positions: np.ndarray,
         if dt <= 0:
             continue
         lin[i] = (origins[b] - origins[a]) / dt
-        R = rotations[b] @ rotations[a].T
-        angle = np.arccos(np.clip((np.trace(R) - 1) / 2, -1, 1))
-        axis = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-        norm = np.linalg.norm(axis)
-        ang[i] = axis / norm * angle / dt if norm > 1e-12 else 0.0
-    return origins, lin, ang
+        ang[i] = log3_batch((rotations[b] @ rotations[a].T)[None]).vector[0] / dt     # base axes
+    return ToolMotion(origins, lin, ang)
 
 
 def time_to_stop(times: np.ndarray, velocities: np.ndarray, silence_start: float,
@@ -101,6 +113,32 @@ def time_to_stop(times: np.ndarray, velocities: np.ndarray, silence_start: float
     return float(times[last_moving[-1] + 1] - silence_start)
 
 
+class StatusSample(NamedTuple):
+    """One servo status message as the driver received it."""
+
+    time: float                       # [s] monotonic clock
+    code: int                         # ServoStatus value
+    message: str
+    locked_joints: tuple[str, ...]
+    sigma_min: float                  # [m/rad]
+
+
+class PhaseSpan(NamedTuple):
+    """When a phase of the twist script ran, on the monotonic clock [s]."""
+
+    phase: Phase
+    start: float
+    end: float
+
+
+class Samples(NamedTuple):
+    """Joint samples in a time window: times (k,) [s], positions and velocities (k, n) [rad | rad/s]."""
+
+    times: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray
+
+
 @dataclass
 class Recording:
     """Everything the driver saw, on the monotonic clock."""
@@ -108,10 +146,11 @@ class Recording:
     times: list[float] = field(default_factory=list)
     positions: list[np.ndarray] = field(default_factory=list)
     velocities: list[np.ndarray] = field(default_factory=list)
-    status: list[tuple[float, int, str, tuple[str, ...], float]] = field(default_factory=list)
-    phase_spans: list[tuple[Phase, float, float]] = field(default_factory=list)
+    status: list[StatusSample] = field(default_factory=list)
+    phase_spans: list[PhaseSpan] = field(default_factory=list)
 
-    def arrays(self, start: float = -np.inf, end: float = np.inf):
+    def arrays(self, start: float = -np.inf, end: float = np.inf) -> Samples:
+        """The joint samples received between `start` and `end` [s], both included."""
         t = np.array(self.times)
         keep = (t >= start) & (t <= end)
-        return t[keep], np.array(self.positions)[keep], np.array(self.velocities)[keep]
+        return Samples(t[keep], np.array(self.positions)[keep], np.array(self.velocities)[keep])

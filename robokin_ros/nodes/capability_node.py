@@ -4,7 +4,7 @@ Interfaces:
     joint_topic        sensor_msgs/JointState in (default /joint_states; reordered by name, extras ignored)
     ~/markers          visualization_msgs/MarkerArray out at `rate`, in the base frame
     ~/export_polytope  std_srvs/Trigger: writes the current force polytope to `stl_path` (binary STL, [N])
-Parameters: CapabilityConfig (see core/capability_config.py) plus `show` (string array, runtime changeable).
+Parameters: CapabilityConfig (see core/capability/config.py) plus `show` (string array, runtime changeable).
 The subscription only stores the newest message; the timer does the work through the core.
 """
 from __future__ import annotations
@@ -16,9 +16,9 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
-from robokin_ros.core.capability.analysis import CapabilityAnalysis, analyze, force_cap, torque_limits_of
+from robokin_ros.core.capability.analysis import CapabilityAnalysis, analyze, torque_limits_of
 from robokin_ros.core.capability.config import DEFAULT_SHOW, SHOW_ITEMS, CapabilityConfig, check_show_items
-from robokin_ros.core.capability.polytope import ForcePolytope, force_polytope, write_stl
+from robokin_ros.core.capability.polytope import ForcePolytope, tool_force_polytope, write_stl
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.ros.capability_markers import capability_markers
 from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state
@@ -26,6 +26,7 @@ from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.runtime import ThrottledLogger, boot, receive_time, run_node
 
 LOG_PERIOD = 2.0     # [s] a repeated complaint is logged at most this often
+LOG_KEY_CHARS = 60   # errors that agree in this many leading characters are throttled as one
 
 
 class CapabilityNode(Node):
@@ -56,10 +57,10 @@ class CapabilityNode(Node):
 
     def _apply_config(self, cfg: CapabilityConfig) -> None:
         cfg.check_joint_lists(self._robot.joint_names)
-        tau, reason = torque_limits_of(self._robot, cfg.torque_limits or None)
-        if reason:
-            self.get_logger().warning(reason)
-        self._config, self._torque_limits, self._tau_reason = cfg, tau, reason
+        torque = torque_limits_of(self._robot, cfg.torque_limits)
+        if torque.reason:
+            self.get_logger().warning(torque.reason)
+        self._config, self._torque = cfg, torque
 
     def _check_show(self, parameters) -> SetParametersResult:
         for parameter in parameters:
@@ -85,23 +86,19 @@ class CapabilityNode(Node):
             raise RobokinError(f"no joint state received yet on {self._config.joint_topic}")
         positions = measurement_from_joint_state(self._joint_state, self._robot.joint_names,
                                                  receive_time()).positions
-        cfg, tau = self._config, self._torque_limits
-        analysis = analyze(self._robot, positions, tau, self._tau_reason, cfg.singular_sigma)
-        polytope = None
-        if need_polytope and tau is not None:
-            polytope = force_polytope(analysis.jacobian[:3], tau, cfg.polytope_method,
-                                      force_cap(tau, cfg.singular_sigma))   # same cap as the ellipsoids
+        cfg, torque = self._config, self._torque
+        analysis = analyze(self._robot, positions, torque.limits, torque.reason, cfg.singular_sigma)
+        polytope = tool_force_polytope(analysis, cfg.polytope_method, cfg.singular_sigma) if need_polytope else None
         return analysis, polytope
 
     def _tick(self) -> None:
         try:
             analysis, polytope = self._current("polytope" in self._show)
         except RobokinError as err:
-            waiting = self._joint_state is None
-            if waiting:
+            if self._joint_state is None:
                 self._log.info("waiting", f"no markers: {err}")
             else:
-                self._log.error(str(err)[:60], f"no markers: {err}")
+                self._log.error(str(err)[:LOG_KEY_CHARS], f"no markers: {err}")
             return
         self._publisher.publish(capability_markers(analysis, polytope, self._show, self._config,
                                                    self._robot.base_frame, self.get_clock().now().to_msg()))
@@ -110,7 +107,7 @@ class CapabilityNode(Node):
         try:
             _, polytope = self._current(need_polytope=True)
             if polytope is None:
-                raise RobokinError(self._tau_reason)
+                raise RobokinError(self._torque.reason)
             path = write_stl(self._config.stl_path, polytope)
         except (RobokinError, OSError) as err:
             response.success, response.message = False, f"no STL written: {err}"

@@ -10,7 +10,6 @@ Callbacks only store the newest message with its receive time; one timer (publis
 """
 from __future__ import annotations
 
-import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TwistStamped
 from rclpy.node import Node
@@ -23,14 +22,17 @@ from trajectory_msgs.msg import JointTrajectory
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.servo.config import ServoConfig
-from robokin_ros.core.servo.servo import Servo
+from robokin_ros.core.servo.servo import Servo, warm_up
+from robokin_ros.core.servo.stamp_clock import StampClock
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TwistCommand
+from robokin_ros.core.servo.status_report import StatusReporter
+from robokin_ros.core.servo.types import ServoOutput
 from robokin_ros.ros.conversions import (
     concerns_chain,
     float64_array_msg,
     measurement_from_joint_state,
     status_msg,
+    time_msg,
     trajectory_msg,
     twist_command_from_msg,
 )
@@ -42,6 +44,9 @@ _LATEST_ONLY = QoSProfile(depth=1)
 # Joint states may come from several publishers on one topic (arm driver, gripper): with depth 1 a gripper's
 # message could evict the arm's before it is taken. Every message is looked at; the newest of the chain wins.
 JOINT_STATE_QUEUE = QoSProfile(depth=10)
+OUTPUT_QUEUE = 10
+# Rejections are throttled per kind: a reason's start names the kind, its end carries the values.
+REJECTION_KIND_CHARS = 60
 _TRAJECTORY = "trajectory_msgs/JointTrajectory"
 
 
@@ -55,30 +60,27 @@ class ServoNode(Node):
         cfg, robot = boot(self, ServoConfig)
         self._config = cfg
         self._servo = Servo(robot, cfg)
-        _warm_up(robot, cfg)
+        warm_up(robot, cfg)
         self._joint_names = tuple(self._servo.joint_names)
+        self._chain_joints = frozenset(self._joint_names)
         watch_config(self, lambda: self._config, self._apply_config)
         self._twist: tuple[TwistStamped, float] | None = None
         self._joint_state: tuple[JointState, float] | None = None
         self._log = ThrottledLogger(self.get_logger())
-        # a rejected input is shown in ~/status for status_period: (code, reason, until)
-        self._rejection: tuple[ServoStatus, str, float] | None = None
-        self._last_status_key: tuple | None = None
-        self._last_status_time = -float("inf")
+        self._status = StatusReporter()
+        self._stamps = StampClock()
         self._reuse: JointTrajectory | None = None
-        self._chain_joints = frozenset(self._joint_names)
-        self._stamp_ns: int | None = None       # time of the commanded state (see _command_stamp)
 
         self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_twist, _LATEST_ONLY)
         self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, JOINT_STATE_QUEUE)
         out_type = JointTrajectory if cfg.command_out_type == _TRAJECTORY else Float64MultiArray
-        self._command_pub = self.create_publisher(out_type, cfg.command_out_topic, 10)
-        self._status_pub = self.create_publisher(ServoStatusMsg, "~/status", 10)
+        self._command_pub = self.create_publisher(out_type, cfg.command_out_topic, OUTPUT_QUEUE)
+        self._status_pub = self.create_publisher(ServoStatusMsg, "~/status", OUTPUT_QUEUE)
         self.create_service(Trigger, "~/pause_servo", self._on_pause)
         self.create_service(Trigger, "~/unpause_servo", self._on_unpause)
         self._timer = self.create_timer(cfg.publish_period, self._tick)
         self.get_logger().info(f"servo for {robot.name}: {robot.base_frame} -> {robot.tip_frame}, joints "
-                               f"{list(self._joint_names)}, {1.0 / cfg.publish_period:.0f} Hz, output "
+                               f"{list(self._joint_names)}, {cfg.rate_hz:.0f} Hz, output "
                                f"{cfg.command_out_type} on {self._command_pub.topic_name}")
 
     # ---- callbacks: store only ----------------------------------------------------------------------
@@ -109,7 +111,7 @@ class ServoNode(Node):
         now = receive_time()
         # The trajectory's time 0 is this tick: a controller that receives it late samples it at the right
         # time instead of rushing from its state to the first point (latency jitter would become jerk).
-        stamp = self._command_stamp()
+        stamp = time_msg(self._stamps.next(self.get_clock().now().nanoseconds, self._config))
         self._take_inputs(now)
         output = self._servo.step(now)
         if output.publish:
@@ -129,35 +131,13 @@ class ServoNode(Node):
             self._twist = None
             try:
                 self._servo.set_command(twist_command_from_msg(msg, received_at))
-                if self._rejection and self._rejection[0] == ServoStatus.INVALID_COMMAND:
-                    self._rejection = None
+                self._status.command_accepted()
             except RobokinError as err:
                 self._reject(ServoStatus.INVALID_COMMAND, f"{ServoStatus.INVALID_COMMAND.sentence}: {err}", now)
 
     def _reject(self, code: ServoStatus, reason: str, now: float) -> None:
-        self._rejection = (code, reason, now + self._config.status_period)
-        self._log.warning(reason[:60], reason, now)
-
-    def _command_stamp(self) -> Time:
-        """The time the commanded state belongs to.
-
-        The core integrates exactly publish_period per tick, so the stamp advances by the same amount: then
-        every window agrees with the previous ones on where the arm is at any instant, and a late tick or
-        message is harmless (the controller samples further into the window). The stamp never runs ahead
-        of the clock (the controller would see a trajectory starting in the future); when late ticks have
-        let it fall behind by a quarter of the window, it slews back at a tenth of a period per tick (a 10 %
-        time stretch, not a jump); a time jump of a second or more re-syncs at once."""
-        now_ns = self.get_clock().now().nanoseconds
-        period_ns = int(round(self._config.publish_period * 1e9))
-        last = self._stamp_ns
-        candidate = now_ns if last is None else last + period_ns
-        lag = now_ns - candidate
-        if candidate > now_ns or lag > 1_000_000_000:
-            candidate = now_ns
-        elif lag > self._config.max_expected_latency * 0.25e9:
-            candidate += min(lag, period_ns // 10)
-        self._stamp_ns = candidate
-        return Time(sec=candidate // 1_000_000_000, nanosec=candidate % 1_000_000_000)
+        self._status.reject(code, reason, now, self._config.status_period)
+        self._log.warning(reason[:REJECTION_KIND_CHARS], reason, now)
 
     def _publish_command(self, output: ServoOutput, stamp: Time) -> None:
         cfg = self._config
@@ -170,40 +150,15 @@ class ServoNode(Node):
             self._command_pub.publish(float64_array_msg(values))
 
     def _publish_status(self, output: ServoOutput, now: float) -> None:
-        code, message = output.status, output.message
-        rejection = self._rejection
-        if rejection is not None and now >= rejection[2]:
-            self._rejection = rejection = None
-        if rejection is not None and code not in (ServoStatus.PAUSED, ServoStatus.JOINT_STATE_MISSING):
-            if rejection[0] == ServoStatus.INVALID_COMMAND:
-                code, message = rejection[0], rejection[1]
-            else:          # a bad joint state: the servo still runs on the last good one, say both
-                message = f"{message}; {rejection[1]}"
-        key = (code, output.locked_joints, rejection[1] if rejection else "")
-        if key == self._last_status_key and now - self._last_status_time < self._config.status_period:
+        report = self._status.report(output, now, self._config.status_period)
+        if report is None:
             return
-        if key != self._last_status_key:
-            self._log_status(code, message)
-        self._last_status_key, self._last_status_time = key, now
-        self._status_pub.publish(status_msg(code, message, output.locked_joints, output.sigma_min,
+        if report.changed:
+            text = f"status {report.code.name}: {report.message}"
+            log = self._log.info if report.code.routine else self._log.warning
+            log(f"status {report.code.name}", text)
+        self._status_pub.publish(status_msg(report.code, report.message, output.locked_joints, output.sigma_min,
                                             output.condition_number, output.velocity_scale))
-
-    def _log_status(self, code: ServoStatus, message: str) -> None:
-        text = f"status {code.name}: {message}"
-        if code in (ServoStatus.OK, ServoStatus.STOPPED, ServoStatus.PAUSED, ServoStatus.STALE_COMMAND):
-            self._log.info(f"status {code.name}", text)
-        else:
-            self._log.warning(f"status {code.name}", text)
-
-
-def _warm_up(robot, config: ServoConfig) -> None:
-    """Run a throwaway servo through a few ticks so the first real tick does not pay one-off costs
-    (the core's compiled kernels load on first call: ~0.2 s that would stall the loop)."""
-    servo = Servo(robot, config)
-    servo.set_measurement(JointMeasurement(robot.home(), 0.0))
-    servo.set_command(TwistCommand(np.full(3, 0.1), np.full(3, 0.1), "", 0.0))
-    for k in range(3):
-        servo.step(k * config.publish_period)
 
 
 def main(args: list[str] | None = None) -> int:

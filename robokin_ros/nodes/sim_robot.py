@@ -1,4 +1,4 @@
-"""sim_robot: an embedded stand-in for a ros2_control robot driver (no arithmetic here: core/sim_state.py).
+"""sim_robot: an embedded stand-in for a ros2_control robot driver (the arithmetic is in core/sim/).
 
 Subscribes the JointTrajectoryController topic and the forward position / velocity controller topics
 (Float64MultiArray in chain order); the newest command wins. Publishes /joint_states at `rate` and,
@@ -17,6 +17,7 @@ from trajectory_msgs.msg import JointTrajectory
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.sim.config import SimRobotConfig
 from robokin_ros.core.sim.joints import SimulatedJoints
+from robokin_ros.core.sim.trajectory_follower import trajectory_start
 from robokin_ros.ros.conversions import (
     duration_seconds,
     joint_state_msg,
@@ -31,6 +32,8 @@ try:
 except ImportError:     # a venv without the vendored tf2_msgs: /joint_states only
     TFMessage = None
 
+LOG_KEY_CHARS = 40      # rejections that agree in this many leading characters are throttled as one
+
 
 class SimRobot(Node):
     """Simulated arm; see the module docstring for its interfaces."""
@@ -40,9 +43,7 @@ class SimRobot(Node):
     def __init__(self, node_name: str = default_name, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
         cfg, self._robot = boot(self, SimRobotConfig)
-        self._config = cfg
-        initial = np.array(cfg.initial_positions) if cfg.initial_positions else self._robot.home()
-        self._joints = SimulatedJoints(self._robot, initial, receive_time())
+        self._joints = SimulatedJoints(self._robot, cfg.initial_positions, receive_time())
         self._names = self._robot.joint_names
         self._log = ThrottledLogger(self.get_logger())
 
@@ -64,11 +65,8 @@ class SimRobot(Node):
 
     # ---- commands: the newest one replaces the active one --------------------------------------------
     def _on_trajectory(self, msg: JointTrajectory) -> None:
-        now = receive_time()
-        # A zero stamp means "start now"; otherwise start at the stamp (ROS time), as the controller does.
-        start = now
-        if msg.header.stamp.sec or msg.header.stamp.nanosec:
-            start = now + duration_seconds(msg.header.stamp) - self.get_clock().now().nanoseconds * 1e-9
+        start = trajectory_start(receive_time(), duration_seconds(msg.header.stamp),
+                                 self.get_clock().now().nanoseconds)
         self._command(lambda: self._joints.follow(trajectory_points_from_msg(msg, self._names), start),
                       "trajectory")
 
@@ -85,7 +83,7 @@ class SimRobot(Node):
         try:
             accept()
         except RobokinError as err:
-            self._log.warning(f"{what}: {str(err)[:40]}", f"rejected {what}: {err}")
+            self._log.warning(f"{what}: {str(err)[:LOG_KEY_CHARS]}", f"rejected {what}: {err}")
 
     # ---- outputs ------------------------------------------------------------------------------------
     def _tick(self) -> None:

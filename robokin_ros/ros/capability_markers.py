@@ -9,6 +9,7 @@ and is listed in the TEXT marker, so a singular configuration is visible without
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -20,11 +21,13 @@ from visualization_msgs.msg import Marker, MarkerArray
 from robokin_ros.core.capability.analysis import CapabilityAnalysis, Ellipsoid
 from robokin_ros.core.capability.config import SHOW_ITEMS, CapabilityConfig
 from robokin_ros.core.capability.polytope import ForcePolytope
-from robokin_ros.core.capability.report import short_text
+from robokin_ros.core.capability.report import ShownEllipsoid, short_text, shown_ellipsoids
 
 MIN_EXTENT = 1e-4        # [m] smallest marker extent (degenerate axes)
+SEGMENT_WIDTH = 0.01     # [m] line width of a one-joint (segment) polytope
 TEXT_HEIGHT = 0.04       # [m]
 TEXT_LIFT = 0.25         # [m] text above the tool
+TEXT_COLOUR = (1.0, 1.0, 1.0, 1.0)
 _IDS = {item: i for i, item in enumerate(SHOW_ITEMS)}
 
 
@@ -35,21 +38,27 @@ class _Style:
     cfg: CapabilityConfig
 
 
+class _Drawn(NamedTuple):
+    marker: Marker
+    flagged: bool        # capped, zero or clamped somewhere: listed in the text marker
+
+
 def _color(rgba) -> ColorRGBA:
     return ColorRGBA(r=float(rgba[0]), g=float(rgba[1]), b=float(rgba[2]), a=float(rgba[3]))
 
 
-def _base(item: str, kind: int, style: _Style) -> Marker:
+def _base(item: str, kind: int, style: _Style, position: np.ndarray) -> Marker:
     marker = Marker(ns=item, id=_IDS[item], type=kind, action=Marker.ADD)
     marker.header.frame_id, marker.header.stamp = style.frame_id, style.stamp
+    marker.pose.position.x, marker.pose.position.y, marker.pose.position.z = (float(p) for p in position)
     marker.pose.orientation.w = 1.0
     return marker
 
 
-def ellipsoid_marker(item: str, ellipsoid: Ellipsoid, position: np.ndarray, scale: float, rgba,
-                     style: _Style) -> tuple[Marker, bool]:
-    """SPHERE marker of `ellipsoid` centred at `position` [m]; also whether it is flagged."""
-    marker = _base(item, Marker.SPHERE, style)
+def _ellipsoid_marker(item: str, ellipsoid: Ellipsoid, position: np.ndarray, scale: float, rgba,
+                      style: _Style) -> _Drawn:
+    """SPHERE marker of `ellipsoid` centred at `position` [m]."""
+    marker = _base(item, Marker.SPHERE, style, position)
     raw = 2.0 * scale * ellipsoid.semi_axes                               # diameters [m]
     diameters = np.clip(raw, MIN_EXTENT, style.cfg.max_marker_size)
     flagged = bool(ellipsoid.capped.any() or ellipsoid.degenerate.any() or (diameters != raw).any())
@@ -57,12 +66,11 @@ def ellipsoid_marker(item: str, ellipsoid: Ellipsoid, position: np.ndarray, scal
     x, y, z, w = pin.Quaternion(ellipsoid.axes).normalized().coeffs()
     marker.pose.orientation.x, marker.pose.orientation.y = float(x), float(y)
     marker.pose.orientation.z, marker.pose.orientation.w = float(z), float(w)
-    marker.pose.position.x, marker.pose.position.y, marker.pose.position.z = (float(p) for p in position)
     marker.color = _color(style.cfg.color_singular if flagged else rgba)
-    return marker, flagged
+    return _Drawn(marker, flagged)
 
 
-def polytope_marker(polytope: ForcePolytope, position: np.ndarray, style: _Style) -> tuple[Marker, bool]:
+def _polytope_marker(polytope: ForcePolytope, position: np.ndarray, style: _Style) -> _Drawn:
     """TRIANGLE_LIST of the hull (LINE_LIST for a segment), scaled by force_scale [m/N] at `position`."""
     cfg = style.cfg
     points = cfg.force_scale * polytope.vertices                          # (k, 3) [m]
@@ -71,54 +79,57 @@ def polytope_marker(polytope: ForcePolytope, position: np.ndarray, style: _Style
     too_far = radius[:, 0] > limit
     points[too_far] *= limit / radius[too_far]
     flagged = bool(polytope.clipped or too_far.any() or polytope.dimension < 3)
+    # The points are relative to the marker pose, so the marker sits at the origin of the frame.
     if polytope.dimension >= 2:
-        marker = _base("polytope", Marker.TRIANGLE_LIST, style)
+        marker = _base("polytope", Marker.TRIANGLE_LIST, style, np.zeros(3))
         corners = points[polytope.triangles].reshape(-1, 3) + position
         marker.scale.x = marker.scale.y = marker.scale.z = 1.0
     else:
-        marker = _base("polytope", Marker.LINE_LIST, style)
+        marker = _base("polytope", Marker.LINE_LIST, style, np.zeros(3))
         corners = points[[0, -1]] + position
-        marker.scale.x = 0.01
+        marker.scale.x = SEGMENT_WIDTH
     marker.points = [Point(x=float(a), y=float(b), z=float(c)) for a, b, c in corners]
     marker.color = _color(cfg.color_singular if polytope.clipped else cfg.color_polytope)
-    return marker, flagged
+    return _Drawn(marker, flagged)
+
+
+def _text_marker(analysis: CapabilityAnalysis, flagged: list[str], style: _Style) -> Marker:
+    """The measures above the tool, and which markers are flagged."""
+    text = _base("manipulability", Marker.TEXT_VIEW_FACING, style, analysis.tool_position + [0.0, 0.0, TEXT_LIFT])
+    text.scale.z = TEXT_HEIGHT
+    text.color = _color(style.cfg.color_singular if analysis.singular else TEXT_COLOUR)
+    text.text = short_text(analysis) + (f"\nflagged (capped/zero/clamped): {', '.join(flagged)}" if flagged else "")
+    return text
 
 
 def _deleted(item: str, style: _Style) -> Marker:
-    marker = _base(item, Marker.SPHERE, style)
+    marker = _base(item, Marker.SPHERE, style, np.zeros(3))
     marker.action = Marker.DELETE
     return marker
+
+
+def _drawn(item: str, analysis: CapabilityAnalysis, ellipsoids: dict[str, ShownEllipsoid],
+           polytope: ForcePolytope | None, style: _Style) -> _Drawn | None:
+    """The marker of one ellipsoid or polytope item; None when it is unavailable (no torque limits)."""
+    at = analysis.tool_position
+    if item == "polytope":
+        return None if polytope is None else _polytope_marker(polytope, at, style)
+    shown = ellipsoids[item]
+    return None if shown.ellipsoid is None else _ellipsoid_marker(item, shown.ellipsoid, at, shown.scale,
+                                                                  shown.rgba, style)
 
 
 def capability_markers(analysis: CapabilityAnalysis, polytope: ForcePolytope | None, show: tuple[str, ...],
                        cfg: CapabilityConfig, frame_id: str, stamp: Time) -> MarkerArray:
     """One marker per SHOW_ITEMS entry: ADD for shown and available items, DELETE for the rest."""
-    style = _Style(frame_id, stamp, cfg)
-    at = analysis.tool_position
-    ellipsoids = {
-        "velocity": (analysis.velocity, cfg.velocity_scale, cfg.color_velocity),
-        "acceleration": (analysis.acceleration_normalized, cfg.acceleration_scale, cfg.color_acceleration),
-        "force_unweighted": (analysis.force_unweighted, cfg.unit_force_scale, cfg.color_force),
-        "force_rms": (analysis.force_rms, cfg.force_scale, cfg.color_force),
-        "force_weighted": (analysis.force_weighted, cfg.force_scale, cfg.color_force),
-    }
+    style, ellipsoids = _Style(frame_id, stamp, cfg), shown_ellipsoids(analysis, cfg)
     markers, flagged = [], []
     for item in SHOW_ITEMS:
-        marker, flag = None, False
-        if item in show and item in ellipsoids and ellipsoids[item][0] is not None:
-            marker, flag = ellipsoid_marker(item, ellipsoids[item][0], at, ellipsoids[item][1],
-                                            ellipsoids[item][2], style)
-        elif item == "polytope" and item in show and polytope is not None:
-            marker, flag = polytope_marker(polytope, at, style)
-        flagged += [item] if flag else []
-        markers.append(marker if marker is not None else _deleted(item, style))
+        drawn = (_drawn(item, analysis, ellipsoids, polytope, style) if item in show and item != "manipulability"
+                 else None)
+        if drawn is not None and drawn.flagged:
+            flagged.append(item)
+        markers.append(_deleted(item, style) if drawn is None else drawn.marker)
     if "manipulability" in show:
-        text = _base("manipulability", Marker.TEXT_VIEW_FACING, style)
-        text.pose.position.x, text.pose.position.y = float(at[0]), float(at[1])
-        text.pose.position.z = float(at[2]) + TEXT_LIFT
-        text.scale.z = TEXT_HEIGHT
-        text.color = _color(cfg.color_singular if analysis.singular else (1.0, 1.0, 1.0, 1.0))
-        text.text = short_text(analysis) + (f"\nflagged (capped/zero/clamped): {', '.join(flagged)}"
-                                            if flagged else "")
-        markers[_IDS["manipulability"]] = text
+        markers[_IDS["manipulability"]] = _text_marker(analysis, flagged, style)
     return MarkerArray(markers=markers)

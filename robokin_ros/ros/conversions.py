@@ -20,7 +20,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 from robokin_ros.core.errors import InvalidInputError, UnknownJointError
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
+from robokin_ros.core.servo.types import JointMeasurement, TrajectoryWindow, TwistCommand
 from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints
 from robokin_ros.core.validation import check_vector
 
@@ -35,6 +35,11 @@ def duration_msg(seconds: float) -> Duration:
     """Seconds -> builtin_interfaces/Duration (rounded to the nanosecond)."""
     total = int(round(seconds * 1e9))
     return Duration(sec=total // 1_000_000_000, nanosec=total % 1_000_000_000)
+
+
+def time_msg(nanoseconds: int) -> Time:
+    """A time in integer nanoseconds -> builtin_interfaces/Time."""
+    return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
 
 def duration_seconds(msg: Duration | Time) -> float:
@@ -96,15 +101,6 @@ def twist_command_from_msg(msg: TwistStamped, received_at: float) -> TwistComman
     linear, angular = msg.twist.linear, msg.twist.angular
     return TwistCommand(np.array((linear.x, linear.y, linear.z)), np.array((angular.x, angular.y, angular.z)),
                         msg.header.frame_id, received_at)
-
-
-def twist_msg(command: TwistCommand) -> TwistStamped:
-    """TwistCommand -> TwistStamped (stamp left zero; receivers use their receive time)."""
-    msg = TwistStamped()
-    msg.header.frame_id = command.frame
-    msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = (float(v) for v in command.linear)
-    msg.twist.angular.x, msg.twist.angular.y, msg.twist.angular.z = (float(v) for v in command.angular)
-    return msg
 
 
 # ---- JointTrajectory <-> TrajectoryWindow / TrajectoryPoints --------------------------------------
@@ -214,18 +210,3 @@ def status_msg(code: ServoStatus, message: str, locked_joints: Sequence[str] = (
     return ServoStatusMsg(code=int(code), message=message, locked_joints=list(locked_joints),
                           sigma_min=float(sigma_min), condition_number=float(condition_number),
                           velocity_scale=float(velocity_scale))
-
-
-def status_msg_from_output(output: ServoOutput) -> ServoStatusMsg:
-    """A servo tick's result -> robokin_interfaces/ServoStatus."""
-    return status_msg(output.status, output.message, output.locked_joints, output.sigma_min,
-                      output.condition_number, output.velocity_scale)
-
-
-def status_from_msg(msg: ServoStatusMsg) -> ServoStatus:
-    """robokin_interfaces/ServoStatus -> ServoStatus code; InvalidInputError for an unknown code."""
-    try:
-        return ServoStatus(msg.code)
-    except ValueError:
-        raise InvalidInputError(f"unknown servo status code {msg.code}; known: "
-                                f"{[f'{s.name}={int(s)}' for s in ServoStatus]}") from None

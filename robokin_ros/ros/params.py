@@ -28,6 +28,8 @@ _SCALAR_TYPES = ((bool, ParameterType.PARAMETER_BOOL, "true or false"),
 def _kind(default: Any) -> tuple[type, int, str]:
     """(python type, ParameterType, wording) of a field, from its default (bool before int: bool is an int)."""
     if isinstance(default, tuple):
+        if default and all(isinstance(v, bool) for v in default):
+            return tuple, ParameterType.PARAMETER_BOOL_ARRAY, "a list of booleans"
         return tuple, ParameterType.PARAMETER_DOUBLE_ARRAY, "a list of numbers"
     for py_type, ros_type, words in _SCALAR_TYPES:
         if isinstance(default, py_type):
@@ -63,14 +65,16 @@ def _descriptor(f: dataclasses.Field, default: Any) -> ParameterDescriptor:
 def to_field_value(f: dataclasses.Field, value: Any) -> Any:
     """A parameter value converted to the field's Python type; ConfigError naming the parameter if it cannot."""
     name = param_name(f)
-    py_type, _, words = _kind(default_of(f))
+    py_type, ros_type, words = _kind(default_of(f))
     if py_type is tuple:
         if value is None:                       # YAML `[]` reaches rclpy as "not set"
             return ()
+        booleans = ros_type == ParameterType.PARAMETER_BOOL_ARRAY
         if isinstance(value, (str, bytes, bool, int, float)) or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+                isinstance(v, bool) if booleans else isinstance(v, (int, float)) and not isinstance(v, bool)
+                for v in value):
             raise ConfigError([f"{name}={value!r} must be {words}"])
-        return tuple(float(v) for v in value)
+        return tuple(bool(v) for v in value) if booleans else tuple(float(v) for v in value)
     if value is None:
         raise ConfigError([f"{name} has no value; it must be {words}"])
     if py_type is float and isinstance(value, int) and not isinstance(value, bool):

@@ -6,7 +6,7 @@
 Prints the table of measures. The arm is drawn as a polyline through the chain's joint origins; the
 ellipsoids and the polytope sit at the tool origin with the node's default display scales (see
 CapabilityConfig): velocity [m per m/s], acceleration normalized to the velocity one, force [m/N].
-`render` is importable (the servo demo uses it). No ROS needed.
+`render` is importable (the ROS demo uses it). No ROS needed.
 """
 from __future__ import annotations
 
@@ -17,15 +17,22 @@ from pathlib import Path
 
 import numpy as np
 
-from robokin_ros.core.capability.analysis import CapabilityAnalysis, Ellipsoid, analyze, force_cap, torque_limits_of
+from robokin_ros.core.capability.analysis import CapabilityAnalysis, Ellipsoid, analyze, torque_limits_of
 from robokin_ros.core.capability.config import POLYTOPE_METHODS, CapabilityConfig
-from robokin_ros.core.capability.polytope import ForcePolytope, force_polytope, write_stl
-from robokin_ros.core.capability.report import format_table, measure_rows
+from robokin_ros.core.capability.polytope import ForcePolytope, tool_force_polytope, write_stl
+from robokin_ros.core.capability.report import format_table, measure_rows, shown_ellipsoids
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
 
 VIEWS = {"iso": (25.0, -60.0), "front": (0.0, -90.0), "side": (0.0, 0.0), "top": (90.0, -90.0)}
 _DEPTH_AXIS = {"front": "y", "side": "x", "top": "z"}     # hidden in the orthographic views
+PANEL_SIZE_IN = (5.5, 6.0)    # [in] width and height of one view's panel
+DPI = 110
+TICKS = 5                     # at most this many ticks per axis: more overlap in a 3-D panel
+VIEW_MARGIN = 1.1             # the view spans the drawing's largest extent times this
+# the ellipsoids drawn (show items) and their legend labels
+_LABELS = {"velocity": "velocity", "acceleration": "acceleration (normalized)",
+           "force_weighted": "force, torque-weighted"}
 
 
 def _sphere_mesh(ellipsoid: Ellipsoid, centre: np.ndarray, scale: float, count: int = 24):
@@ -42,11 +49,9 @@ def arm_points(robot: RobotModel, positions: np.ndarray) -> np.ndarray:
 
 
 def _items(analysis: CapabilityAnalysis, cfg: CapabilityConfig):
-    return [(name, e, s, c) for name, e, s, c in (
-        ("velocity", analysis.velocity, cfg.velocity_scale, cfg.color_velocity),
-        ("acceleration (normalized)", analysis.acceleration_normalized, cfg.acceleration_scale,
-         cfg.color_acceleration),
-        ("force, torque-weighted", analysis.force_weighted, cfg.force_scale, cfg.color_force)) if e is not None]
+    shown = shown_ellipsoids(analysis, cfg)
+    return [(label, shown[item].ellipsoid, shown[item].scale, shown[item].rgba) for item, label in _LABELS.items()
+            if shown[item].ellipsoid is not None]
 
 
 def _draw(ax, arm: np.ndarray, analysis: CapabilityAnalysis, polytope: ForcePolytope | None,
@@ -64,7 +69,7 @@ def _draw(ax, arm: np.ndarray, analysis: CapabilityAnalysis, polytope: ForcePoly
                                              edgecolor=(0.5, 0.1, 0.4, 0.4), linewidth=0.4))
         ax.plot([], [], color=cfg.color_polytope[:3], lw=6, alpha=0.4, label=f"force polytope ({polytope.method})")
     extent = np.vstack([arm, tool + cfg.force_scale * polytope.vertices if polytope is not None else arm])
-    centre, half = extent.mean(axis=0), 0.55 * np.ptp(extent, axis=0).max()
+    centre, half = extent.mean(axis=0), 0.5 * VIEW_MARGIN * np.ptp(extent, axis=0).max()
     ax.set(xlim=(centre[0] - half, centre[0] + half), ylim=(centre[1] - half, centre[1] + half),
            zlim=(centre[2] - half, centre[2] + half), xlabel="x [m]", ylabel="y [m]", zlabel="z [m]")
     ax.set_box_aspect((1, 1, 1))
@@ -77,31 +82,37 @@ def render(robot: RobotModel, positions: Sequence[float], out: str | Path, views
     Raises:
         RobokinError: bad positions, unknown view, or an STL asked for without torque limits.
     """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
     unknown = [v for v in views if v not in VIEWS]
     if unknown:
         raise RobokinError(f"unknown views {unknown}; choose from {sorted(VIEWS)}")
     cfg = cfg or CapabilityConfig()
-    tau, reason = torque_limits_of(robot, cfg.torque_limits or None)
-    analysis = analyze(robot, positions, tau, reason, cfg.singular_sigma)
-    polytope = None if tau is None else force_polytope(
-        analysis.jacobian[:3], tau, cfg.polytope_method, force_cap(tau, cfg.singular_sigma))
+    torque = torque_limits_of(robot, cfg.torque_limits)
+    analysis = analyze(robot, positions, torque.limits, torque.reason, cfg.singular_sigma)
+    polytope = tool_force_polytope(analysis, cfg.polytope_method, cfg.singular_sigma)
     if stl is not None:
         if polytope is None:
-            raise RobokinError(f"no STL: {reason}")
+            raise RobokinError(f"no STL: {torque.reason}")
         write_stl(stl, polytope)
+    _picture(robot, analysis, polytope, views, cfg, Path(out))
+    return format_table(measure_rows(analysis, polytope, torque.reason))
+
+
+def _picture(robot: RobotModel, analysis: CapabilityAnalysis, polytope: ForcePolytope | None, views: Sequence[str],
+             cfg: CapabilityConfig, out: Path) -> None:
+    """One 3-D panel per view of the arm, its ellipsoids and polytope, titled with the measures."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
     arm = arm_points(robot, analysis.positions)
-    fig = plt.figure(figsize=(5.5 * len(views), 6.0))
+    fig = plt.figure(figsize=(PANEL_SIZE_IN[0] * len(views), PANEL_SIZE_IN[1]))
     for i, view in enumerate(views, start=1):
         ax = fig.add_subplot(1, len(views), i, projection="3d")
         _draw(ax, arm, analysis, polytope, cfg)
         ax.view_init(*VIEWS[view])
         ax.set_title(view)
         for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
-            axis.set_major_locator(MaxNLocator(5))
+            axis.set_major_locator(MaxNLocator(TICKS))
         if view in _DEPTH_AXIS:
             ax.set_proj_type("ortho")
             getattr(ax, f"set_{_DEPTH_AXIS[view]}ticks")([])
@@ -113,11 +124,9 @@ def render(robot: RobotModel, positions: Sequence[float], out: str | Path, views
                  + ("  SINGULAR" if m.singular else "")
                  + f"\nscales: velocity {cfg.velocity_scale} m per m/s, force {cfg.force_scale * 1e3:g} mm/N",
                  fontsize=10)
-    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110, bbox_inches="tight")
+    fig.savefig(out, dpi=DPI, bbox_inches="tight")
     plt.close(fig)
-    return format_table(measure_rows(analysis, polytope, reason))
 
 
 def _positions(robot: RobotModel, q: str | None, pose: str) -> np.ndarray:

@@ -25,11 +25,20 @@ def markdown_table(cls: type) -> str:
         if meta.get("choices"):
             bounds.append(" / ".join(meta["choices"]))
         default = default_of(f)
-        shown = "[]" if default == () else (str(default).lower() if isinstance(default, bool) else repr(default))
+        shown = _shown(default)
         read_only = " (read-only at run time)" if meta.get("read_only") else ""
         rows.append(f"| `{param_name(f)}` | `{shown}` | {meta.get('unit', '')} | {', '.join(bounds)} | "
                     f"{meta.get('doc', '')}{read_only} |")
     return "\n".join(rows)
+
+
+def _shown(default) -> str:
+    """A default as YAML writes it: booleans lower case, lists in brackets."""
+    if isinstance(default, bool):
+        return str(default).lower()
+    if isinstance(default, tuple):
+        return "[" + ", ".join(_shown(v) for v in default) + "]"
+    return repr(default)
 
 
 def main() -> None:

@@ -26,6 +26,7 @@ from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
 from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.path.report import report_text
 from robokin_ros.core.path.result import PathPlan
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.schema import config_from_mapping
@@ -76,30 +77,6 @@ def _quat_xyzw(R: np.ndarray) -> np.ndarray:
     return pin.Quaternion(R).coeffs()        # (x, y, z, w)
 
 
-def report_text(plan: PathPlan) -> str:
-    """Human summary of a plan."""
-    ik, d = plan.ik, plan.ik.deviations
-    lines = [f"status: {ik.status.name} - {ik.message}",
-             f"dense samples: {ik.path.size}, length {ik.path.length * 1e3:.1f} mm, fraction {ik.fraction:.3f}",
-             f"blend radii [mm]: {[round(r * 1e3, 3) for r in ik.path.blend_radii]}"
-             + (f", clamped at waypoints {list(ik.path.clamped_corners)}" if ik.path.clamped_corners else ""),
-             f"max deviation at samples: {d.position * 1e3:.4f} mm / {d.orientation * 1e3:.4f} mrad; at "
-             f"midpoints: {d.mid_position * 1e3:.4f} mm / {d.mid_orientation * 1e3:.4f} mrad",
-             f"max joint step: {d.joint_step:.5f} rad; IK {ik.compute_time * 1e3:.2f} ms "
-             f"({ik.compute_time / max(ik.path.size - 1, 1) * 1e6:.2f} us/sample)"]
-    if plan.downsample is not None:
-        ds = plan.downsample
-        lines.append(f"downsampled to {len(ds.indices)} points: joint dev {ds.max_joint_deviation:.2e} rad, tool "
-                     f"dev {ds.max_position_deviation * 1e3:.4f} mm / {ds.max_orientation_deviation * 1e3:.4f} mrad")
-    if plan.timing is not None:
-        t = plan.timing
-        lines.append(f"duration {t.duration:.3f} s; peak |qd|/v_max {t.peak_velocity_ratio:.4f}, |qdd|/a_max "
-                     f"{t.peak_acceleration_ratio:.4f} (re-timings {t.retimings}); after timing "
-                     f"{t.max_position_deviation * 1e3:.4f} mm / {t.max_orientation_deviation * 1e3:.4f} mrad; "
-                     f"timing {t.compute_time * 1e3:.2f} ms")
-    return "\n".join(lines)
-
-
 def write_outputs(plan: PathPlan, prefix: Path) -> list[Path]:
     """Write prefix.csv, prefix.json and prefix.png; returns the written paths."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
@@ -147,6 +124,15 @@ def _plot(plan: PathPlan, out: Path) -> Path:
     return out
 
 
+def _axis_mask(digits: str | None) -> np.ndarray | None:
+    """The command line's six 0/1 digits as the bool (6,) mask the planner takes (None = the config's)."""
+    if digits is None:
+        return None
+    if len(digits) != 6 or set(digits) - {"0", "1"}:
+        raise RobokinError(f"--axis-mask {digits!r} must be six 0/1 digits (vx vy vz wx wy wz), e.g. 111110")
+    return np.array([ch == "1" for ch in digits])
+
+
 def _config(args, robot_name: str) -> PathConfig:
     values = {}
     if args.config:
@@ -183,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         solver = planner.solver(args.tip)
         R, p = solver.fk(robot.check_positions(start)[None])
         poses = waypoint_poses(request, pin.SE3(R[0], p[0]))
-        mask = [c == "1" for c in args.axis_mask] if args.axis_mask else None
+        mask = _axis_mask(args.axis_mask)
         blend = args.blend_radius if args.blend_radius is not None else request.get("blend_radius")
         plan = planner.plan(start, poses, blend, tip_frame=args.tip, axis_mask=mask, axis_frame=args.axis_frame,
                             velocity_scaling=args.velocity_scaling, acceleration_scaling=args.acceleration_scaling)

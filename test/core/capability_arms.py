@@ -1,6 +1,10 @@
-"""Tiny serial arms as URDF strings for the capability tests (textbook values are known for them)."""
+"""Tiny serial arms as URDF strings for the capability tests (textbook values are known for them), and the
+two ellipsoid formulas the tests check the core's ellipsoids with."""
 from __future__ import annotations
 
+import numpy as np
+
+from robokin_ros.core.capability.analysis import Ellipsoid
 from robokin_ros.core.robot import RobotModel
 
 L1, L2 = 0.3, 0.2       # two-link planar arm [m]
@@ -46,3 +50,14 @@ def three_r(efforts=(30.0, 20.0, 10.0)) -> RobotModel:
     urdf = chain_urdf([("0 0 1", (0, 0, 0.1)), ("0 1 0", (0, 0, 0.2)), ("0 1 0", (0.3, 0, 0))],
                       (0.25, 0, 0), list(efforts))
     return RobotModel.from_urdf_string(urdf, "base", "tip")
+
+
+def support(ellipsoid: Ellipsoid, direction) -> float:
+    """Largest projection max{dᵀ x : x in ellipsoid} onto the unit-normalised `direction`."""
+    d = np.asarray(direction, float) / np.linalg.norm(direction)
+    return float(np.linalg.norm(ellipsoid.semi_axes * (ellipsoid.axes.T @ d)))
+
+
+def shape_matrix(ellipsoid: Ellipsoid) -> np.ndarray:
+    """Q = A diag(s²) Aᵀ (3, 3): the ellipsoid is {x : xᵀ Q⁻¹ x <= 1}."""
+    return (ellipsoid.axes * ellipsoid.semi_axes**2) @ ellipsoid.axes.T

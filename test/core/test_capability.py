@@ -2,7 +2,7 @@
 import numpy as np
 import pinocchio as pin
 import pytest
-from capability_arms import L1, L2, chain_urdf, three_r, two_link
+from capability_arms import L1, L2, chain_urdf, shape_matrix, support, three_r, two_link
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,11 +58,11 @@ def test_support_functions_match_definitions(panda):
         d = rng.standard_normal(3)
         d /= np.linalg.norm(d)
         # max over ||dq|| <= 1 of dᵀ J dq = ||Jᵀ d||
-        assert cap.velocity_ellipsoid(J).support(d) == pytest.approx(np.linalg.norm(J.T @ d), rel=1e-9)
+        assert support(cap.velocity_ellipsoid(J), d) == pytest.approx(np.linalg.norm(J.T @ d), rel=1e-9)
         # {F : ||W⁻¹ Jᵀ F|| <= 1}: support sqrt(dᵀ (J W⁻² Jᵀ)⁻¹ d)
         weighted = cap.force_ellipsoid(J, tau)
         expected = np.sqrt(d @ np.linalg.solve((J / tau) @ (J / tau).T, d))
-        assert weighted.support(d) == pytest.approx(expected, rel=1e-9)
+        assert support(weighted, d) == pytest.approx(expected, rel=1e-9)
         for e in (weighted, cap.force_ellipsoid(J), cap.velocity_ellipsoid(J)):
             _check_frame(e)
 
@@ -77,7 +77,7 @@ def test_acceleration_ellipsoid_matches_aba_at_rest(panda):
     result = cap.analyze(panda, q, panda.limits.effort)
     for d in np.random.default_rng(2).standard_normal((10, 3)):
         expected = np.linalg.norm((J @ Minv).T @ d / np.linalg.norm(d))
-        assert result.acceleration.support(d) == pytest.approx(expected, rel=1e-8)
+        assert support(result.acceleration, d) == pytest.approx(expected, rel=1e-8)
     # Normalization: the largest normalized semi-axis equals the velocity ellipsoid's largest.
     assert result.acceleration_normalized.semi_axes[0] == pytest.approx(result.velocity.semi_axes[0])
     np.testing.assert_allclose(result.acceleration_normalized.semi_axes,
@@ -89,12 +89,12 @@ def test_rms_and_torque_weighted_coincide_only_for_equal_limits(panda):
     equal = np.full(panda.n, 50.0)
     rms, weighted = cap.force_ellipsoid(J, equal, rms=True), cap.force_ellipsoid(J, equal)
     np.testing.assert_allclose(rms.semi_axes, weighted.semi_axes, rtol=1e-10)
-    np.testing.assert_allclose(rms.shape_matrix, weighted.shape_matrix, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(shape_matrix(rms), shape_matrix(weighted), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(rms.semi_axes, 50.0 * cap.force_ellipsoid(J).semi_axes, rtol=1e-10)
     # Control: the Panda's real limits differ (87 vs 12 N m), so the shapes must differ too.
     real = panda.limits.effort
-    assert not np.allclose(cap.force_ellipsoid(J, real, rms=True).shape_matrix,
-                           cap.force_ellipsoid(J, real).shape_matrix, rtol=1e-3)
+    assert not np.allclose(shape_matrix(cap.force_ellipsoid(J, real, rms=True)),
+                           shape_matrix(cap.force_ellipsoid(J, real)), rtol=1e-3)
 
 
 def test_manipulability_measures(panda):

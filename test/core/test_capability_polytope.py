@@ -3,7 +3,7 @@ import struct
 
 import numpy as np
 import pytest
-from capability_arms import L1, L2, one_joint, three_r, two_link
+from capability_arms import L1, L2, one_joint, support, three_r, two_link
 
 from robokin_ros.core.capability import analysis as cap
 from robokin_ros.core.capability import polytope as poly
@@ -27,7 +27,7 @@ def _exact_max_force(J, tau, d):
 def _inscribed_ratio(ellipsoid, polytope):
     """max over faces of support_E(n) / offset; <= 1 means inscribed, == 1 means touching."""
     normals, offsets = polytope.equations[:, :3], -polytope.equations[:, 3]
-    return max(ellipsoid.support(n) / b for n, b in zip(normals, offsets))
+    return max(support(ellipsoid, n) / b for n, b in zip(normals, offsets))
 
 
 def test_one_joint_polytope_is_a_segment_of_length_2_tau_over_r():
@@ -163,3 +163,15 @@ def test_singular_polytopes_are_finite_and_clipped(panda):
 def test_bad_polytope_input_is_named(args, text):
     with pytest.raises(InvalidInputError, match=text):
         poly.force_polytope(*args)
+
+
+def test_tool_force_polytope_is_capped_like_the_ellipsoids_and_needs_limits(panda):
+    from test_capability import PANDA_SINGULAR
+    tau, sigma = panda.limits.effort, 2e-3
+    analysis = cap.analyze(panda, PANDA_SINGULAR, tau, singular_sigma=sigma)
+    p = poly.tool_force_polytope(analysis, "exact", sigma)
+    assert p.method == "exact" and p.clipped and p.cap == pytest.approx(np.sqrt(np.mean(tau**2)) / sigma)
+    np.testing.assert_allclose(p.vertices, poly.force_polytope(analysis.jacobian[:3], tau, "exact", p.cap).vertices)
+    arm = two_link((20.0, 0.0))                          # one joint without a torque limit
+    limits = cap.torque_limits_of(arm)
+    assert poly.tool_force_polytope(cap.analyze(arm, [0.2, 1.0], *limits), "pinv", sigma) is None

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robokin_ros.core.errors import BlendRadiusError, EmptyPathError, PathInputError
-from robokin_ros.core.path.chain import rotation_angles
 from robokin_ros.core.path.geometry import build_path, pose_from_position_quaternion
+from robokin_ros.core.so3 import relative_angles
 
 START = pin.SE3(np.eye(3), np.array([0.3, 0.0, 0.5]))
 
@@ -31,11 +31,11 @@ def test_dense_spacing_is_within_1mm_and_1mrad(seed, radius):
     fine_p = np.empty((2 * path.size - 1, 3))
     fine_p[::2], fine_p[1::2] = path.positions, path.mid_positions
     assert np.linalg.norm(np.diff(path.positions, axis=0), axis=1).max() <= 1e-3 + 1e-12
-    assert rotation_angles(path.rotations[:-1], path.rotations[1:]).max() <= 1e-3 + 1e-12
+    assert relative_angles(path.rotations[:-1], path.rotations[1:]).max() <= 1e-3 + 1e-12
     assert np.all(np.diff(path.arc_length) >= 0) and np.all(np.diff(path.progress) >= 0)
     assert path.progress[0] == 0.0 and path.progress[-1] == pytest.approx(1.0)
     np.testing.assert_allclose(path.positions[-1], wps[-1].translation, atol=1e-12)
-    assert rotation_angles(path.rotations[-1:], wps[-1].rotation[None])[0] < 1e-9
+    assert relative_angles(path.rotations[-1:], wps[-1].rotation[None])[0] < 1e-9
 
 
 def test_quadratic_bezier_corner_deviation_matches_textbook():
@@ -53,11 +53,11 @@ def test_quadratic_bezier_corner_deviation_matches_textbook():
 def test_orientation_is_continuous_through_a_blend():
     R1 = pin.rpy.rpyToMatrix(0, 0, 0.6)
     path = build_path(START, [at(0.5, 0, 0.5, R1), at(0.5, 0.2, 0.5, R1)], 0.05)
-    steps = rotation_angles(path.rotations[:-1], path.rotations[1:])
+    steps = relative_angles(path.rotations[:-1], path.rotations[1:])
     assert steps.max() <= 1e-3 + 1e-12
     # midpoints lie between their neighbours on the same rotation path
-    a = rotation_angles(path.rotations[:-1], path.mid_rotations)
-    b = rotation_angles(path.mid_rotations, path.rotations[1:])
+    a = relative_angles(path.rotations[:-1], path.mid_rotations)
+    b = relative_angles(path.mid_rotations, path.rotations[1:])
     np.testing.assert_allclose(a + b, steps, atol=1e-9)
 
 

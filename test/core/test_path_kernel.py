@@ -1,6 +1,6 @@
-"""Compiled path-IK kernels against independent evidence: chain pose/Jacobian against Pinocchio, log3
-against `pin.log3`, the Cholesky DLS against the eigen-decomposition DLS (and its sigma_min bound against
-an SVD), and the whole compiled block loop against a Python loop built from Pinocchio and `bounded_dls`."""
+"""Compiled path-IK kernels against independent evidence: chain pose/Jacobian against Pinocchio, the Cholesky
+DLS against the eigen-decomposition DLS (and its sigma_min bound against an SVD), and the whole compiled block
+loop against a Python loop built from Pinocchio and `bounded_dls` (the log3 kernel: test_so3.py)."""
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -8,7 +8,7 @@ import pytest
 from robokin_ros.core.dls import _bounded_dls_fast_into, _bounded_dls_into, _cholesky_pass, bounded_dls, scratch_size
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path
-from robokin_ros.core.path.ik_kernel import chain_pose_jacobian, log3_of
+from robokin_ros.core.path.ik_kernel import chain_pose_jacobian
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.robot import RobotModel
 
@@ -21,23 +21,11 @@ def test_chain_pose_and_jacobian_match_pinocchio(name):
     R, p, J = np.empty((3, 3)), np.empty(3), np.empty((6, robot.n))
     for _ in range(20):
         q = robot.random_positions(rng)
-        chain_pose_jacobian(q, *chain, R, p, J)
+        chain_pose_jacobian(q, chain, R, p, J)
         T = robot.fk(q)
         np.testing.assert_allclose(R, T.rotation, atol=1e-12)
         np.testing.assert_allclose(p, T.translation, atol=1e-12)
         np.testing.assert_allclose(J, robot.jacobian(q, reference="local_world_aligned"), atol=1e-12)
-
-
-def test_log3_matches_pinocchio_from_tiny_angles_to_pi():
-    rng = np.random.default_rng(2)
-    out = np.empty(3)
-    for angle in [0.0, 1e-12, 1e-7, 1e-3, 0.5, 2.0, 3.0, np.pi - 1e-3, np.pi - 1e-5, np.pi - 1e-8]:
-        for _ in range(5):
-            axis = rng.normal(size=3)
-            axis /= np.linalg.norm(axis)
-            w = angle * axis
-            log3_of(pin.exp3(w), out)
-            np.testing.assert_allclose(out, w, atol=1e-7 if angle > 3.14 else 1e-12)
 
 
 def _dls_pair(A, b, z, lo, hi, thr, damp):
@@ -92,12 +80,26 @@ def test_cholesky_sigma_bound_is_a_lower_bound_and_refuses_below_threshold():
                     assert thr * np.sqrt(m) > smin * (1 - 1e-9) or thr >= smin
 
 
-def _python_reference_loop(robot, path, q0, s, iterations):
-    """The previous per-sample Python loop: Pinocchio Jacobian and pose, pin.log3, `bounded_dls`."""
+def _null_space_push(q, robot, cfg):
+    """Per-sample secondary motion, written out independently of `limits.nullspace_velocity`: away from the
+    outer zone share of each full range (margin-shrunk limits), toward the posture."""
+    lower = robot.limits.lower + cfg.joint_limit_margin
+    upper = robot.limits.upper - cfg.joint_limit_margin
+    span = robot.limits.upper - robot.limits.lower
+    band = cfg.joint_limit_avoidance_zone * np.where(np.isfinite(span), span, 2 * np.pi)   # no push without limits
+    home = np.asarray(cfg.home_positions, float) if cfg.home_positions else robot.home()
+    into_low = np.clip(lower + band - q, 0.0, None)
+    into_high = np.clip(q - (upper - band), 0.0, None)
+    return cfg.joint_limit_avoidance_gain_per_sample * (into_low - into_high) + cfg.posture_gain_per_sample * (home - q)
+
+
+def _python_reference_loop(robot, path, q0, cfg, axes):
+    """A per-sample Python loop: Pinocchio Jacobian and pose, pin.log3, `bounded_dls`, limits from `cfg`."""
     model, data, fid = robot.model, robot.model.createData(), robot.tip_frame_id
     base = robot.world_T_base
-    rows = None if len(s.rows) == 6 else s.rows
-    tool_axes = s.tool_axes and rows is not None
+    rows = None if len(axes.rows) == 6 else axes.rows
+    tool_axes = axes.tool_axes and rows is not None
+    lower, upper = robot.limits.lower + cfg.joint_limit_margin, robot.limits.upper - cfg.joint_limit_margin
     base_rot = None if (tool_axes or robot._base_is_world or rows is None) else base.rotation
     Q, sig = np.empty((path.size, robot.n)), np.full(path.size, np.inf)
     Q[0] = q = q0.copy()
@@ -106,7 +108,7 @@ def _python_reference_loop(robot, path, q0, s, iterations):
     for k in range(1, path.size):
         p_t = base.rotation @ path.positions[k] + base.translation
         R_t = base.rotation @ path.rotations[k]
-        for it in range(iterations):
+        for it in range(cfg.max_optimizer_iterations):
             J = pin.computeFrameJacobian(model, data, robot.to_pinocchio_q(q), fid,
                                          pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
             M = data.oMf[fid]
@@ -116,14 +118,15 @@ def _python_reference_loop(robot, path, q0, s, iterations):
                 b[:3], b[3:] = R.T @ (p_t - M.translation), pin.log3(R.T @ R_t)
             else:
                 b[:3], b[3:] = p_t - M.translation, pin.log3(R_t @ R.T)
-            if it > 0 and abs(b).max() < s.tol:
+            if it > 0 and abs(b).max() < cfg.convergence_tolerance:
                 break
             if base_rot is not None:
                 J = np.vstack([base_rot.T @ J[:3], base_rot.T @ J[3:]])
                 b[:3], b[3:] = base_rot.T @ b[:3], base_rot.T @ b[3:]
-            z = PathIkSolver._null_space_push(q, s)
+            z = _null_space_push(q, robot, cfg)
             A, bb = (J, b) if rows is None else (J[rows], b[rows])
-            sg, _, _ = bounded_dls(A, bb, z, s.lower - q, s.upper - q, s.sigma, s.damping, dq, fixed)
+            sg, _, _ = bounded_dls(A, bb, z, lower - q, upper - q, cfg.singularity_sigma_threshold, cfg.max_damping,
+                                   dq, fixed)
             q = q + dq
             if it == 0:
                 sig[k] = sg
@@ -135,7 +138,7 @@ CASES = [  # robot, base frame, displacement, tool rotation rpy, mask, mask fram
     ("panda", "", [0.15, 0.1, -0.1], [0, 0, 0.3], "111111", "tool", {}),
     ("panda", "", [0.1, -0.05, 0.05], [0.2, 0, 0.5], "111110", "tool", {"max_optimizer_iterations": 3}),
     ("panda", "", [0.1, 0.05, 0.0], [0, 0, 1.0], "110111", "base",
-     {"posture_gain": 0.05, "joint_limit_avoidance_gain": 0.1}),
+     {"posture_gain_per_sample": 0.05, "joint_limit_avoidance_gain_per_sample": 0.1}),
     ("panda", "panda_link1", [0.05, 0.1, 0.05], [0, 0.3, 0], "101011", "base", {"max_optimizer_iterations": 2}),
     ("panda", "", [0.42, 0, 0], [0, 0, 0], "111111", "tool", {}),        # past full stretch
     ("panda", "", [0.1, 0.1, -0.1], [0, 0, 0.3], "111111", "tool",       # damping on every sample
@@ -154,21 +157,24 @@ def test_compiled_loop_equals_python_loop(case):
     T0 = robot.fk(q0)
     target = pin.SE3(T0.rotation @ pin.rpy.rpyToMatrix(*rpy), T0.translation + np.asarray(delta, float))
     path = build_path(T0, [target])
-    solver = PathIkSolver(robot, PathConfig(**overrides))
+    cfg = PathConfig(**overrides)
+    solver = PathIkSolver(robot, cfg)
+    mask = np.array([ch == "1" for ch in mask])
     s = solver._settings(mask, frame)
     Q, sigma = np.empty((path.size, robot.n)), np.full(path.size, np.inf)
     Q[0] = q0
     solver._solve_block(path, Q, sigma, 1, path.size, s)
-    Q_ref, sigma_ref = _python_reference_loop(robot, path, q0, s, s.iterations)
+    Q_ref, sigma_ref = _python_reference_loop(robot, path, q0, cfg, s.axes)
     # past a failure the loop runs on blindly (a fixed joint, a lost task) and amplifies rounding; the
     # checked result ends at the failed sample, so that is the part that has to agree
     res = solver.solve(path, q0, mask, frame)
     end = path.size if res.success else res.failed_sample + 1
     Q, Q_ref, sigma, sigma_ref = Q[:end], Q_ref[:end], sigma[:end], sigma_ref[:end]
     np.testing.assert_allclose(Q, Q_ref, atol=1e-9, rtol=0)
-    damped = sigma_ref < s.sigma
+    damped = sigma_ref < cfg.singularity_sigma_threshold
     # sigma = sqrt(eigenvalue): rounding of ~1e-16 in an eigenvalue near 0 becomes ~1e-8 in sigma
     np.testing.assert_allclose(sigma[damped], sigma_ref[damped], atol=1e-8)
-    assert np.all(sigma[~damped] >= s.sigma) and np.all(sigma[~damped] <= sigma_ref[~damped] * (1 + 1e-9))
+    assert np.all(sigma[~damped] >= cfg.singularity_sigma_threshold)
+    assert np.all(sigma[~damped] <= sigma_ref[~damped] * (1 + 1e-9))
     if "max_damping" in overrides:
         assert damped[1:].all()          # the damping branch really ran (sample 0 is the start)

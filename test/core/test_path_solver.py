@@ -5,14 +5,15 @@ import pinocchio as pin
 import pytest
 
 from robokin_ros.core.errors import PathInputError
-from robokin_ros.core.path.chain import ChainFk, rotation_angles
-from robokin_ros.core.path.checks import check_block
+from robokin_ros.core.path.chain import ChainFk
+from robokin_ros.core.path.checks import AxisSelection, check_block
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path
 from robokin_ros.core.path.planner import REACH_MARGIN, CartesianPathPlanner, reach_bound
 from robokin_ros.core.path.result import Deviations, PathStatus
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.so3 import relative_angles
 
 
 def offset(T, d, R=None):
@@ -102,12 +103,12 @@ def test_position_only_and_free_tool_z_masks(panda):
     target_R = T0.rotation @ pin.rpy.rpyToMatrix(0, 0, 1.0)
     path = build_path(T0, [offset(T0, [0.1, 0.05, 0], target_R)])
     solver = PathIkSolver(panda)
-    res = solver.solve(path, q0, axis_mask="111000")
+    res = solver.solve(path, q0, axis_mask=np.array([True, True, True, False, False, False]))
     assert res.success, res.message
     end = panda.fk(res.positions[-1])
     assert np.linalg.norm(end.translation - path.positions[-1]) < 1e-5
     # free rotation about tool z: the tool z axis still follows the target exactly
-    res = solver.solve(path, q0, axis_mask="111110", axis_frame="tool")
+    res = solver.solve(path, q0, axis_mask=np.array([True] * 5 + [False]), axis_frame="tool")
     assert res.success, res.message
     end = panda.fk(res.positions[-1])
     np.testing.assert_allclose(end.rotation[:, 2], target_R[:, 2], atol=1e-4)
@@ -123,18 +124,18 @@ def test_checks_catch_a_jump_and_a_midpoint_detour(panda):
     res = PathIkSolver(panda, cfg).solve(path, q0)
     Q = res.positions.copy()
     fk = ChainFk(panda)
-    ok, _ = check_block(fk, path, Q, 1, len(Q), np.arange(6), True, cfg, panda.n, Deviations())
+    ok, _ = check_block(fk, path, Q, 1, len(Q), AxisSelection(np.arange(6), True), cfg, Deviations())
     assert ok.index == -1
     jumped = Q.copy()
     jumped[10:, 0] += 0.2
-    bad, _ = check_block(fk, path, jumped, 1, len(Q), np.arange(6), True, cfg, panda.n, Deviations())
+    bad, _ = check_block(fk, path, jumped, 1, len(Q), AxisSelection(np.arange(6), True), cfg, Deviations())
     assert bad.index == 10 and bad.status == PathStatus.JOINT_JUMP
     # elbow-flip style detour: samples fine, but the joint-space midpoint leaves the path
     detour = Q.copy()
     detour[5] = Q[5] + np.array([0, 0, 0, 0, 0, 0, 0])
     detour[5, 4] += 0.04           # wrist moves away and back within one sample
     detour[5, 6] -= 0.04
-    bad, _ = check_block(fk, path, detour, 1, len(Q), np.arange(6), True, cfg, panda.n, Deviations())
+    bad, _ = check_block(fk, path, detour, 1, len(Q), AxisSelection(np.arange(6), True), cfg, Deviations())
     assert bad.index == 5 and bad.status == PathStatus.PATH_DEVIATION
 
 
@@ -144,7 +145,7 @@ def test_start_outside_limits_is_reported(panda):
     T0 = panda.fk(q0)
     res = PathIkSolver(panda).solve(build_path(T0, [offset(T0, [0.01, 0, 0])]), q0)
     assert res.status == PathStatus.JOINT_LIMIT and res.failed_joint == "panda_joint4"
-    assert rotation_angles(res.failure_pose.rotation[None], T0.rotation[None])[0] < 1e-12
+    assert relative_angles(res.failure_pose.rotation[None], T0.rotation[None])[0] < 1e-12
 
 
 @pytest.mark.parametrize("name", ["panda", "ur5", "kinova"])

@@ -6,11 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from robokin_ros.core.errors import TrajectoryTimingError
+from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.timing import joint_move, lspb_eval, lspb_profile, quintic_eval, time_optimal
+from robokin_ros.core.path.profiles import joint_move, lspb_eval, lspb_profile, quintic_eval
+from robokin_ros.core.path.timing import time_optimal
 
 PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
 
@@ -74,8 +75,23 @@ def test_toppra_result_is_verified_by_finite_differences(panda):
     assert np.percentile(np.abs(qdd) / (0.5 * a), 99) <= 1 + 2e-2
     np.testing.assert_array_equal(arrays.positions[0], waypoints[0])
     assert np.all(np.diff(arrays.times) > 0) and arrays.times[-1] == pytest.approx(report.duration)
-    with pytest.raises(TrajectoryTimingError, match="velocity_scaling"):
-        time_optimal(ss, waypoints, panda.joint_names, v, a, -0.5, 0.5)
+
+
+@pytest.mark.parametrize("name", ["velocity_scaling", "acceleration_scaling"])
+def test_scaling_is_validated_once_at_the_planner(panda, name):
+    """The planner is the edge: None or 0 = the config's default, anything else must be in (0, 1]."""
+    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC, velocity_scaling=0.5,
+                                                     acceleration_scaling=0.5))
+    q0 = panda.home()
+    T0 = panda.fk(q0)
+    target = [pin.SE3(T0.rotation, T0.translation + np.array([0.0, 0.0, -0.05]))]
+    for bad in (-0.5, 1.5, float("nan"), float("inf")):
+        with pytest.raises(InvalidInputError, match=f"{name}={bad} must be in \\(0, 1\\]"):
+            planner.plan(q0, target, **{name: bad})
+    default = planner.plan(q0, target).timing.duration
+    assert planner.plan(q0, target, **{name: 0.0}).timing.duration == default
+    assert planner.plan(q0, target, **{name: 0.5}).timing.duration == default
+    assert planner.plan(q0, target, **{name: 0.05}).timing.duration > default
 
 
 def test_planner_rectangle_end_to_end(panda):

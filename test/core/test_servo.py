@@ -9,9 +9,12 @@ from hypothesis import strategies as st
 
 from robokin_ros.core.errors import ConfigError, InvalidInputError, UnknownFrameError
 from robokin_ros.core.servo.config import ServoConfig
-from robokin_ros.core.servo.servo import Servo
+from robokin_ros.core.servo.servo import Servo, _max_abs_difference, warm_up
+from robokin_ros.core.servo.stamp_clock import StampClock
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
+from robokin_ros.core.servo.status_report import StatusReporter
+from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
+from robokin_ros.core.servo.window import window_arrays, window_times
 
 DT = 0.002
 FAST = dict(command_in_type="speed_units", default_joint_acceleration=1000.0)   # no ramp to wait for
@@ -234,12 +237,11 @@ def test_window_covers_the_latency_and_is_clamped_to_limits(panda):
 
 def test_window_zeroes_velocity_where_clamped_and_just_before():
     """A controller interpolating cubically between points must not overshoot a limit."""
-    from robokin_ros.core.servo.servo import _window_arrays, window_times
     t = window_times(0.002, 0.05)
     q, v = np.array([0.0, 0.0]), np.array([1.0, -0.1])
     lower, upper = np.array([-1.0, -1.0]), np.array([0.016, 1.0])      # joint 0 crosses its upper limit
     positions, velocities = np.empty((len(t), 2)), np.empty((len(t), 2))
-    _window_arrays(q, v, lower, upper, t, positions, velocities)
+    window_arrays(q, v, lower, upper, t, positions, velocities)
     first = int(np.flatnonzero(q[0] + v[0] * t > upper[0])[0])
     np.testing.assert_array_equal(positions[first:, 0], upper[0])
     assert np.all(velocities[first - 1:, 0] == 0.0) and np.all(velocities[:first - 1, 0] == 1.0)
@@ -255,7 +257,6 @@ def test_window_zeroes_velocity_where_clamped_and_just_before():
 
 
 def test_window_times_grid():
-    from robokin_ros.core.servo.servo import window_times
     for dt, latency in ((0.002, 0.05), (0.001, 0.05), (0.01, 0.05), (0.001, 0.2)):
         t = window_times(dt, latency)
         assert t[0] == 0.0 and t[1] == dt and t[-1] >= latency - 1e-12 and len(t) <= 10
@@ -324,7 +325,6 @@ def test_impossible_speed_units_twists_are_rejected_and_state_stays_finite(panda
 
 
 def test_a_corrupted_state_always_counts_as_diverged():
-    from robokin_ros.core.servo.servo import _max_abs_difference
     assert _max_abs_difference(np.array([0.0, np.nan]), np.zeros(2)) == np.inf
     assert _max_abs_difference(np.array([0.1, -0.3]), np.zeros(2)) == pytest.approx(0.3)
 
@@ -338,3 +338,78 @@ def test_tf_style_and_world_frame_names(panda):
     outs = loop.run(10, cmd([0.05, 0, 0], frame="world"))                    # the URDF world = base here
     v = tool_velocity(panda, outs[-2].positions, outs[-1].positions)
     np.testing.assert_allclose(v[:3], [0.05, 0, 0], atol=5e-5)
+
+
+def test_warm_up_runs_the_tracking_path(panda):
+    """The warm-up must reach the IK (the compiled kernels), not stop at a missing state or a stale command."""
+    out = warm_up(panda, ServoConfig())
+    assert out.status == ServoStatus.OK and out.publish
+    assert np.abs(out.velocities).max() > 0.0
+
+
+# ---- trajectory stamps ---------------------------------------------------------------------------------
+PERIOD_NS = 2_000_000
+STAMP_CONFIG = ServoConfig(publish_period=0.002, max_expected_latency=0.05)     # slews beyond 12.5 ms of lag
+
+
+def test_stamps_advance_one_period_per_tick_and_never_run_ahead():
+    clock = StampClock()
+    assert clock.next(10**12, STAMP_CONFIG) == 10**12                           # the first tick: now
+    late = [clock.next(10**12 + k * PERIOD_NS + 700_000, STAMP_CONFIG) for k in range(1, 6)]
+    assert np.all(np.diff([10**12] + late) == PERIOD_NS)                        # late ticks: still one period
+    early = clock.next(10**12 + 5 * PERIOD_NS + 1_000_000 - 1, STAMP_CONFIG)    # before last + period
+    assert early == 10**12 + 5 * PERIOD_NS + 1_000_000 - 1                      # clamped to the clock
+
+
+def test_stamps_slew_back_slowly_when_behind_and_resync_after_a_jump():
+    clock = StampClock()
+    start = 10**12
+    clock.next(start, STAMP_CONFIG)
+    behind = clock.next(start + PERIOD_NS + 20_000_000, STAMP_CONFIG)          # 20 ms late: > 12.5 ms
+    assert behind == start + PERIOD_NS + PERIOD_NS // 10                        # a tenth of a period back
+    small = StampClock()
+    small.next(start, STAMP_CONFIG)
+    assert small.next(start + PERIOD_NS + 10_000_000, STAMP_CONFIG) == start + PERIOD_NS   # 10 ms: no slew
+    jump = clock.next(start + 5 * 10**9, STAMP_CONFIG)                          # a clock jump of seconds
+    assert jump == start + 5 * 10**9
+
+
+# ---- status reports ------------------------------------------------------------------------------------
+def _output(status, message="m", locked=()):
+    window = TrajectoryWindow(np.zeros(1), np.zeros((1, 1)), np.zeros((1, 1)))
+    return ServoOutput(np.zeros(1), np.zeros(1), window, status, message, locked, 0.1, 2.0, 1.0, True)
+
+
+def test_status_is_reported_on_change_and_once_per_period():
+    reporter = StatusReporter()
+    ok = _output(ServoStatus.OK)
+    first = reporter.report(ok, 0.0, 0.5)
+    assert first is not None and (first.code, first.message, first.changed) == (ServoStatus.OK, "m", True)
+    assert reporter.report(ok, 0.3, 0.5) is None                                # same, within the period
+    again = reporter.report(ok, 0.5, 0.5)
+    assert again is not None and not again.changed                             # repeated, not a change
+    locked = reporter.report(_output(ServoStatus.OK, locked=("j1",)), 0.6, 0.5)
+    assert locked is not None and locked.changed                                # locked joints are news
+
+
+def test_rejections_are_shown_for_a_period_and_merged_by_kind():
+    reporter = StatusReporter()
+    reporter.reject(ServoStatus.INVALID_COMMAND, "bad twist", 0.0, 0.5)
+    shown = reporter.report(_output(ServoStatus.OK), 0.1, 0.5)
+    assert (shown.code, shown.message, shown.changed) == (ServoStatus.INVALID_COMMAND, "bad twist", True)
+    paused = reporter.report(_output(ServoStatus.PAUSED, "paused"), 0.2, 0.5)
+    assert (paused.code, paused.message) == (ServoStatus.PAUSED, "paused")       # the servo's state wins
+    expired = reporter.report(_output(ServoStatus.OK), 0.5, 0.5)
+    assert (expired.code, expired.message) == (ServoStatus.OK, "m")
+    reporter.reject(ServoStatus.JOINT_STATE_MISSING, "bad state", 1.0, 0.5)
+    reporter.command_accepted()                                                 # clears twist rejections only
+    merged = reporter.report(_output(ServoStatus.STOPPED, "idle"), 1.1, 0.5)
+    assert (merged.code, merged.message) == (ServoStatus.STOPPED, "idle; bad state")
+    reporter.reject(ServoStatus.INVALID_COMMAND, "bad twist", 1.2, 0.5)
+    reporter.command_accepted()
+    assert reporter.report(_output(ServoStatus.OK), 1.3, 0.5).code == ServoStatus.OK
+
+
+def test_routine_statuses():
+    assert {s for s in ServoStatus if s.routine} == {ServoStatus.OK, ServoStatus.STOPPED, ServoStatus.PAUSED,
+                                                     ServoStatus.STALE_COMMAND}

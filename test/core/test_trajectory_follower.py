@@ -6,10 +6,20 @@ from hypothesis import strategies as st
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.sim.joints import SimulatedJoints
-from robokin_ros.core.sim.trajectory_follower import TrajectoryFollower, TrajectoryPoints, check_trajectory
+from robokin_ros.core.sim.trajectory_follower import (
+    TrajectoryFollower,
+    TrajectoryPoints,
+    check_trajectory,
+    trajectory_start,
+)
 
 LOWER, UPPER = np.array([-2.0, -1.0]), np.array([2.0, 1.0])
 NAMES = ("a", "b")
+
+
+def _velocity(follower: TrajectoryFollower, t: float, h: float = 1e-7) -> np.ndarray:
+    """Central difference of the sampled positions at `t` [s]: the velocity the follower commands."""
+    return (follower.sample(t + h) - follower.sample(t - h)) / (2 * h)
 
 
 @settings(max_examples=40, deadline=None)
@@ -20,29 +30,25 @@ def test_hermite_passes_through_points_with_their_velocities(seed):
     points = TrajectoryPoints(times, rng.uniform(-1, 1, (4, 2)), rng.uniform(-1, 1, (4, 2)))
     start_p, start_v = rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2)
     follower = TrajectoryFollower(points, start_p, start_v)
-    np.testing.assert_allclose(follower.sample(0.0).positions, start_p)
+    np.testing.assert_allclose(follower.sample(0.0), start_p)
     for i, t in enumerate(times[:-1]):
-        np.testing.assert_allclose(follower.sample(t).positions, points.positions[i], atol=1e-12)
-        # the velocity just before and just after each point is the point's velocity (C1 continuity)
-        for s in (t - 1e-9, t + 1e-9):
-            np.testing.assert_allclose(follower.sample(s).velocities, points.velocities[i], atol=1e-4)
-    # reported velocity is the derivative of the reported position everywhere inside
-    for t in rng.uniform(0.0, times[-1], 10):
-        fd = (follower.sample(t + 1e-7).positions - follower.sample(t - 1e-7).positions) / 2e-7
-        np.testing.assert_allclose(follower.sample(t).velocities, fd, atol=1e-5)
+        np.testing.assert_allclose(follower.sample(t), points.positions[i], atol=1e-12)
+        # the velocity just before and just after each point is the point's velocity (C1 continuity);
+        # the difference step stays on one side of the point
+        for s in (t - 4e-9, t + 4e-9):
+            np.testing.assert_allclose(_velocity(follower, s, 2e-9), points.velocities[i], atol=1e-4)
+    # and it is continuous at the start too: the follower leaves with the start velocity
+    np.testing.assert_allclose(_velocity(follower, 4e-9, 2e-9), start_v, atol=1e-4)
 
 
 def test_linear_without_velocities_and_hold_after_the_end():
     points = TrajectoryPoints(np.array([1.0, 2.0]), np.array([[1.0, 0.0], [1.0, 0.5]]), None)
     follower = TrajectoryFollower(points, np.zeros(2), np.array([5.0, 5.0]))   # start velocity unused
-    sample = follower.sample(0.25)
-    np.testing.assert_allclose(sample.positions, [0.25, 0.0])
-    np.testing.assert_allclose(sample.velocities, [1.0, 0.0])
-    np.testing.assert_allclose(follower.sample(1.5).positions, [1.0, 0.25])
-    end = follower.sample(10.0)
-    assert end.done and not sample.done
-    np.testing.assert_array_equal(end.positions, [1.0, 0.5])
-    np.testing.assert_array_equal(end.velocities, [0.0, 0.0])
+    np.testing.assert_allclose(follower.sample(0.25), [0.25, 0.0])
+    np.testing.assert_allclose(_velocity(follower, 0.25), [1.0, 0.0], atol=1e-7)
+    np.testing.assert_allclose(follower.sample(1.5), [1.0, 0.25])
+    for t in (2.0, 2.5, 10.0):               # held exactly after the end
+        np.testing.assert_array_equal(follower.sample(t), [1.0, 0.5])
 
 
 @pytest.mark.parametrize("times, positions, words", [
@@ -80,7 +86,9 @@ def test_sim_joints_follow_a_trajectory_and_hold_it(panda):
         if k == 50:
             np.testing.assert_allclose(joints.positions, panda.home() + 0.1, atol=1e-9)   # linear, halfway
             np.testing.assert_allclose(joints.velocities, 0.2, atol=1e-9)
-    assert joints.trajectory_done
+    np.testing.assert_allclose(joints.positions, goal, atol=1e-12)
+    np.testing.assert_array_equal(joints.velocities, np.zeros(panda.n))
+    joints.step(3.0)                                       # done: held, not continued
     np.testing.assert_allclose(joints.positions, goal, atol=1e-12)
     np.testing.assert_array_equal(joints.velocities, np.zeros(panda.n))
 
@@ -126,3 +134,15 @@ def test_trajectory_starting_in_the_future_is_approached_not_jumped_to(panda):
     np.testing.assert_allclose(sim.positions, q0 + 0.005, atol=1e-9)
     sim.step(1.2)
     np.testing.assert_allclose(sim.positions, target, atol=1e-12)
+
+
+def test_sim_joints_start_at_home_when_no_initial_positions_are_given(panda):
+    np.testing.assert_array_equal(SimulatedJoints(panda, (), 0.0).positions, panda.home())
+    q = panda.home() + 0.1
+    np.testing.assert_array_equal(SimulatedJoints(panda, tuple(q), 0.0).positions, q)
+
+
+def test_trajectory_start_maps_the_stamp_onto_the_receive_clock():
+    assert trajectory_start(5.0, 0.0, 123_000_000_000) == 5.0            # zero stamp: start now
+    assert trajectory_start(5.0, 123.25, 123_000_000_000) == pytest.approx(5.25)   # 0.25 s in the future
+    assert trajectory_start(5.0, 122.5, 123_000_000_000) == pytest.approx(4.5)     # already started

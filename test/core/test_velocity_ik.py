@@ -9,10 +9,16 @@ from robokin_ros.core.dls import damping_factor, symmetric_eigen
 from robokin_ros.core.errors import ConfigError, InvalidInputError
 from robokin_ros.core.limits import braking_speed
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.singularity import direction_guard
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.core.servo.velocity_ik import IkSettings, VelocityIk
+from robokin_ros.core.servo.velocity_ik import DEBOUNCE_STEPS, VelocityIk
 
-UNLIMITED = dict(joint_limit_avoidance_gain=0.0)
+# Limits so large they never bind (a config takes finite limits only). With an acceleration a > d / dt^2 the
+# braking speed of `limits.braking_speed` is exactly d / dt, as with no acceleration limit at all.
+NEVER_BINDS = 1e9
+PANDA_ACCELERATION = np.array([15, 7.5, 10, 12.5, 15, 20, 20.0])
+MAX_DIRECTION_TOLERANCE = ServoConfig.__dataclass_fields__["locked_direction_tolerance"].metadata["le"]
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +26,15 @@ def so101():
     return RobotModel.from_name("so101")
 
 
+def config(robot, **kw) -> ServoConfig:
+    """The IK settings of these tests: ServoConfig defaults, but no acceleration limit unless one is given."""
+    kw = {"max_joint_acceleration": (NEVER_BINDS,) * robot.n} | kw
+    return ServoConfig(**{k: tuple(map(float, v)) if isinstance(v, np.ndarray) else v for k, v in kw.items()})
+
+
 def unlimited(robot, **kw):
-    return VelocityIk(robot, IkSettings(velocity_limits=np.full(robot.n, np.inf), **kw))
+    """Velocity IK without velocity or acceleration limits (position limits stay)."""
+    return VelocityIk(robot, config(robot, max_joint_velocity=(NEVER_BINDS,) * robot.n, **kw))
 
 
 def assert_tracks(J, dq, twist, rtol=1e-9):
@@ -155,7 +168,7 @@ def test_limit_avoidance_zero_in_the_middle_and_pushes_in_the_outer_band(panda):
 def test_limits_are_never_exceeded(panda, seed, dt, speed, edge):
     rng = np.random.default_rng(seed)
     amax = np.array([15, 7.5, 10, 12.5, 15, 20, 20.0])
-    ik = VelocityIk(panda, IkSettings(acceleration_limits=amax, posture_gain=0.5))
+    ik = VelocityIk(panda, config(panda, max_joint_acceleration=amax, posture_gain=0.5))
     q = panda.random_positions(rng, 0.0)
     if edge:                                    # put some joints right at or inside the margin
         j = rng.integers(0, panda.n, 3)
@@ -188,7 +201,7 @@ def test_velocity_limit_scales_uniformly_and_keeps_direction(panda):
     q = well_conditioned(panda, rng)
     twist = random_twist(rng, 2.0, 4.0)
     free = unlimited(panda).solve(q, twist, dt=0.002)
-    limited = VelocityIk(panda).solve(q, twist, dt=0.002)
+    limited = VelocityIk(panda, config(panda)).solve(q, twist, dt=0.002)
     vmax = panda.limits.velocity
     assert limited.status == ServoStatus.VELOCITY_LIMITED
     assert np.max(np.abs(limited.velocities) / vmax) == pytest.approx(1.0)
@@ -200,7 +213,7 @@ def test_acceleration_limit_keeps_direction_when_possible(panda):
     q = panda.home()
     twist = np.array([0.2, 0.0, 0.0, 0.0, 0.0, 0.0])
     amax = np.full(panda.n, 5.0)
-    ik = VelocityIk(panda, IkSettings(acceleration_limits=amax))
+    ik = VelocityIk(panda, config(panda, max_joint_acceleration=amax))
     result = ik.solve(q, twist, dt=0.002, previous_velocities=np.zeros(panda.n))
     assert np.max(np.abs(result.velocities)) == pytest.approx(5.0 * 0.002)
     assert_tracks(panda.jacobian(q), result.velocities, result.velocity_scale * twist)
@@ -226,7 +239,7 @@ def test_damping_is_continuous_and_zero_above_the_threshold():
 
 
 def test_solve_reports_the_damping_for_its_sigma_min(panda):
-    ik = VelocityIk(panda)
+    ik = VelocityIk(panda, config(panda))
     q = panda.home()
     for q6 in np.linspace(0.0, 0.4, 41):                 # approach the wrist singularity (joint 6 = 0)
         q[5] = q6
@@ -244,7 +257,7 @@ def test_exact_singularity_is_finite_and_a_command_leaving_it_moves_the_arm(ur5)
     assert np.linalg.svd(J, compute_uv=False)[-1] < 1e-9
     twist = J @ np.array([0, 0, 0.2, 0, 0, 0])          # what bending the elbow does
     for thresholds in (False, True):
-        ik = VelocityIk(ur5, IkSettings(use_condition_number_thresholds=thresholds))
+        ik = VelocityIk(ur5, config(ur5, use_condition_number_thresholds=thresholds))
         result = ik.solve(UR5_SINGULAR, twist, dt=0.002)
         dq = result.velocities
         assert np.all(np.isfinite(dq)) and np.linalg.norm(dq) > (0.005 if thresholds else 0.05)
@@ -258,8 +271,7 @@ def test_exact_singularity_is_finite_and_a_command_leaving_it_moves_the_arm(ur5)
 
 
 def test_condition_thresholds_slow_toward_and_halt_only_toward(ur5):
-    ik = VelocityIk(ur5, IkSettings(use_condition_number_thresholds=True,
-                                    velocity_limits=np.full(ur5.n, np.inf)))
+    ik = unlimited(ur5, use_condition_number_thresholds=True)
     q = UR5_SINGULAR.copy()
     q[2] = 0.05                                          # near the elbow singularity
     J = ur5.jacobian(q)
@@ -290,8 +302,7 @@ def test_locking_zeroes_exactly_the_locked_joint_and_the_rest_track(panda):
     # neither of them at this pose, so the other six columns are rank 5.
     assert np.linalg.svd(np.delete(J, 0, axis=1), compute_uv=False)[-1] > 0.1
     twist = J @ np.array([0.3, 0, 0, 0, 0, 0, 0])        # motion that pushes joint 1 further up
-    free = VelocityIk(panda, IkSettings(joint_limit_margin=0.0, joint_limit_avoidance_gain=0.0,
-                                        velocity_limits=np.full(7, np.inf))).solve(q, twist, dt=0.002)
+    free = unlimited(panda, joint_limit_margin=0.0, joint_limit_avoidance_gain=0.0).solve(q, twist, dt=0.002)
     assert free.velocities[0] > 0
     result = unlimited(panda, joint_limit_avoidance_gain=0.0).solve(q, twist, dt=0.002)
     assert result.locked_joints == ("panda_joint1",)
@@ -322,8 +333,7 @@ def test_joint_braking_before_its_limit_lets_the_others_absorb_the_task(panda):
     J = panda.jacobian(q)
     twist = J @ np.array([0.9, 0, 0, 0, 0, 0, 0])    # min-norm solution: joint 1 at 0.43 rad/s
     amax = np.full(7, 5.0)
-    ik = VelocityIk(panda, IkSettings(acceleration_limits=amax, joint_limit_avoidance_gain=0.0,
-                                      velocity_limits=np.full(7, np.inf)))
+    ik = unlimited(panda, max_joint_acceleration=amax, joint_limit_avoidance_gain=0.0)
     result = ik.solve(q, twist, dt=0.01)
     assert result.velocities[0] == pytest.approx(braking_bound(0.01, 5.0, 0.01), abs=1e-12)
     assert result.status == ServoStatus.JOINT_BOUND and "panda_joint1 slowed" in result.message
@@ -348,17 +358,17 @@ def test_bad_input_raises_a_named_error(panda, kwargs, text):
     args = dict(positions=panda.home(), twist=np.zeros(6), dt=0.002) | kwargs
     positions, twist = args.pop("positions"), args.pop("twist")
     with pytest.raises(InvalidInputError) as info:
-        VelocityIk(panda).solve(positions, twist, **args)
+        VelocityIk(panda, config(panda)).solve(positions, twist, **args)
     assert text in str(info.value)
 
 
 def test_bad_settings_raise_config_error(panda):
-    with pytest.raises(ConfigError, match="velocity_limits must have 7 entries"):
-        VelocityIk(panda, IkSettings(velocity_limits=np.ones(3)))
-    with pytest.raises(ConfigError, match=r"acceleration_limits entries at indices \[1\] must be > 0"):
-        VelocityIk(panda, IkSettings(acceleration_limits=np.array([1, 0, 1, 1, 1, 1, 1.0])))
+    with pytest.raises(ConfigError, match="max_joint_velocity has 3 entries but the chain has 7 joints"):
+        VelocityIk(panda, ServoConfig(max_joint_velocity=(1.0, 1.0, 1.0)))
+    with pytest.raises(ConfigError, match=r"max_joint_acceleration=\(1, 0.0, .*\) must be > 0"):
+        VelocityIk(panda, ServoConfig(max_joint_acceleration=(1, 0.0, 1, 1, 1, 1, 1.0)))
     with pytest.raises(ConfigError, match="hard_stop_singularity_threshold=20.0 must exceed"):
-        VelocityIk(panda, IkSettings(hard_stop_singularity_threshold=20.0))
+        VelocityIk(panda, ServoConfig(hard_stop_singularity_threshold=20.0))
 
 
 def test_path_ik_style_call_with_infinite_limits(panda):
@@ -388,9 +398,8 @@ def test_jacobi_eigen_matches_lapack(seed, m, deficient):
 
 # ---- locked joints keep the command's direction; damping says where the arm is heading ---------------
 def _rotate_about_tool_z(panda, tolerance, seconds=6.0, dt=0.002):
-    settings = IkSettings(acceleration_limits=np.array([15, 7.5, 10, 12.5, 15, 20, 20.0]),
-                          locked_direction_tolerance=tolerance)
-    ik = VelocityIk(panda, settings)
+    ik = VelocityIk(panda, config(panda, max_joint_acceleration=PANDA_ACCELERATION,
+                                  locked_direction_tolerance=tolerance))
     q, v = panda.home(), np.zeros(panda.n)
     origin = panda.fk(q).translation.copy()
     drift, result = 0.0, None
@@ -415,23 +424,25 @@ def test_locked_joint_halts_instead_of_dragging_the_tool_off_a_rotation(panda):
 
 
 def test_without_the_direction_guard_the_tool_drifts(panda):
-    """Control for the test above: with the guard off the same command drags the tool centimetres away."""
-    drift, _ = _rotate_about_tool_z(panda, tolerance=np.inf)
+    """Control for the test above: with the guard off the same command drags the tool centimetres away.
+
+    The largest tolerance a config allows is "off": the relative error `off` never exceeds 1, so the factor
+    (tolerance - off) / (tolerance / 2) stays >= 1.8 whenever the motion goes along the command."""
+    drift, _ = _rotate_about_tool_z(panda, tolerance=MAX_DIRECTION_TOLERANCE)
     assert drift > 0.03
 
 
 def test_damping_status_tells_approaching_from_leaving(ur5):
     q = ur5.home()
     q[2] = 0.03                                         # elbow almost straight: sigma_min well below 0.04
-    ik = VelocityIk(ur5)
+    ik = VelocityIk(ur5, config(ur5))
     radial = ur5.fk(q).translation - ur5.fk(q, "shoulder_link").translation
     radial /= np.linalg.norm(radial)
     out = ik.solve(q, np.r_[0.05 * radial, 0, 0, 0], dt=0.002)
-    back = VelocityIk(ur5).solve(q, np.r_[-0.05 * radial, 0, 0, 0], dt=0.002)
+    back = VelocityIk(ur5, config(ur5)).solve(q, np.r_[-0.05 * radial, 0, 0, 0], dt=0.002)
     assert out.damping > 0 and out.status == ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY
     assert back.status == ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
     # one instance: the verdict changes only once it has held for DEBOUNCE_STEPS steps (no flicker)
-    from robokin_ros.core.servo.velocity_ik import DEBOUNCE_STEPS
     verdicts = [ik.solve(q, np.r_[-0.05 * radial, 0, 0, 0], dt=0.002).status for _ in range(DEBOUNCE_STEPS)]
     assert verdicts[:-1] == [ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY] * (DEBOUNCE_STEPS - 1)
     assert verdicts[-1] == ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
@@ -440,12 +451,9 @@ def test_damping_status_tells_approaching_from_leaving(ur5):
     assert far.damping == 0.0 and far.status == ServoStatus.OK
 
 
-PANDA_ACCELERATION = np.array([15, 7.5, 10, 12.5, 15, 20, 20.0])
-
-
 def _hold_twist(panda, twist, steps, dt=0.002):
     """Integrate one constant base-frame twist from home; every step's result (a perfect follower)."""
-    ik = VelocityIk(panda, IkSettings(acceleration_limits=PANDA_ACCELERATION, joint_limit_avoidance_gain=1.0))
+    ik = VelocityIk(panda, config(panda, max_joint_acceleration=PANDA_ACCELERATION, joint_limit_avoidance_gain=1.0))
     q, v, results = panda.home(), np.zeros(panda.n), []
     for _ in range(steps):
         result = ik.solve(q, np.asarray(twist, float), dt=dt, previous_velocities=v)
@@ -466,14 +474,13 @@ def test_no_dither_when_pushed_into_the_workspace_boundary(panda):
 
 def test_direction_guard_judges_the_angle_not_the_command_size():
     """The same achieved motion is equally far off a command of 0.4 m/s and one of 5 m/s."""
-    from robokin_ros.core.servo.singularity import direction_guard
     A = np.eye(6)
     achieved = np.array([0.5, 0.0, 0.0, 0.0, 1.0, 0.0])       # along x, plus 1 rad/s about y
     guards = [direction_guard(A, np.array([speed, 0, 0, 0, 0, 0]), achieved, 0.2) for speed in (0.4, 5.0)]
     assert guards[0] == pytest.approx(guards[1])
-    assert guards[0][1] == pytest.approx(np.sin(np.arctan2(0.1, 0.5)))   # 1 rad/s counts as 0.1 m/s
-    off = guards[0][1]                                                  # 11 deg: between tolerance/2 and tolerance
-    assert guards[0][0] == pytest.approx((0.2 - off) / 0.1)             # slowing, not yet halted
+    assert guards[0].off == pytest.approx(np.sin(np.arctan2(0.1, 0.5)))  # 1 rad/s counts as 0.1 m/s
+    off = guards[0].off                                                 # 11 deg: between tolerance/2 and tolerance
+    assert guards[0].factor == pytest.approx((0.2 - off) / 0.1)         # slowing, not yet halted
 
 
 def test_pushing_into_the_boundary_reads_as_approaching(panda):

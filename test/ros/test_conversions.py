@@ -3,13 +3,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from builtin_interfaces.msg import Duration, Time
+from geometry_msgs.msg import TwistStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robokin_ros.core.errors import InvalidInputError, UnknownJointError
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.core.servo.types import ServoOutput, TrajectoryWindow, TwistCommand
+from robokin_ros.core.servo.types import ServoOutput, TrajectoryWindow
 from robokin_ros.ros import conversions as cv
 
 NAMES = ("j1", "j2", "j3")
@@ -37,13 +38,14 @@ def test_bad_joint_states_are_named(msg, words):
     assert words in str(err.value)
 
 
-def test_twist_round_trip_keeps_frame_and_uses_receive_time():
-    command = TwistCommand(np.array([0.1, 0.2, 0.3]), np.array([-1.0, 0.5, 0.0]), "tool0", 3.0)
-    msg = cv.twist_msg(command)
-    msg.header.stamp = Time(sec=999)          # the stamp never becomes the receive time
+def test_twist_keeps_values_and_frame_and_uses_receive_time():
+    msg = TwistStamped()
+    msg.header.frame_id, msg.header.stamp = "tool0", Time(sec=999)     # the stamp never becomes the receive time
+    msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = 0.1, 0.2, 0.3
+    msg.twist.angular.x, msg.twist.angular.y, msg.twist.angular.z = -1.0, 0.5, 0.0
     back = cv.twist_command_from_msg(msg, received_at=4.0)
-    np.testing.assert_array_equal(back.linear, command.linear)
-    np.testing.assert_array_equal(back.angular, command.angular)
+    np.testing.assert_array_equal(back.linear, [0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(back.angular, [-1.0, 0.5, 0.0])
     assert (back.frame, back.received_at) == ("tool0", 4.0)
 
 
@@ -108,16 +110,22 @@ def test_float64_array_round_trip_and_errors():
         cv.vector_from_float64_array(Float64MultiArray(data=[1.0, np.inf, 0.0]), 3)
 
 
-def test_status_round_trip_and_unknown_code():
+def test_status_msg_carries_every_field_and_its_code_reads_back():
     output = ServoOutput(np.zeros(3), np.zeros(3), _window(), ServoStatus.JOINT_BOUND, "j2 is at its limit",
                          ("j2",), 0.03, 45.0, 0.5, True)
-    msg = cv.status_msg_from_output(output)
+    msg = cv.status_msg(output.status, output.message, output.locked_joints, output.sigma_min,
+                        output.condition_number, output.velocity_scale)          # as servo_node calls it
     assert (msg.code, msg.message, list(msg.locked_joints)) == (5, "j2 is at its limit", ["j2"])
     assert (msg.sigma_min, msg.condition_number, msg.velocity_scale) == (0.03, 45.0, 0.5)
-    assert cv.status_from_msg(msg) is ServoStatus.JOINT_BOUND
-    msg.code = 7
-    with pytest.raises(InvalidInputError, match="unknown servo status code 7"):
-        cv.status_from_msg(msg)
+    assert ServoStatus(msg.code) is ServoStatus.JOINT_BOUND
+    with pytest.raises(ValueError, match="7 is not a valid ServoStatus"):      # codes 3, 4, 7 are unused
+        ServoStatus(7)
+
+
+def test_time_msg_splits_nanoseconds():
+    msg = cv.time_msg(12 * 1_000_000_000 + 345)
+    assert (msg.sec, msg.nanosec) == (12, 345)
+    assert cv.duration_seconds(msg) == pytest.approx(12.000000345, abs=1e-12)
 
 
 def test_duration_conversion_rounds_to_nanoseconds():

@@ -109,3 +109,18 @@ def test_unrelated_parameters_pass_through(ros):
     watch_config(node, lambda: current, lambda c: pytest.fail("must not be called"))
     node.declare_parameter("something_else", 1)
     assert node.set_parameters([Parameter("something_else", value=2)])[0].successful
+
+
+def test_boolean_array_parameters(ros):
+    """PathConfig.axis_mask is a ROS boolean array: read as a tuple of bools, numbers and strings refused."""
+    from robokin_ros.core.path.config import PathConfig
+    node = _node(ros, "bool_array_ok", axis_mask=[True, True, True, True, True, False])
+    assert declare_config(node, PathConfig).axis_mask == (True, True, True, True, True, False)
+    assert node.describe_parameter("axis_mask").type == ParameterType.PARAMETER_BOOL_ARRAY
+    assert declare_config(_node(ros, "bool_array_default"), PathConfig).axis_mask == (True,) * 6
+    for name, value, reason in (("bool_array_ints", [1, 1, 1, 1, 1, 1], "must be a list of booleans"),
+                                ("bool_array_short", [True, True], "must be six booleans with at least one true"),
+                                ("bool_array_none", [False] * 6, "must be six booleans with at least one true")):
+        with pytest.raises(ConfigError) as err:
+            declare_config(_node(ros, name, axis_mask=value), PathConfig)
+        assert "axis_mask=" in str(err.value) and reason in str(err.value), (name, str(err.value))

@@ -340,17 +340,18 @@ def test_runtime_parameters_are_validated_and_applied(graph, panda_model):
     params = AsyncParameterClient(node, "path_ik_node")
     assert params.wait_for_services(15.0)
     refused = {
-        "axis_mask": ("12", "axis_mask='12' must be six 0/1 digits"),
+        "axis_mask": ([True, True], "axis_mask=(True, True) must be six booleans with at least one true"),
         "max_joint_acceleration": ([1.0, 2.0], "max_joint_acceleration has 2 entries but the chain has 7"),
         "velocity_scaling": (0.0, "velocity_scaling"),
         "preempt": ("yes", "Wrong parameter type"),       # rclpy checks the declared type itself
         "joint_topic": ("/elsewhere", "read-only"),
     }
-    for name, (value, reason) in refused.items():
+    refused_masks = {"all false": ([False] * 6, "at least one true"), "digits": ("111111", "a list of booleans")}
+    for name, (value, reason) in [*refused.items(), *(("axis_mask", v) for v in refused_masks.values())]:
         (res,) = set_params(executor, params, **{name: value})
         assert not res.successful, name
         assert reason in res.reason, (name, res.reason)
-    assert get_param(executor, params, "axis_mask") == "111111"          # nothing half applied
+    assert get_param(executor, params, "axis_mask") == [True] * 6        # nothing half applied
     wait_still(executor, states)
     plan = goal_from(panda_model, states, [[0, 0.05, 0]], plan_only=True)
     _, res = send(executor, client, plan)

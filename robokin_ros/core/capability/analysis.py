@@ -29,6 +29,7 @@ Nothing is ever NaN.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -49,16 +50,6 @@ class Ellipsoid:
     unit: str
     degenerate: npt.NDArray[np.bool_]   # (3,) axis ~ 0 (velocity-type ellipsoids at a singularity)
     capped: npt.NDArray[np.bool_]       # (3,) axis was infinite and is shown at the cap
-
-    def support(self, direction: npt.ArrayLike) -> float:
-        """Largest projection max{dᵀ x : x in ellipsoid} onto unit-normalised `direction`."""
-        d = np.asarray(direction, float) / np.linalg.norm(direction)
-        return float(np.linalg.norm(self.semi_axes * (self.axes.T @ d)))
-
-    @property
-    def shape_matrix(self) -> Array:
-        """Q = A diag(s²) Aᵀ (3, 3): the ellipsoid is {x : xᵀ Q⁻¹ x <= 1}."""
-        return (self.axes * self.semi_axes**2) @ self.axes.T
 
 
 @dataclass(frozen=True)
@@ -97,6 +88,13 @@ class CapabilityAnalysis:
     def singular(self) -> bool:
         """True when the translational Jacobian is singular (force axes capped)."""
         return self.manipulability.singular
+
+
+class TorqueLimits(NamedTuple):
+    """The joint torque limits the force measures use, or why there are none."""
+
+    limits: Array | None    # (n,) [N m | N]; None when some joint has no limit
+    reason: str             # "" when `limits` is set, else a sentence naming the joints without limits
 
 
 def _proper(vectors: Array) -> Array:
@@ -178,7 +176,7 @@ def force_cap(torque_limits: npt.ArrayLike, singular_sigma: float) -> float:
     return float(np.sqrt(np.mean(np.square(torque_limits)))) / singular_sigma
 
 
-def torque_limits_of(robot: RobotModel, override: npt.ArrayLike | None = None) -> tuple[Array | None, str]:
+def torque_limits_of(robot: RobotModel, override: npt.ArrayLike | None = None) -> TorqueLimits:
     """The torque limits to use and, when there are none, the reason (never zeros).
 
     Args:
@@ -186,7 +184,7 @@ def torque_limits_of(robot: RobotModel, override: npt.ArrayLike | None = None) -
         override: (n,) positive limits [N m | N], or None / empty.
 
     Returns:
-        (limits, "") or (None, a sentence naming the joints without limits).
+        TorqueLimits(limits, "") or TorqueLimits(None, a sentence naming the joints without limits).
 
     Raises:
         InvalidInputError: an override of the wrong size, non-finite or not positive.
@@ -195,12 +193,12 @@ def torque_limits_of(robot: RobotModel, override: npt.ArrayLike | None = None) -
         tau = check_vector("torque_limits", override, robot.n)
         if (tau <= 0).any():
             raise InvalidInputError(f"torque_limits must be > 0, got {tau.tolist()} for {list(robot.joint_names)}")
-        return tau, ""
+        return TorqueLimits(tau, "")
     if robot.limits.missing_effort:
-        return None, (f"torque (effort) limits are missing in the URDF for joints "
-                      f"{list(robot.limits.missing_effort)}: the RMS-scaled and torque-weighted force "
-                      "ellipsoids and the force polytope are unavailable (set the torque_limits parameter)")
-    return robot.limits.effort.copy(), ""
+        return TorqueLimits(None, f"torque (effort) limits are missing in the URDF for joints "
+                            f"{list(robot.limits.missing_effort)}: the RMS-scaled and torque-weighted force "
+                            "ellipsoids and the force polytope are unavailable (set the torque_limits parameter)")
+    return TorqueLimits(robot.limits.effort.copy(), "")
 
 
 def analyze(robot: RobotModel, positions: npt.ArrayLike, torque_limits: Array | None = None,

@@ -6,15 +6,16 @@ arrays, so the node declares `show` itself and validates it with `check_show_ite
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
+from robokin_ros.core.capability.polytope import METHODS as POLYTOPE_METHODS
 from robokin_ros.core.errors import ConfigError
-from robokin_ros.core.schema import NodeConfig, spec
+from robokin_ros.core.schema import NodeConfig, param_name, spec
 
 SHOW_ITEMS = ("velocity", "acceleration", "force_unweighted", "force_rms", "force_weighted", "polytope",
               "manipulability")
 DEFAULT_SHOW = ("velocity", "acceleration", "force_weighted", "polytope", "manipulability")
-POLYTOPE_METHODS = ("pinv", "exact")
+RGBA = ("r", "g", "b", "a")
 
 
 def check_show_items(items: Iterable[str]) -> tuple[str, ...]:
@@ -64,11 +65,10 @@ class CapabilityConfig(NodeConfig):
                                 per_joint=True)
     singular_sigma: float = spec(1e-3, "a translational singular value below this is singular: force axes "
                                  "are capped at limit/singular_sigma and flagged", unit="m/rad", gt=0.0, le=1.0)
-    polytope_method: str = spec("pinv", "pinv: torque-box vertices through pinv(J^T) (issue's mapping, outer "
-                                "set); exact: {F : |J^T F| <= tau_max} (static equilibrium)",
+    polytope_method: str = spec("pinv", "pinv: torque-box vertices through pinv(J^T) (an outer set for a "
+                                "redundant arm); exact: {F : |J^T F| <= tau_max} (static equilibrium)",
                                 choices=POLYTOPE_METHODS)
 
     def cross_field_problems(self) -> list[str]:
-        return [f"color.{name[6:]}={getattr(self, name)!r} must have 4 entries (r, g, b, a)"
-                for name in ("color_velocity", "color_acceleration", "color_force", "color_polytope", "color_singular")
-                if len(getattr(self, name)) != 4]
+        return [f"{param_name(f)}={getattr(self, f.name)!r} must have {len(RGBA)} entries ({', '.join(RGBA)})"
+                for f in fields(self) if f.name.startswith("color_") and len(getattr(self, f.name)) != len(RGBA)]

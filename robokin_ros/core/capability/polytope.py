@@ -2,7 +2,7 @@
 
 Two mappings from the joint-torque box B = {τ : |τ_i| <= τ_max,i} to tool forces F [N] (base axes):
 
-- `pinv` (the issue's construction, default): map each of the 2^n vertices of B through the minimum-norm
+- `pinv` (default; the usual construction in the literature): map each of the 2^n vertices of B through the minimum-norm
   force mapping G = pinv(J_vᵀ) = (J_v J_vᵀ)⁻¹ J_v (3, n) and take the convex hull: P_pinv = G·B.
   G τ is the force whose joint torques J_vᵀ F are closest to τ (least squares): J_vᵀ G τ is the orthogonal
   projection of τ onto range(J_vᵀ). So the true statement for every vertex F of P_pinv is
@@ -31,11 +31,13 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial import ConvexHull, HalfspaceIntersection
 
+from robokin_ros.core.capability.analysis import CapabilityAnalysis, force_cap
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.validation import check_vector
 
 Array = npt.NDArray[np.float64]
 METHODS = ("pinv", "exact")
+DEFAULT_CAP_SIGMA = 1e-3    # [m/rad] the default cap is rms(torque_limits) / this, as the ellipsoids' default
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ def force_polytope(J: npt.ArrayLike, torque_limits: npt.ArrayLike, method: str =
         J: (3, n) translational Jacobian [m/rad | -].
         torque_limits: (n,) positive limits [N m | N].
         method: "pinv" or "exact".
-        cap: clip extents at |F_i| <= cap [N]; default 1000 * rms(torque_limits) (= limit / 1e-3 m).
+        cap: clip extents at |F_i| <= cap [N]; default rms(torque_limits) / DEFAULT_CAP_SIGMA.
 
     Raises:
         InvalidInputError: wrong shapes, non-finite or non-positive limits, unknown method.
@@ -81,12 +83,29 @@ def force_polytope(J: npt.ArrayLike, torque_limits: npt.ArrayLike, method: str =
         raise InvalidInputError(f"torque_limits must be > 0 (missing limits are not zero), got {tau.tolist()}")
     if method not in METHODS:
         raise InvalidInputError(f"unknown polytope method '{method}'; use one of {list(METHODS)}")
-    cap = float(cap) if cap is not None else 1e3 * float(np.sqrt(np.mean(tau**2)))
+    cap = float(cap) if cap is not None else force_cap(tau, DEFAULT_CAP_SIGMA)
     if method == "exact":
         halfspaces = np.vstack([np.hstack([J.T, -tau[:, None]]), np.hstack([-J.T, -tau[:, None]])])
         return _clipped_hull(halfspaces, np.eye(3), cap, "exact")
     points = (_box_signs(J.shape[1]) * tau) @ np.linalg.pinv(J.T).T  # (2^n, 3) = G τ_v
     return _hull_of_points(points, cap)
+
+
+def tool_force_polytope(analysis: CapabilityAnalysis, method: str, singular_sigma: float) -> ForcePolytope | None:
+    """The force polytope at an analysed configuration, clipped where the force ellipsoids are capped.
+
+    Args:
+        analysis: the result of `analyze`; its translational Jacobian and torque limits are used.
+        method: "pinv" or "exact".
+        singular_sigma: the threshold [m/rad] the analysis used; the cap is rms(torque_limits) / it [N].
+
+    Returns:
+        The polytope, or None when the analysis has no torque limits (its `unavailable_reason` says why).
+    """
+    tau = analysis.torque_limits
+    if tau is None:
+        return None
+    return force_polytope(analysis.jacobian[:3], tau, method, force_cap(tau, singular_sigma))
 
 
 def _hull_of_points(points: Array, cap: float) -> ForcePolytope:

@@ -1,8 +1,39 @@
-"""Capability results as words and tables: one place decides names, units and flags for every front end."""
+"""Capability results as words, tables and display items: one place decides names, units, flags, scales and
+colours for every front end (RViz markers, the capability_view picture, the demo)."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from robokin_ros.core.capability.analysis import CapabilityAnalysis, Ellipsoid
+from robokin_ros.core.capability.config import CapabilityConfig
 from robokin_ros.core.capability.polytope import ForcePolytope
+
+
+class Row(NamedTuple):
+    """One line of the measures table; the unit is inside `value`."""
+
+    name: str
+    value: str
+
+
+class ShownEllipsoid(NamedTuple):
+    """An ellipsoid as the front ends draw it."""
+
+    ellipsoid: Ellipsoid | None    # None: unavailable (no torque limits)
+    scale: float                   # display length per unit of the ellipsoid [m per its unit]
+    rgba: tuple[float, ...]        # colour [0..1 each]
+
+
+def shown_ellipsoids(analysis: CapabilityAnalysis, cfg: CapabilityConfig) -> dict[str, ShownEllipsoid]:
+    """Every ellipsoid `show` item (a SHOW_ITEMS name) with its display scale and colour from `cfg`."""
+    return {
+        "velocity": ShownEllipsoid(analysis.velocity, cfg.velocity_scale, cfg.color_velocity),
+        "acceleration": ShownEllipsoid(analysis.acceleration_normalized, cfg.acceleration_scale,
+                                       cfg.color_acceleration),
+        "force_unweighted": ShownEllipsoid(analysis.force_unweighted, cfg.unit_force_scale, cfg.color_force),
+        "force_rms": ShownEllipsoid(analysis.force_rms, cfg.force_scale, cfg.color_force),
+        "force_weighted": ShownEllipsoid(analysis.force_weighted, cfg.force_scale, cfg.color_force),
+    }
 
 
 def _axes(e: Ellipsoid | None) -> str:
@@ -14,36 +45,36 @@ def _axes(e: Ellipsoid | None) -> str:
 
 
 def measure_rows(analysis: CapabilityAnalysis, polytope: ForcePolytope | None = None,
-                 polytope_reason: str = "") -> list[tuple[str, str]]:
-    """(name, value) rows of every measure and ellipsoid; units inside the value."""
+                 polytope_reason: str = "") -> list[Row]:
+    """One row per measure and ellipsoid; units inside the value."""
     m, r = analysis.manipulability, analysis.angular_manipulability
     rows = [
-        ("yoshikawa sqrt(det JvJv^T)", f"{m.yoshikawa:.4g} [m^3]"),
-        ("condition number (Jv)", f"{m.condition:.4g}"),
-        ("sigma_min / sigma_max (Jv)", f"{m.sigma_min:.4g} / {m.sigma_max:.4g} [m/rad]"),
-        ("isotropy (Jv)", f"{m.isotropy:.3f}" + ("  SINGULAR" if m.singular else "")),
-        ("condition / sigma_min (Jw)", f"{r.condition:.4g} / {r.sigma_min:.4g} [rad/rad]"),
-        ("velocity semi-axes", _axes(analysis.velocity)),
-        ("angular velocity semi-axes", _axes(analysis.angular_velocity)),
-        ("acceleration semi-axes", _axes(analysis.acceleration)),
-        ("  normalized to velocity", f"x {analysis.acceleration_normalization:.4g} [s]"),
-        ("force semi-axes, unweighted", _axes(analysis.force_unweighted)),
-        ("force semi-axes, RMS-scaled", _axes(analysis.force_rms)),
-        ("force semi-axes, torque-weighted", _axes(analysis.force_weighted)),
+        Row("yoshikawa sqrt(det JvJv^T)", f"{m.yoshikawa:.4g} [m^3]"),
+        Row("condition number (Jv)", f"{m.condition:.4g}"),
+        Row("sigma_min / sigma_max (Jv)", f"{m.sigma_min:.4g} / {m.sigma_max:.4g} [m/rad]"),
+        Row("isotropy (Jv)", f"{m.isotropy:.3f}" + ("  SINGULAR" if m.singular else "")),
+        Row("condition / sigma_min (Jw)", f"{r.condition:.4g} / {r.sigma_min:.4g} [rad/rad]"),
+        Row("velocity semi-axes", _axes(analysis.velocity)),
+        Row("angular velocity semi-axes", _axes(analysis.angular_velocity)),
+        Row("acceleration semi-axes", _axes(analysis.acceleration)),
+        Row("  normalized to velocity", f"x {analysis.acceleration_normalization:.4g} [s]"),
+        Row("force semi-axes, unweighted", _axes(analysis.force_unweighted)),
+        Row("force semi-axes, RMS-scaled", _axes(analysis.force_rms)),
+        Row("force semi-axes, torque-weighted", _axes(analysis.force_weighted)),
     ]
     if polytope is not None:
-        rows.append((f"force polytope ({polytope.method})",
-                     f"{len(polytope.vertices)} vertices, volume {polytope.volume:.4g} [N^3]"
-                     + ("  CLIPPED" if polytope.clipped else "")
-                     + (f"  flat ({polytope.dimension}-D)" if polytope.dimension < 3 else "")))
+        rows.append(Row(f"force polytope ({polytope.method})",
+                        f"{len(polytope.vertices)} vertices, volume {polytope.volume:.4g} [N^3]"
+                        + ("  CLIPPED" if polytope.clipped else "")
+                        + (f"  flat ({polytope.dimension}-D)" if polytope.dimension < 3 else "")))
     elif polytope_reason:
-        rows.append(("force polytope", "unavailable"))
+        rows.append(Row("force polytope", "unavailable"))
     if analysis.unavailable_reason:
-        rows.append(("note", analysis.unavailable_reason))
+        rows.append(Row("note", analysis.unavailable_reason))
     return rows
 
 
-def format_table(rows: list[tuple[str, str]]) -> str:
+def format_table(rows: list[Row]) -> str:
     """Two aligned columns, one row per line."""
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)

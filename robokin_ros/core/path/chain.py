@@ -7,24 +7,14 @@ axes, tip placement) is read from the Pinocchio model once, and tests compare th
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.errors import ModelError
 from robokin_ros.core.robot import RobotModel
-
-
-def rotation_angles(Ra: np.ndarray, Rb: np.ndarray) -> np.ndarray:
-    """Angle of Ra^T Rb for stacks (K, 3, 3) [rad]; atan2 form stays accurate for tiny angles."""
-    D = np.einsum("kji,kjl->kil", Ra, Rb)                                   # (K, 3, 3) Ra^T Rb
-    s = 0.5 * np.sqrt((D[:, 2, 1] - D[:, 1, 2]) ** 2 + (D[:, 0, 2] - D[:, 2, 0]) ** 2
-                      + (D[:, 1, 0] - D[:, 0, 1]) ** 2)
-    c = 0.5 * (D[:, 0, 0] + D[:, 1, 1] + D[:, 2, 2] - 1.0)
-    return np.arctan2(s, c)
-
-
-def _skew(axis: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+from robokin_ros.core.so3 import times_exp
 
 
 def _times(R: np.ndarray, M: np.ndarray) -> np.ndarray:
@@ -32,14 +22,24 @@ def _times(R: np.ndarray, M: np.ndarray) -> np.ndarray:
     return (R.reshape(-1, 3) @ M).reshape(R.shape)
 
 
-def _rotate_aligned(R: np.ndarray, axis: int, angles: np.ndarray) -> np.ndarray:
-    """R_k @ Rot(e_axis, angle_k): only the two other columns mix (cheaper than a full product)."""
-    i, j = (axis + 1) % 3, (axis + 2) % 3
-    c, s = np.cos(angles)[:, None], np.sin(angles)[:, None]
-    out = R.copy()
-    out[:, :, i] = c * R[:, :, i] + s * R[:, :, j]
-    out[:, :, j] = c * R[:, :, j] - s * R[:, :, i]
-    return out
+class Poses(NamedTuple):
+    """Tool poses of many configurations, base frame."""
+
+    rotations: np.ndarray        # (K, 3, 3)
+    translations: np.ndarray     # (K, 3) [m]
+
+
+class ChainArrays(NamedTuple):
+    """The serial chain as contiguous arrays for compiled code (c = joints that move the frame)."""
+
+    place_R: np.ndarray          # (c, 3, 3) fixed joint placement rotations
+    place_t: np.ndarray          # (c, 3) [m] fixed joint placement translations
+    axes: np.ndarray             # (c, 3) unit motion axes, joint frame
+    prismatic: np.ndarray        # (c,) bool
+    tip_R: np.ndarray            # (3, 3) frame placement in its parent joint
+    tip_t: np.ndarray            # (3,) [m]
+    base_R: np.ndarray           # (3, 3) base_T_world
+    base_t: np.ndarray           # (3,) [m]
 
 
 class ChainFk:
@@ -53,14 +53,13 @@ class ChainFk:
         data = model.createData()
         q0 = pin.neutral(model)
         pin.computeJointJacobians(model, data, q0)
-        self._placements, self._axes, self._skews, self._prismatic = [], [], [], []
+        self._placements, self._axes, self._prismatic = [], [], []
         self._aligned, self._signs = [], []
         for j in range(1, model.njoints):
             S = pin.getJointJacobian(model, data, j, pin.ReferenceFrame.LOCAL)[:, model.joints[j].idx_v]
             prismatic = np.linalg.norm(S[3:]) < 1e-12
             axis = S[:3] if prismatic else S[3:]
             self._axes.append(axis / np.linalg.norm(axis))
-            self._skews.append(_skew(self._axes[-1]))
             a = self._axes[-1]
             aligned = np.flatnonzero(np.abs(np.abs(a) - 1.0) < 1e-12)
             self._aligned.append(int(aligned[0]) if len(aligned) else -1)
@@ -74,18 +73,16 @@ class ChainFk:
         base_T_world = robot.world_T_base.inverse()
         self._base = (base_T_world.rotation.copy(), base_T_world.translation.copy())
 
-    def arrays(self) -> tuple:
-        """The chain as contiguous arrays for compiled code: (placement rotations (c, 3, 3), placement
-        translations (c, 3), unit axes (c, 3), prismatic flags (c,), tip R, tip t, base_T_world R, t) for
-        the c joints that move the frame."""
+    def arrays(self) -> ChainArrays:
+        """The chain as contiguous arrays for compiled code (`ik_kernel.chain_pose_jacobian`)."""
         c = self._chain_length
-        return (np.array([R for R, _ in self._placements[:c]]).reshape(c, 3, 3),
-                np.array([t for _, t in self._placements[:c]]).reshape(c, 3),
-                np.array(self._axes[:c]).reshape(c, 3), np.array(self._prismatic[:c], dtype=np.bool_),
-                *(np.ascontiguousarray(a) for a in (*self._tip, *self._base)))
+        return ChainArrays(np.array([R for R, _ in self._placements[:c]]).reshape(c, 3, 3),
+                           np.array([t for _, t in self._placements[:c]]).reshape(c, 3),
+                           np.array(self._axes[:c]).reshape(c, 3), np.array(self._prismatic[:c], dtype=np.bool_),
+                           *(np.ascontiguousarray(a) for a in (*self._tip, *self._base)))
 
-    def __call__(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Tip poses for positions (K, n): rotations (K, 3, 3) and translations (K, 3), base frame."""
+    def __call__(self, positions: np.ndarray) -> Poses:
+        """Tip poses for positions (K, n), base frame."""
         positions = np.atleast_2d(positions)
         count = len(positions)
         R = np.broadcast_to(self._base[0], (count, 3, 3)).copy()
@@ -96,12 +93,7 @@ class ChainFk:
             R = _times(R, Rj)
             if self._prismatic[j]:
                 p = p + (R @ self._axes[j]) * positions[:, j, None]
-            elif self._aligned[j] >= 0:
-                R = _rotate_aligned(R, self._aligned[j], positions[:, j] * self._signs[j])
             else:
-                # Rodrigues applied on the right: R exp(q [a]) = R + sin q (R [a]) + (1 - cos q) (R [a]^2)
-                RK = _times(R, self._skews[j])
-                angles = positions[:, j, None, None]
-                R = R + np.sin(angles) * RK + (1.0 - np.cos(angles)) * _times(RK, self._skews[j])
+                R = times_exp(R, self._axes[j], positions[:, j] * self._signs[j], self._aligned[j])
         Rt, pt = self._tip
-        return _times(R, Rt), p + (R.reshape(-1, 3) @ pt).reshape(-1, 3)
+        return Poses(_times(R, Rt), p + (R.reshape(-1, 3) @ pt).reshape(-1, 3))

@@ -21,8 +21,8 @@ class PathConfig(NodeConfig):
     sample_angle_step: float = spec(1e-3, "dense sample spacing in rotation (1 mrad at most)", unit="rad",
                                     gt=0.0, le=1e-3)
     # --- incremental IK ---
-    axis_mask: str = spec("111111", "constrained axes as six 0/1 digits (vx vy vz wx wy wz), e.g. 111110 "
-                          "leaves rotation about z free; at least one 1")
+    axis_mask: tuple = spec((True,) * 6, "constrained axes as six booleans (vx vy vz wx wy wz), e.g. "
+                            "[true, true, true, true, true, false] leaves rotation about z free; at least one true")
     axis_mask_frame: str = spec("tool", "frame the axis mask is expressed in", choices=("tool", "base"))
     max_optimizer_iterations: int = spec(1, "DLS iterations per dense sample (more = tighter, null-space "
                                          "objectives converge further)", ge=1, le=100)
@@ -39,11 +39,12 @@ class PathConfig(NodeConfig):
     singularity_sigma_threshold: float = spec(0.01, "damping starts below this smallest singular value",
                                               unit="m/rad", gt=0.0, le=1.0)
     max_damping: float = spec(0.02, "damping at sigma_min = 0", ge=0.0, le=1.0)
-    joint_limit_avoidance_gain: float = spec(0.0, "null-space push per sample away from the outer zone of "
-                                             "each joint range (0 = off)", ge=0.0, le=1.0)
+    joint_limit_avoidance_gain_per_sample: float = spec(0.0, "null-space push per dense sample away from the "
+                                                        "outer zone of each joint range (0 = off)", ge=0.0, le=1.0)
     joint_limit_avoidance_zone: float = spec(0.1, "share of the range on each side where the push acts",
                                              gt=0.0, le=0.5)
-    posture_gain: float = spec(0.0, "null-space pull per sample toward home_positions (0 = off)", ge=0.0, le=1.0)
+    posture_gain_per_sample: float = spec(0.0, "null-space pull per dense sample toward home_positions (0 = off)",
+                                          ge=0.0, le=1.0)
     home_positions: tuple = spec((), "posture target (empty = the robot's home)", unit="rad", per_joint=True)
     # --- downsampling ---
     downsample_joint_tolerance: float = spec(2e-3, "max joint deviation of the timed spline from the dense "
@@ -78,6 +79,12 @@ class PathConfig(NodeConfig):
                                            unit="s", gt=0.0, le=600.0)
 
     def cross_field_problems(self) -> list[str]:
-        if len(self.axis_mask) != 6 or set(self.axis_mask) - {"0", "1"} or "1" not in self.axis_mask:
-            return [f"axis_mask={self.axis_mask!r} must be six 0/1 digits with at least one 1"]
-        return []
+        return axis_mask_problems(self.axis_mask)
+
+
+def axis_mask_problems(mask) -> list[str]:
+    """The one rule for an axis mask (parameter or request): six booleans, at least one true."""
+    entries = tuple(mask) if isinstance(mask, (tuple, list)) else (mask,)
+    if len(entries) != 6 or not all(isinstance(v, bool) for v in entries) or not any(entries):
+        return [f"axis_mask={mask!r} must be six booleans with at least one true"]
+    return []

@@ -13,7 +13,7 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from robokin_ros.core.path.chain import ChainFk
-from robokin_ros.core.path.checks import pose_errors
+from robokin_ros.core.path.checks import AxisSelection, pose_errors
 from robokin_ros.core.path.geometry import DensePath
 from robokin_ros.core.path.result import DownsampleResult
 
@@ -34,7 +34,7 @@ def spline(ss: np.ndarray, positions: np.ndarray) -> CubicSpline:
 
 def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolerance: float,
                position_tolerance: float, orientation_tolerance: float,
-               rows: np.ndarray = np.arange(6), tool_axes: bool = True) -> DownsampleResult:
+               axes: AxisSelection = AxisSelection(np.arange(6), True)) -> DownsampleResult:
     """Indices of dense samples to keep so the spline through them stays within every tolerance.
 
     Args:
@@ -44,7 +44,7 @@ def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolera
         joint_tolerance: max |spline - dense| per joint [rad | m].
         position_tolerance: max tool position deviation [m] on the constrained axes.
         orientation_tolerance: max tool orientation deviation [rad] on the constrained axes.
-        rows, tool_axes: constrained axes, as for the solver.
+        axes: constrained axes, as for the solver.
     """
     count = len(positions)
     ss = path_parameter(positions)
@@ -62,7 +62,7 @@ def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolera
         R, p = fk(np.vstack([fitted, spline(ss[idx], positions[idx])(mid_ss)]))
         pos, rot = pose_errors(R, p, np.concatenate([path.rotations[:count], path.mid_rotations[:count - 1]]),
                                np.concatenate([path.positions[:count], path.mid_positions[:count - 1]]),
-                               rows, tool_axes)
+                               axes)
         # a midpoint miss is charged to the sample after it (both ends of its interval are candidates)
         pos = np.maximum(pos[:count], np.r_[0.0, pos[count:]])
         rot = np.maximum(rot[:count], np.r_[0.0, rot[count:]])

@@ -30,6 +30,7 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.errors import BlendRadiusError, EmptyPathError, PathInputError
+from robokin_ros.core.so3 import exp3_scaled, relative_angles
 
 MAX_STEP = 1e-3            # [m] coarsest allowed dense spacing in translation
 MAX_ANGLE_STEP = 1e-3      # [rad] coarsest allowed dense spacing in rotation
@@ -110,19 +111,6 @@ def _check_pose(pose: pin.SE3, waypoint: int) -> tuple[np.ndarray, np.ndarray]:
     return p, R
 
 
-def exp3_batch(w: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Rotations exp(t_k * [w]) for every t_k (Rodrigues), shape (len(t), 3, 3)."""
-    angle = float(np.linalg.norm(w))
-    out = np.broadcast_to(np.eye(3), (len(t), 3, 3)).copy()
-    if angle < 1e-12:
-        return out
-    k = w / angle
-    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    theta = t * angle
-    out += np.sin(theta)[:, None, None] * K + (1.0 - np.cos(theta))[:, None, None] * (K @ K)
-    return out
-
-
 @dataclass(frozen=True)
 class _Node:
     p: np.ndarray
@@ -170,7 +158,7 @@ def _corner_radii(nodes: list[_Node], lengths: np.ndarray, directions: np.ndarra
 
 def _segment_rotation(node_a: _Node, w: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Orientation at fraction s of the segment a->b."""
-    return node_a.R @ exp3_batch(w, s)
+    return node_a.R @ exp3_scaled(w, s)
 
 
 def _pieces(nodes: list[_Node], radii: np.ndarray, step: float, angle_step: float):
@@ -197,14 +185,14 @@ def _pieces(nodes: list[_Node], radii: np.ndarray, step: float, angle_step: floa
             nxt = nodes[j + 2]
             B0 = c.p - r * deltas[j] / L
             B2 = c.p + r * deltas[j + 1] / lengths[j + 1]
-            Ra = a.R @ exp3_batch(w, np.array([1.0 - r / L]))[0]
-            Rb = c.R @ exp3_batch(logs[j + 1], np.array([r / lengths[j + 1]]))[0]
+            Ra = a.R @ exp3_scaled(w, np.array([1.0 - r / L]))[0]
+            Rb = c.R @ exp3_scaled(logs[j + 1], np.array([r / lengths[j + 1]]))[0]
             wb = pin.log3(Ra.T @ Rb)
             # |B'(t)| <= 2r, so 2r/n bounds the translation between parameter-uniform samples.
             nb = np.maximum(1.0, np.ceil(max(2 * r / step, np.linalg.norm(wb) / angle_step) - 1e-9))
             yield ((lambda t, B0=B0, C=c.p, B2=B2: np.outer((1 - t) ** 2, B0) + np.outer(2 * t * (1 - t), C)
                     + np.outer(t ** 2, B2)),
-                   (lambda t, Ra=Ra, wb=wb: Ra @ exp3_batch(wb, t)),
+                   (lambda t, Ra=Ra, wb=wb: Ra @ exp3_scaled(wb, t)),
                    nb, nxt.index, False)
 
 
@@ -252,9 +240,7 @@ def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float
         segment.append(np.full(2 * n, seg))
     fine_p, fine_R, fine_seg = np.concatenate(positions), np.concatenate(rotations), np.concatenate(segment)
     chord = np.linalg.norm(np.diff(fine_p, axis=0), axis=1)
-    # Relative rotation angle between neighbours: acos((trace(Ra^T Rb) - 1) / 2).
-    tr = np.einsum("kij,kij->k", fine_R[:-1], fine_R[1:])
-    turn = np.arccos(np.clip((tr - 1.0) / 2.0, -1.0, 1.0))
+    turn = relative_angles(fine_R[:-1], fine_R[1:])
     arc = np.concatenate([[0.0], np.cumsum(chord)])
     combined = np.concatenate([[0.0], np.cumsum(chord + turn * (max_step / max_angle_step))])
     corner_radii = tuple(float(radii[k]) for k in range(1, len(nodes) - 1))

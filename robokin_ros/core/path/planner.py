@@ -7,14 +7,15 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
 from scipy.spatial import cKDTree
 
 from robokin_ros.core.errors import InvalidInputError, PathInputError
-from robokin_ros.core.limits import motion_limits
-from robokin_ros.core.path.checks import pose_errors, slerp_batch
+from robokin_ros.core.limits import MotionLimits, motion_limits
+from robokin_ros.core.path.checks import AxisSelection, pose_errors
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.downsample import downsample, path_parameter
 from robokin_ros.core.path.geometry import DensePath, build_path
@@ -22,6 +23,26 @@ from robokin_ros.core.path.result import DownsampleResult, JointTrajectoryArrays
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.path.timing import sample_times, time_optimal
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.so3 import slerp_batch
+
+WARM_UP_STEP = 0.002      # [m] length of the path `warm_up` solves (compiles and loads the kernels)
+
+
+class TimedSection(NamedTuple):
+    """A rest-to-rest stretch of the path, downsampled and timed."""
+
+    reduced: DownsampleResult          # kept dense indices, of the whole path
+    trajectory: JointTrajectoryArrays
+    report: TimingReport
+    control: np.ndarray                # (K, n) positions at the control rate, for the timed-deviation check
+    downsample_time: float             # [s]
+
+
+class PathDeviation(NamedTuple):
+    """Largest tool deviation of a timed trajectory from the geometric path."""
+
+    position: float                    # [m]
+    orientation: float                 # [rad]
 
 
 class CartesianPathPlanner:
@@ -48,16 +69,28 @@ class CartesianPathPlanner:
             self._solvers[tip] = PathIkSolver(self.robot, self.config, tip)
         return self._solvers[tip]
 
-    def limits(self) -> tuple[np.ndarray, np.ndarray]:
+    def warm_up(self) -> None:
+        """Solve a short path from home with the default solver, so the first request pays no compile time."""
+        start = self.robot.fk(self.robot.home())
+        target = start.copy()
+        target.translation = target.translation + np.array([0.0, 0.0, WARM_UP_STEP])
+        self.solver().solve(build_path(start, [target]), self.robot.home())
+
+    def limits(self) -> MotionLimits:
         """Velocity [rad/s] and acceleration [rad/s^2] limits: config overrides, else URDF / defaults."""
         c = self.config
         return motion_limits(self.robot, c.max_joint_velocity, c.max_joint_acceleration, c.default_joint_acceleration)
 
     def plan(self, start_positions, waypoints: Sequence[pin.SE3], blend_radius: float | None = None, *,
-             tip_frame: str = "", axis_mask=None, axis_frame: str | None = None,
+             tip_frame: str = "", axis_mask: np.ndarray | None = None, axis_frame: str | None = None,
              velocity_scaling: float | None = None, acceleration_scaling: float | None = None,
              time_parameterize: bool = True) -> PathPlan:
         """Plan a path from the tool pose at `start_positions` through `waypoints` (base frame poses).
+
+        Args:
+            axis_mask: bool (6,) constrained axes, None = the config's. axis_frame: "tool" / "base", None = config.
+            velocity_scaling, acceleration_scaling: fractions of the limits in (0, 1]; None or 0 = the config's
+                default (a goal's 0 means "the node's default").
 
         Raises:
             PathInputError (and subclasses), InvalidInputError, UnknownFrameError: bad request, including
@@ -69,13 +102,12 @@ class CartesianPathPlanner:
         t0 = time.perf_counter()
         solver = self.solver(tip_frame)
         q0 = self.robot.check_positions(start_positions, "start positions")
-        for name, s in (("velocity_scaling", velocity_scaling), ("acceleration_scaling", acceleration_scaling)):
-            if s is not None and not (np.isfinite(s) and 0.0 < s <= 1.0):
-                raise InvalidInputError(f"{name}={s} must be in (0, 1] (0 in a goal means the default)")
+        v_scale = _scaling("velocity_scaling", velocity_scaling, c.velocity_scaling)
+        a_scale = _scaling("acceleration_scaling", acceleration_scaling, c.acceleration_scaling)
+        axes = solver.axes(axis_mask, axis_frame)
         check_reach(waypoints, self.reach_bound(tip_frame))
-        start = solver.fk(q0[None])
-        start_pose = pin.SE3(start[0][0], start[1][0])
-        path = build_path(start_pose, waypoints, c.blend_radius if blend_radius is None else blend_radius,
+        R0, p0 = solver.fk(q0[None])
+        path = build_path(pin.SE3(R0[0], p0[0]), waypoints, c.blend_radius if blend_radius is None else blend_radius,
                           max_step=c.sample_step, max_angle_step=c.sample_angle_step,
                           clamp_blend=c.clamp_blend_radius)
         timings["geometry"] = time.perf_counter() - t0
@@ -83,49 +115,55 @@ class CartesianPathPlanner:
         timings["ik"] = ik.compute_time
         if not ik.success or not time_parameterize:
             return PathPlan(ik, timings=timings)
-        settings = solver._settings(axis_mask, axis_frame or c.axis_mask_frame)
-        v_scale = velocity_scaling or c.velocity_scaling
-        a_scale = acceleration_scaling or c.acceleration_scaling
         bounds = [0, *path.stops, path.size - 1]
-        pieces = [self._time_section(ik.positions, path, a, b, solver, settings, v_scale, a_scale)
-                  for a, b in zip(bounds[:-1], bounds[1:])]
-        reduced, arrays, report, control = _join(pieces)
-        timings["downsample"] = sum(p[4] for p in pieces)
-        timings["timing"] = report.compute_time
+        whole = _join([self._time_section(ik.positions, path, a, b, solver, axes, v_scale, a_scale)
+                       for a, b in zip(bounds[:-1], bounds[1:])])
+        timings["downsample"] = whole.downsample_time
+        timings["timing"] = whole.report.compute_time
         t2 = time.perf_counter()
-        pos, rot = timed_deviation(control, ik.positions, path, solver, settings.rows, settings.tool_axes)
-        report = dataclasses.replace(report, max_position_deviation=pos, max_orientation_deviation=rot,
-                                     verify_time=report.verify_time + time.perf_counter() - t2)
+        deviation = timed_deviation(whole.control, ik.positions, path, solver, axes)
+        report = dataclasses.replace(whole.report, max_position_deviation=deviation.position,
+                                     max_orientation_deviation=deviation.orientation,
+                                     verify_time=whole.report.verify_time + time.perf_counter() - t2)
         timings["verify"] = report.verify_time
-        return PathPlan(ik, reduced, arrays, report, timings)
+        return PathPlan(ik, whole.reduced, whole.trajectory, report, timings)
 
-    def time_prefix(self, ik: PathIkResult, tip_frame: str = "", axis_mask=None,
+    def time_prefix(self, ik: PathIkResult, tip_frame: str = "", axis_mask: np.ndarray | None = None,
                     axis_frame: str | None = None) -> JointTrajectoryArrays | None:
         """A timed trajectory along the solved prefix of a failed path (None if it has < 2 samples)."""
         if len(ik.positions) < 2:
             return None
         solver = self.solver(tip_frame)
-        settings = solver._settings(axis_mask, axis_frame or self.config.axis_mask_frame)
-        section = self._time_section(ik.positions, ik.path, 0, len(ik.positions) - 1, solver, settings,
-                                     self.config.velocity_scaling, self.config.acceleration_scaling)
-        return section[1]
+        section = self._time_section(ik.positions, ik.path, 0, len(ik.positions) - 1, solver,
+                                     solver.axes(axis_mask, axis_frame), self.config.velocity_scaling,
+                                     self.config.acceleration_scaling)
+        return section.trajectory
 
-    def _time_section(self, Q, path, first, last, solver, settings, v_scale, a_scale):
+    def _time_section(self, Q, path: DensePath, first: int, last: int, solver: PathIkSolver, axes: AxisSelection,
+                      v_scale: float, a_scale: float) -> TimedSection:
         """Downsample and time dense samples first..last (rest to rest)."""
         c = self.config
         t0 = time.perf_counter()
         reduced = downsample(Q[first:last + 1], path.section(first, last), solver.fk,
                              c.downsample_joint_tolerance, c.downsample_position_tolerance,
-                             c.downsample_orientation_tolerance, settings.rows, settings.tool_axes)
+                             c.downsample_orientation_tolerance, axes)
         elapsed = time.perf_counter() - t0
         ss = path_parameter(Q[first:last + 1])[reduced.indices]
         v_max, a_max = self.limits()
-        arrays, report, trajectory = time_optimal(ss, Q[first:last + 1][reduced.indices], self.robot.joint_names,
-                                                  v_max, a_max, v_scale, a_scale, c.trajectory_rate_hz,
-                                                  c.control_rate_hz)
-        control = trajectory(sample_times(report.duration, c.control_rate_hz))
+        timed = time_optimal(ss, Q[first:last + 1][reduced.indices], self.robot.joint_names, v_max, a_max,
+                             v_scale, a_scale, c.trajectory_rate_hz, c.control_rate_hz)
+        control = timed.trajectory(sample_times(timed.report.duration, c.control_rate_hz))
         shifted = dataclasses.replace(reduced, indices=reduced.indices + first)
-        return shifted, arrays, report, control, elapsed
+        return TimedSection(shifted, timed.arrays, timed.report, control, elapsed)
+
+
+def _scaling(name: str, value: float | None, default: float) -> float:
+    """The one rule for a requested scaling: None or 0 = `default`, anything else must be in (0, 1]."""
+    if value is None or value == 0.0:
+        return default
+    if not (np.isfinite(value) and 0.0 < value <= 1.0):
+        raise InvalidInputError(f"{name}={value} must be in (0, 1] (0 in a goal means the default)")
+    return float(value)
 
 
 REACH_MARGIN = 1.5     # reach_bound is already an upper bound; the margin absorbs URDF/tool inaccuracies
@@ -173,11 +211,11 @@ def check_reach(waypoints: Sequence[pin.SE3], bound: float) -> None:
                                  f"bound of {bound:.3f} m (check the units and the frame_id)", i)
 
 
-def _join(pieces):
+def _join(pieces: list[TimedSection]) -> TimedSection:
     """Concatenate rest-to-rest sections (each starts where the previous stopped) into one trajectory."""
-    reduced = [p[0] for p in pieces]
-    arrays = [p[1] for p in pieces]
-    reports = [p[2] for p in pieces]
+    arrays = [p.trajectory for p in pieces]
+    reports = [p.report for p in pieces]
+    reduced = [p.reduced for p in pieces]
     offsets = np.cumsum([0.0] + [a.duration for a in arrays[:-1]])
     keep = [slice(None)] + [slice(1, None)] * (len(arrays) - 1)      # drop each section's repeated start
     joined = JointTrajectoryArrays(
@@ -194,12 +232,13 @@ def _join(pieces):
                             max(r.max_joint_deviation for r in reduced),
                             max(r.max_position_deviation for r in reduced),
                             max(r.max_orientation_deviation for r in reduced))
-    return down, joined, report, np.vstack([p[3] for p in pieces])
+    return TimedSection(down, joined, report, np.vstack([p.control for p in pieces]),
+                        sum(p.downsample_time for p in pieces))
 
 
 def timed_deviation(control_positions: np.ndarray, dense_positions: np.ndarray, path: DensePath,
-                    solver: PathIkSolver, rows: np.ndarray, tool_axes: bool) -> tuple[float, float]:
-    """Max tool deviation [m], [rad] of timed configurations from the geometric path.
+                    solver: PathIkSolver, axes: AxisSelection) -> PathDeviation:
+    """Largest tool deviation of timed configurations from the geometric path, on the constrained axes.
 
     Each configuration is matched to the dense joint solution (nearest sample, then projected on the
     neighbouring joint segment); the geometric pose at that fractional sample (linear position, SLERP
@@ -222,5 +261,5 @@ def timed_deviation(control_positions: np.ndarray, dense_positions: np.ndarray, 
     R_a, R_b = path.rotations[best_i], path.rotations[best_i + 1]
     R_ref = slerp_batch(R_a, R_b, best_f)
     R, p = solver.fk(control_positions)
-    pos, rot = pose_errors(R, p, R_ref, p_ref, rows, tool_axes)
-    return float(pos.max()), float(rot.max())
+    pos, rot = pose_errors(R, p, R_ref, p_ref, axes)
+    return PathDeviation(float(pos.max()), float(rot.max()))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import NamedTuple
 
 import numpy as np
 import toppra as ta
@@ -64,7 +65,7 @@ def _constraints(v_lim: np.ndarray, a_lim: np.ndarray) -> list:
     return _CONSTRAINTS[key]
 
 
-def _toppra(ss, waypoints, v_lim, a_lim) -> "ConstAccelTrajectory":
+def _toppra(ss, waypoints, v_lim, a_lim) -> ConstAccelTrajectory:
     path = ta.SplineInterpolator(ss, waypoints, bc_type="not-a-knot")
     instance = algo.TOPPRA(_constraints(v_lim, a_lim), path, gridpoints=_grid(ss),
                            parametrizer="ParametrizeConstAccel")
@@ -93,7 +94,7 @@ class ConstAccelTrajectory:
         self.ts = np.concatenate([[0.0], np.cumsum(2.0 * ds / (self.sd[:-1] + self.sd[1:]))])
         self.stretch = stretch
 
-    def stretched(self, factor: float) -> "ConstAccelTrajectory":
+    def stretched(self, factor: float) -> ConstAccelTrajectory:
         """The same path, `factor` times slower again."""
         out = object.__new__(ConstAccelTrajectory)
         out.__dict__.update(self.__dict__, stretch=self.stretch * factor)
@@ -126,10 +127,17 @@ def _peak_ratios(trajectory, times, v_max, a_max) -> tuple[float, float]:
     return float((np.abs(qd) / v_max).max()), float((np.abs(qdd) / a_max).max())
 
 
+class TimedTrajectory(NamedTuple):
+    """What `time_optimal` returns."""
+
+    arrays: JointTrajectoryArrays          # sampled at the trajectory rate
+    report: TimingReport                   # verification at the control rate
+    trajectory: ConstAccelTrajectory       # q(t, order) at any time
+
+
 def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.ndarray, a_max: np.ndarray,
                  velocity_scaling: float = 1.0, acceleration_scaling: float = 1.0,
-                 trajectory_rate_hz: float = 100.0, control_rate_hz: float = 500.0,
-                 ) -> tuple[JointTrajectoryArrays, TimingReport, object]:
+                 trajectory_rate_hz: float = 100.0, control_rate_hz: float = 500.0) -> TimedTrajectory:
     """Time-optimal trajectory through joint waypoints (M, n) parameterized by `ss` (M,), from rest to rest.
 
     Args:
@@ -137,19 +145,17 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
         waypoints: joint positions [rad | m]; row 0 is the start state.
         joint_names: names, in column order.
         v_max, a_max: per-joint limits [rad/s], [rad/s^2], finite and > 0.
-        velocity_scaling, acceleration_scaling: global fractions in (0, 1].
+        velocity_scaling, acceleration_scaling: global fractions in (0, 1], checked by the caller
+            (`CartesianPathPlanner.plan` is the edge that validates them).
         trajectory_rate_hz: sample rate of the returned arrays.
         control_rate_hz: rate of the verification sampling.
 
     Returns:
-        (trajectory arrays, verification report, the `ConstAccelTrajectory` q(t, order=0)).
+        TimedTrajectory: arrays, verification report and the continuous trajectory.
 
     Raises:
         TrajectoryTimingError: infeasible, non-finite limits, or an overshoot that re-timing cannot remove.
     """
-    for name, s in (("velocity_scaling", velocity_scaling), ("acceleration_scaling", acceleration_scaling)):
-        if not (np.isfinite(s) and 0.0 < s <= 1.0):
-            raise TrajectoryTimingError(f"{name}={s} must be in (0, 1]")
     v_max = np.asarray(v_max, float) * velocity_scaling
     a_max = np.asarray(a_max, float) * acceleration_scaling
     bad = [joint_names[j] for j in range(len(v_max))
@@ -181,68 +187,4 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
                                    trajectory(times, 2))
     report = TimingReport(duration, v_ratio, a_ratio, retimings=retimings,
                           compute_time=time.perf_counter() - t0 - verify, verify_time=verify)
-    return arrays, report, trajectory
-
-
-# ---- classic profiles for simple point-to-point moves -------------------------------------------------
-def lspb_profile(v: float, a: float) -> tuple[float, float]:
-    """Linear segment with parabolic blends for a unit move s: 0 -> 1 with |s'| <= v, |s''| <= a.
-
-    Returns (blend time, total time) [s]; the profile is triangular when v cannot be reached.
-    """
-    if v * v / a >= 1.0:
-        tb = float(np.sqrt(1.0 / a))
-        return tb, 2.0 * tb
-    tb = v / a
-    return tb, 1.0 / v + tb
-
-
-def lspb_eval(t: np.ndarray, tb: float, total: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """s, s', s'' of the unit LSPB move at times t (clipped to [0, total])."""
-    t = np.clip(np.asarray(t, float), 0.0, total)
-    a = 1.0 / (tb * (total - tb))               # from s(total) = 1 with cruise speed a * tb
-    v = a * tb
-    s = np.where(t < tb, 0.5 * a * t ** 2,
-                 np.where(t <= total - tb, 0.5 * a * tb ** 2 + v * (t - tb), 1.0 - 0.5 * a * (total - t) ** 2))
-    sd = np.where(t < tb, a * t, np.where(t <= total - tb, v, a * (total - t)))
-    sdd = np.where(t < tb, a, np.where(t <= total - tb, 0.0, -a))
-    return s, sd, sdd
-
-
-def quintic_eval(t: np.ndarray, total: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """s, s', s'' of the rest-to-rest quintic s = 10 tau^3 - 15 tau^4 + 6 tau^5, tau = t / total."""
-    tau = np.clip(np.asarray(t, float), 0.0, total) / total
-    s = tau ** 3 * (10 - 15 * tau + 6 * tau ** 2)
-    sd = 30 * tau ** 2 * (1 - tau) ** 2 / total
-    sdd = 60 * tau * (1 - tau) * (1 - 2 * tau) / total ** 2
-    return s, sd, sdd
-
-
-def joint_move(q0, q1, v_max, a_max, profile: str = "lspb", rate_hz: float = 100.0,
-               joint_names=None) -> JointTrajectoryArrays:
-    """Synchronized straight joint-space move q0 -> q1 with an LSPB or quintic profile within limits.
-
-    All joints share one profile s(t) on Delta q, so the slowest joint sets the duration and the path is a
-    straight line in joint space. Quintic peaks: |s'| = 15/8 / T, |s''| = 10 / (sqrt(3) T^2).
-    """
-    q0, q1 = np.asarray(q0, float), np.asarray(q1, float)
-    delta = q1 - q0
-    moving = np.abs(delta) > 1e-12
-    names = tuple(joint_names or (f"joint_{j}" for j in range(len(q0))))
-    if not moving.any():
-        zeros = np.zeros((1, len(q0)))
-        return JointTrajectoryArrays(names, np.zeros(1), q0[None].copy(), zeros, zeros.copy())
-    v = float(np.min(np.asarray(v_max, float)[moving] / np.abs(delta[moving])))     # [1/s] on s
-    a = float(np.min(np.asarray(a_max, float)[moving] / np.abs(delta[moving])))
-    if profile == "lspb":
-        tb, total = lspb_profile(v, a)
-        evaluate = lambda t: lspb_eval(t, tb, total)          # noqa: E731
-    elif profile == "quintic":
-        total = max(15.0 / 8.0 / v, float(np.sqrt(10.0 / np.sqrt(3.0) / a)))
-        evaluate = lambda t: quintic_eval(t, total)           # noqa: E731
-    else:
-        raise InvalidInputError(f"profile '{profile}' must be 'lspb' or 'quintic'")
-    times = sample_times(total, rate_hz)
-    s, sd, sdd = evaluate(times)
-    return JointTrajectoryArrays(names, times, q0 + np.outer(s, delta), np.outer(sd, delta),
-                                 np.outer(sdd, delta))
+    return TimedTrajectory(arrays, report, trajectory)

@@ -76,6 +76,11 @@ class ServoConfig(NodeConfig):
     default_joint_acceleration: float = spec(5.0, "acceleration limit of joints without one",
                                              unit="rad/s^2", gt=0.0, le=1000.0)
 
+    @property
+    def rate_hz(self) -> float:
+        """Control rate of the servo loop [Hz]."""
+        return 1.0 / self.publish_period
+
     def cross_field_problems(self) -> list[str]:
         problems = []
         if self.hard_stop_singularity_threshold <= self.lower_singularity_threshold:

@@ -6,7 +6,7 @@ Each `step(now)` produces one command. Decisions, in order:
 3. (re-)anchor: the commanded state starts from the measured positions (with zero velocity) on the first
    measurement, after resume, after a joint-state outage, and whenever it diverged from the measurement by
    more than `max_state_divergence` on any joint. Otherwise it integrates from the last command, not from
-   the measurement: no sag or drift from controller lag (moveit2 #1857, #3728);
+   the measurement: a lagging controller then causes no sag or drift;
 4. a fresh command -> velocity IK (limits, singularities, acceleration window) -> integrate;
 5. no command, or older than `incoming_command_timeout` (receive time) -> STALE_COMMAND: the velocity
    ramps to zero as one uniform factor within the acceleration limits (direction kept), then the position
@@ -15,7 +15,6 @@ Each `step(now)` produces one command. Decisions, in order:
 from __future__ import annotations
 
 import math
-from dataclasses import fields
 
 import numpy as np
 from numba import njit
@@ -26,20 +25,15 @@ from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.twist import TwistConverter, command_to_si
-from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
-from robokin_ros.core.servo.velocity_ik import IkSettings, VelocityIk
+from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand, frozen
+from robokin_ros.core.servo.velocity_ik import VelocityIk
+from robokin_ros.core.servo.window import advance_arrays, clamped, window_arrays, window_times
 from robokin_ros.core.validation import check_vector
 
 _NAN = float("nan")
-_OUTPUT_FIELDS = tuple(f.name for f in fields(ServoOutput))
-_WINDOW_FIELDS = tuple(f.name for f in fields(TrajectoryWindow))
-
-
-def _frozen(cls, names, values):
-    """Build a frozen dataclass without its generated __init__ (~1.5 us of object.__setattr__ per tick)."""
-    obj = object.__new__(cls)
-    obj.__dict__.update(zip(names, values))
-    return obj
+# The warm-up: a few ticks of a small twist along every axis, enough to run every compiled kernel once.
+WARM_UP_TICKS = 3
+WARM_UP_TWIST = 0.1        # each component, in the units of `command_in_type`
 
 
 @njit(cache=True)
@@ -51,55 +45,6 @@ def _max_abs_difference(a, b):
         if not d <= worst:
             worst = d if d == d else np.inf
     return worst
-
-
-@njit(cache=True)
-def _clamped(q, lower, upper):
-    out = np.empty_like(q)
-    for j in range(q.shape[0]):
-        out[j] = min(max(q[j], lower[j]), upper[j])
-    return out
-
-
-@njit(cache=True)
-def _window_arrays(q, v, lower, upper, times, positions, velocities):
-    """Fill the look-ahead (k, n): q + v t clamped to the limits (q is the state at times[0] = 0).
-
-    A joint's velocity is 0 at the points where it is clamped and at the point just before the first of
-    them, so a controller's cubic interpolation between points cannot overshoot the limit."""
-    for j in range(q.shape[0]):
-        clamped_from = times.shape[0]
-        for i in range(times.shape[0]):
-            p = q[j] + v[j] * times[i]
-            if p > upper[j] or p < lower[j]:
-                positions[i, j], velocities[i, j] = min(max(p, lower[j]), upper[j]), 0.0
-                if clamped_from == times.shape[0]:
-                    clamped_from = i
-            else:
-                positions[i, j], velocities[i, j] = p, v[j]
-        if 1 < clamped_from < times.shape[0]:
-            velocities[clamped_from - 1, j] = 0.0
-
-
-def window_times(dt: float, latency: float) -> np.ndarray:
-    """Look-ahead times [s]: 0 (the state now), dt (the next command), then at most eight more points up to
-    `latency`. Points beyond dt only extrapolate the velocity, so a coarse grid describes the same motion
-    and keeps the message small at 1 kHz."""
-    step = max(dt, latency / 8.0)
-    later = np.arange(1, int(np.ceil(max(latency - dt, 0.0) / step - 1e-9)) + 1) * step + dt
-    return np.concatenate(([0.0, dt], later, [] if len(later) else [2 * dt]))
-
-
-@njit(cache=True)
-def _advance_arrays(q, v, dt, lower, upper, times, q_next, q_out, v_out, positions, velocities):
-    """One tracking tick's arrays in one call: q_next = q + v dt, q_out = q_next clamped, v_out = v,
-    and the look-ahead of `_window_arrays` from the state now, q (so its point at dt is q_out)."""
-    for j in range(q.shape[0]):
-        p = q[j] + v[j] * dt
-        q_next[j] = p
-        q_out[j] = min(max(p, lower[j]), upper[j])
-        v_out[j] = v[j]
-    _window_arrays(_clamped(q, lower, upper), v, lower, upper, times, positions, velocities)
 
 
 class Servo:
@@ -124,8 +69,7 @@ class Servo:
     # ---- inputs -----------------------------------------------------------------------------------
     def update_config(self, config: ServoConfig) -> None:
         """Swap the whole configuration (validated against the robot first; the state is kept)."""
-        config.check_joint_lists(self.joint_names)
-        ik = VelocityIk(self.robot, IkSettings.from_servo_config(config, self.robot))
+        ik = VelocityIk(self.robot, config)          # raises ConfigError before anything changes
         dt = config.publish_period
         self.config, self._ik, self._dt = config, ik, dt
         command = getattr(self, "_command", None)
@@ -165,7 +109,8 @@ class Servo:
         self._paused = True
 
     def resume(self) -> None:
-        """Resume from the latest measurement; the command received before is dropped (moveit2 #707)."""
+        """Resume from the latest measurement; the command received before is dropped (a command that arrived
+        while paused must not move the arm now)."""
         self._paused = False
         self._anchor_needed = True
         self._command = None
@@ -199,17 +144,19 @@ class Servo:
         v, t, n = result.velocities, self._window_times, len(q)
         q_next, q_out, v_out = np.empty(n), np.empty(n), np.empty(n)
         positions, velocities = np.empty((len(t), n)), np.empty((len(t), n))
-        _advance_arrays(q, v, self._dt, self._lower, self._upper, t, q_next, q_out, v_out, positions, velocities)
+        advance_arrays(q, v, self._dt, self._lower, self._upper, t, q_next, q_out, v_out, positions, velocities)
         if not math.isfinite(q_next.sum()):
             # Never publish a non-finite command: drop it, re-sync to the measured state and hold.
             self._anchor_needed = True
             return self._hold(ServoStatus.INVALID, "internal error: a non-finite command was discarded; "
                               "re-synced to the measured state", publish=False)
         self._velocities, self._positions = v, q_next
-        window = _frozen(TrajectoryWindow, _WINDOW_FIELDS, (t.copy(), positions, velocities))
-        return _frozen(ServoOutput, _OUTPUT_FIELDS, (q_out, v_out, window, result.status, result.message,
-                                                     result.locked_joints, result.sigma_min,
-                                                     result.condition_number, result.velocity_scale, True))
+        window = frozen(TrajectoryWindow, {"times": t.copy(), "positions": positions, "velocities": velocities})
+        return frozen(ServoOutput, {"positions": q_out, "velocities": v_out, "window": window,
+                                    "status": result.status, "message": result.message,
+                                    "locked_joints": result.locked_joints, "sigma_min": result.sigma_min,
+                                    "condition_number": result.condition_number,
+                                    "velocity_scale": result.velocity_scale, "publish": True})
 
     def _stale(self, never_commanded: bool) -> ServoOutput:
         v = self._velocities
@@ -277,20 +224,37 @@ class Servo:
     def _output(self, status: ServoStatus, message: str, publish: bool, locked: tuple[str, ...] = (),
                 sigma_min: float = _NAN, cond: float = _NAN, scale: float = 1.0) -> ServoOutput:
         q = self._positions if self._positions is not None else self.robot.home()
-        q = _clamped(q, self._lower, self._upper)      # a measured state may sit a hair outside
+        q = clamped(q, self._lower, self._upper)      # a measured state may sit a hair outside
         v = self._velocities
-        return _frozen(ServoOutput, _OUTPUT_FIELDS, (q, v.copy(), self._window(q, v), status, message, locked,
-                                                     sigma_min, cond, scale, publish))
+        return frozen(ServoOutput, {"positions": q, "velocities": v.copy(), "window": self._window(q, v),
+                                    "status": status, "message": message, "locked_joints": locked,
+                                    "sigma_min": sigma_min, "condition_number": cond, "velocity_scale": scale,
+                                    "publish": publish})
 
     def _window(self, q: np.ndarray, v: np.ndarray) -> TrajectoryWindow:
         """Look-ahead from now (time 0, state q - v dt) through dt (q) and on; points extrapolate v, clamped."""
-        q = _clamped(q - v * self._dt, self._lower, self._upper)
+        q = clamped(q - v * self._dt, self._lower, self._upper)
         t = self._window_times
         positions, velocities = np.empty((len(t), len(q))), np.empty((len(t), len(q)))     # (k, n)
-        _window_arrays(q, v, self._lower, self._upper, t, positions, velocities)
-        return _frozen(TrajectoryWindow, _WINDOW_FIELDS, (t.copy(), positions, velocities))
+        window_arrays(q, v, self._lower, self._upper, t, positions, velocities)
+        return frozen(TrajectoryWindow, {"times": t.copy(), "positions": positions, "velocities": velocities})
 
 
 def _check_time(name: str, value: float) -> None:
     if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value)):
         raise InvalidInputError(f"{name} must be a finite time [s], got {value!r}")
+
+
+def warm_up(robot: RobotModel, config: ServoConfig) -> ServoOutput:
+    """Run a throwaway servo through a few tracking ticks, so that the first tick of a real one does not pay
+    one-off costs (the compiled kernels load on first call: ~0.2 s that would stall a control loop).
+
+    Returns:
+        The last tick's output (tracking the warm-up twist).
+    """
+    servo = Servo(robot, config)
+    servo.set_measurement(JointMeasurement(robot.home(), 0.0))
+    servo.set_command(TwistCommand(np.full(3, WARM_UP_TWIST), np.full(3, WARM_UP_TWIST), "", 0.0))
+    for k in range(WARM_UP_TICKS):
+        output = servo.step(k * config.publish_period)
+    return output

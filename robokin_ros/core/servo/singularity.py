@@ -4,19 +4,22 @@ Damped least squares already keeps the step bounded near singularities; these th
 who want the arm to slow down and stop before one, as MoveIt Servo does. Unlike MoveIt Servo, the direction
 is judged by the motion actually commanded: the condition number is evaluated a small joint step along
 that motion, and only when it grows is the motion "toward" the singularity. A motion away from it is
-never halted (MoveIt Servo users report arms stuck in a singular start pose, moveit2 #3411, #3573): it is
-slowed between the thresholds times `leaving_singularity_threshold_multiplier`, down to a floor.
+never halted (an arm started in a singular pose must be able to leave it): it is slowed between the
+thresholds times `leaving_singularity_threshold_multiplier`, down to a floor.
+
+The probes need the task Jacobian at other positions: callers pass it as a function, `jacobian_at(q)`.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
+from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.status import ServoStatus
 
-if TYPE_CHECKING:
-    from robokin_ros.core.servo.velocity_ik import VelocityIk
+JacobianAt = Callable[[np.ndarray], np.ndarray]     # (n,) positions -> (m, n) task Jacobian there
 
 # Largest joint displacement [rad | m] of the probe step: small enough to be first order, large enough
 # that the condition number change is far above rounding.
@@ -31,38 +34,42 @@ def condition_number(A: np.ndarray) -> float:
     return float(s[0] / s[-1]) if s[-1] > 0.0 and A.shape[0] <= A.shape[1] else float("inf")
 
 
-def singularity_scale(ik: VelocityIk, positions: np.ndarray, A: np.ndarray, dq: np.ndarray, frame_id: int,
-                      axis_mask, axis_frame: str) -> tuple[float, ServoStatus]:
-    """Uniform velocity factor in [0, 1] and status from the condition number of the task Jacobian.
+class SingularityScale(NamedTuple):
+    """How much of the commanded motion a nearby singularity lets through, and why."""
+
+    scale: float             # uniform velocity factor in [0, 1]
+    status: ServoStatus      # OK, HALT_FOR_SINGULARITY or DECELERATE_FOR_{APPROACHING,LEAVING}_SINGULARITY
+
+
+def singularity_scale(config: ServoConfig, jacobian_at: JacobianAt, positions: np.ndarray, A: np.ndarray,
+                      dq: np.ndarray) -> SingularityScale:
+    """Uniform velocity factor and status from the condition number of the task Jacobian.
 
     Args:
-        ik: the VelocityIk (its task builder and settings are used).
-        positions: (n,) current positions. A: (m, n) task Jacobian there.
-        dq: (n,) the velocity about to be commanded.
-        frame_id, axis_mask, axis_frame: as in `VelocityIk.solve`.
+        config: its `*_singularity_threshold*` fields are used.
+        jacobian_at: the task Jacobian (m, n) at given positions (n,).
+        positions: (n,) current positions [rad | m]. A: (m, n) task Jacobian there.
+        dq: (n,) the velocity about to be commanded [rad/s | m/s].
     """
-    s = ik.settings
     largest = float(np.max(np.abs(dq)))
     cond = condition_number(A)      # SVD here and at the probe: same rounding on both sides
-    if largest == 0.0 or cond <= s.lower_singularity_threshold:
-        return 1.0, ServoStatus.OK
-    probe = positions + (PROBE_STEP / largest) * dq
-    A_probe, _ = ik.task(probe, np.zeros(6), frame_id, axis_mask, axis_frame)
-    lower, hard = s.lower_singularity_threshold, s.hard_stop_singularity_threshold
-    if condition_number(A_probe) > cond:
+    lower, hard = config.lower_singularity_threshold, config.hard_stop_singularity_threshold
+    if largest == 0.0 or cond <= lower:
+        return SingularityScale(1.0, ServoStatus.OK)
+    if condition_number(jacobian_at(positions + (PROBE_STEP / largest) * dq)) > cond:
         if cond >= hard:
-            return 0.0, ServoStatus.HALT_FOR_SINGULARITY
-        return 1.0 - (cond - lower) / (hard - lower), ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY
-    lower *= s.leaving_singularity_threshold_multiplier
-    hard *= s.leaving_singularity_threshold_multiplier
+            return SingularityScale(0.0, ServoStatus.HALT_FOR_SINGULARITY)
+        return SingularityScale(1.0 - (cond - lower) / (hard - lower),
+                                ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY)
+    lower *= config.leaving_singularity_threshold_multiplier
+    hard *= config.leaving_singularity_threshold_multiplier
     if cond <= lower:
-        return 1.0, ServoStatus.OK
-    scale = max(MIN_LEAVING_SCALE, 1.0 - (cond - lower) / (hard - lower))
-    return scale, ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
+        return SingularityScale(1.0, ServoStatus.OK)
+    return SingularityScale(max(MIN_LEAVING_SCALE, 1.0 - (cond - lower) / (hard - lower)),
+                            ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY)
 
 
-def damping_status(ik: VelocityIk, positions: np.ndarray, A: np.ndarray, b: np.ndarray, frame_id: int,
-                   axis_mask, axis_frame: str) -> ServoStatus:
+def damping_status(jacobian_at: JacobianAt, positions: np.ndarray, A: np.ndarray, b: np.ndarray) -> ServoStatus:
     """While damping is active (sigma_min below its threshold), say whether the command drives the arm toward
     the singularity or away from it. The probe follows the motion the command asks for (the undamped
     least-squares solution of A x = b), not the damped motion the arm makes: pushed into the workspace
@@ -71,9 +78,7 @@ def damping_status(ik: VelocityIk, positions: np.ndarray, A: np.ndarray, b: np.n
     largest = float(np.max(np.abs(intent)))
     if not largest > 0.0:
         return ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY
-    probe = positions + (PROBE_STEP / largest) * intent
-    A_probe, _ = ik.task(probe, np.zeros(6), frame_id, axis_mask, axis_frame)
-    if condition_number(A_probe) > condition_number(A):
+    if condition_number(jacobian_at(positions + (PROBE_STEP / largest) * intent)) > condition_number(A):
         return ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY
     return ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
 
@@ -83,8 +88,15 @@ def damping_status(ik: VelocityIk, positions: np.ndarray, A: np.ndarray, b: np.n
 DIRECTION_LEVER = 0.1
 
 
+class DirectionGuard(NamedTuple):
+    """Speed factor that keeps the tool on the commanded direction, and how far off it would go."""
+
+    factor: float            # in [0, 1]
+    off: float               # sine of the angle between achieved and commanded motion, in [0, 1]
+
+
 def direction_guard(A: np.ndarray, b: np.ndarray, dq: np.ndarray, tolerance: float,
-                    angular_rows: np.ndarray | None = None) -> tuple[float, float]:
+                    angular_rows: np.ndarray | None = None) -> DirectionGuard:
     """Speed factor in [0, 1] that keeps the commanded twist's direction when joints are held at limits.
 
     The achieved task velocity a = A dq splits into a part along the command b and a part across it; the
@@ -95,28 +107,23 @@ def direction_guard(A: np.ndarray, b: np.ndarray, dq: np.ndarray, tolerance: flo
 
     Args:
         A: (m, n) task Jacobian. b: (m,) commanded task velocity. dq: (n,) candidate velocity.
-        tolerance: relative error at which the factor reaches 0 (inf = off).
+        tolerance: relative error at which the factor reaches 0 (> 0).
         angular_rows: (m,) bool, rows that are angular velocities (scaled by DIRECTION_LEVER); None = the
             six rows [v; w].
-
-    Returns:
-        (factor, relative error across the command).
     """
-    if not np.isfinite(tolerance):
-        return 1.0, 0.0
     if angular_rows is None:
         angular_rows = np.arange(len(b)) >= 3
     weights = np.where(angular_rows, DIRECTION_LEVER, 1.0)              # (m,) [m per rad]
     b = weights * b
     bb = float(b @ b)
     if bb <= 1e-18:
-        return 1.0, 0.0
+        return DirectionGuard(1.0, 0.0)
     achieved = weights * (A @ dq)                                        # (m,)
     aa = float(achieved @ achieved)
     if aa <= 1e-24:
-        return 1.0, 0.0                                                  # not moving: nothing to guard
+        return DirectionGuard(1.0, 0.0)                                  # not moving: nothing to guard
     alpha = float(achieved @ b) / bb
     off = float(np.linalg.norm(achieved - alpha * b)) / np.sqrt(aa)
     if alpha <= 0.0:
-        return 0.0, 1.0
-    return float(np.clip((tolerance - off) / (0.5 * tolerance), 0.0, 1.0)), off
+        return DirectionGuard(0.0, 1.0)
+    return DirectionGuard(float(np.clip((tolerance - off) / (0.5 * tolerance), 0.0, 1.0)), off)

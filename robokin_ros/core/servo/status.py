@@ -21,6 +21,11 @@ class ServoStatus(enum.IntEnum):
     INVALID_COMMAND = 15
 
     @property
+    def routine(self) -> bool:
+        """True for the states of normal operation (worth an INFO log line); the others deserve a warning."""
+        return self in _ROUTINE
+
+    @property
     def sentence(self) -> str:
         """A short, human sentence for this code (details such as joint names are appended by callers)."""
         return _SENTENCES[self]
@@ -40,3 +45,5 @@ _SENTENCES = {
     ServoStatus.PAUSED: "paused: commands are ignored until resumed",
     ServoStatus.INVALID_COMMAND: "the last command was rejected",
 }
+
+_ROUTINE = frozenset((ServoStatus.OK, ServoStatus.STOPPED, ServoStatus.PAUSED, ServoStatus.STALE_COMMAND))

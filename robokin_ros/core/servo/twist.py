@@ -1,6 +1,6 @@
 """Twist commands -> the tool origin's twist in base axes (units, frame rotation, reference point).
 
-Convention (the source of MoveIt Servo's frame confusion, moveit2 #2150 / #2311, stated once here):
+Convention (stated once here: frames and reference points are where twist commands most often go wrong):
 - the command's vectors are expressed in the axes of its `frame` ("" = the base frame);
 - `apply_twist_about_tool=True`: the command is the tool origin's velocity: linear = how fast the tool
   origin moves, angular = rotation about the tool origin. Only the axes change;

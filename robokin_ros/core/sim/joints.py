@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.sim.trajectory_follower import TrajectoryFollower, TrajectoryPoints, check_trajectory
@@ -34,14 +35,16 @@ class SimulatedJoints:
 
     Args:
         robot: the chain (limits and joint names).
-        initial_positions: (n,) start configuration [rad | m]; clamped to the limits.
+        initial_positions: (n,) start configuration [rad | m], clamped to the limits; empty = the robot's home.
         now: current time [s] on the caller's clock.
     """
 
-    def __init__(self, robot: RobotModel, initial_positions: np.ndarray, now: float) -> None:
+    def __init__(self, robot: RobotModel, initial_positions: npt.ArrayLike, now: float) -> None:
         self.joint_names = robot.joint_names
         self._lower, self._upper = robot.limits.lower, robot.limits.upper
         self._vmax = robot.limits.velocity
+        if len(initial_positions) == 0:
+            initial_positions = robot.home()
         initial = check_vector("initial_positions", initial_positions, robot.n)
         self.positions = np.clip(initial, self._lower, self._upper)
         self.velocities = np.zeros(robot.n)
@@ -74,11 +77,6 @@ class SimulatedJoints:
         self._velocity_cmd = check_vector("velocity command", velocities, len(self.joint_names)).copy()
         self._follower, self._target = None, None
 
-    @property
-    def trajectory_done(self) -> bool:
-        """True when no trajectory is active or the active one reached its last point."""
-        return self._follower is None or self._last - self._started >= self._follower.duration
-
     def step(self, now: float) -> SimStep:
         """Advance the state to `now` [s]."""
         dt = now - self._last
@@ -90,7 +88,7 @@ class SimulatedJoints:
         elif self._target is not None:
             wanted = self._target - self.positions
         elif self._follower is not None:
-            wanted = self._follower.sample(now - self._started).positions - self.positions
+            wanted = self._follower.sample(now - self._started) - self.positions
         else:
             wanted = np.zeros_like(self.positions)
         max_step = self._vmax * dt

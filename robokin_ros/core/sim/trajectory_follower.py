@@ -2,7 +2,7 @@
 
 The follower starts from the joint state at the moment a trajectory is accepted (time 0) and interpolates
 towards its points: cubic Hermite when the points carry velocities (position and velocity continuous at
-every point), linear otherwise. After the last point it holds that point with zero velocity.
+every point), linear otherwise. After the last point it holds that point.
 """
 from __future__ import annotations
 
@@ -23,13 +23,19 @@ class TrajectoryPoints:
     velocities: np.ndarray | None      # (k, n) [rad/s | m/s]; None = linear interpolation
 
 
-@dataclass(frozen=True)
-class TrajectorySample:
-    """The desired state at one instant."""
+def trajectory_start(received: float, stamp: float, stamp_clock_now_ns: int) -> float:
+    """When a trajectory starts, on the clock `received` is read from [s].
 
-    positions: np.ndarray              # (n,) [rad | m]
-    velocities: np.ndarray             # (n,) [rad/s | m/s]
-    done: bool                         # past the last point: holding it
+    Args:
+        received: when the trajectory arrived [s], receive clock.
+        stamp: its header stamp [s] on the stamp clock (ROS time); 0 means "start now", as
+            JointTrajectoryController reads it.
+        stamp_clock_now_ns: the stamp clock's time at `received` [ns]; the difference of the two clocks
+            carries the stamp over to the receive clock.
+    """
+    if stamp == 0.0:
+        return received
+    return received + stamp - stamp_clock_now_ns * 1e-9
 
 
 def check_trajectory(points: TrajectoryPoints, lower: np.ndarray, upper: np.ndarray,
@@ -85,31 +91,23 @@ class TrajectoryFollower:
         else:
             self._times, self._positions, self._velocities = points.times, points.positions, velocities
         self._hermite = hermite
-        self._zero = np.zeros(n)
 
-    @property
-    def duration(self) -> float:
-        """Time of the last point [s]."""
-        return float(self._times[-1])
-
-    def sample(self, t: float) -> TrajectorySample:
-        """Desired state `t` seconds after the start (before 0: the start; after the end: the last point)."""
+    def sample(self, t: float) -> np.ndarray:
+        """Desired positions (n,) [rad | m] `t` [s] after the start (before 0: the start; after the end: the last
+        point)."""
         times = self._times
         if t >= times[-1]:
-            return TrajectorySample(self._positions[-1].copy(), self._zero.copy(), True)
+            return self._positions[-1].copy()
         if t <= times[0]:
-            return TrajectorySample(self._positions[0].copy(), self._zero.copy(), False)
+            return self._positions[0].copy()
         i = int(np.searchsorted(times, t, side="right")) - 1
         h = times[i + 1] - times[i]
         s = (t - times[i]) / h
         p0, p1 = self._positions[i], self._positions[i + 1]
         if not self._hermite:
-            return TrajectorySample(p0 + s * (p1 - p0), (p1 - p0) / h, False)
+            return p0 + s * (p1 - p0)
         v0, v1 = self._velocities[i], self._velocities[i + 1]
         s2, s3 = s * s, s * s * s
-        # cubic Hermite basis functions and their time derivatives (d/dt = d/ds / h)
-        positions = ((2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * h * v0
-                     + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * h * v1)
-        velocities = ((6 * s2 - 6 * s) / h * p0 + (3 * s2 - 4 * s + 1) * v0
-                      + (-6 * s2 + 6 * s) / h * p1 + (3 * s2 - 2 * s) * v1)
-        return TrajectorySample(positions, velocities, False)
+        # cubic Hermite basis functions; the tangents are scaled by the segment duration h
+        return ((2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * h * v0
+                + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * h * v1)

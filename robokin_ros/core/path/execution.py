@@ -1,0 +1,67 @@
+"""Execution monitor: decides, from measured joint positions over time, when a published trajectory is done.
+
+ROS-free and clock-free: the caller passes the time [s] and the measured positions at every check, so the
+decisions (done, timed out, progress, messages) are tested without a robot or a clock.
+"""
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+import numpy as np
+
+from robokin_ros.core.path.result import JointTrajectoryArrays
+
+
+class ExecutionState(enum.Enum):
+    """Where a followed trajectory stands."""
+
+    RUNNING = "executing"
+    SUCCEEDED = "reached the end"
+    TIMED_OUT = "did not reach the end in time"
+
+
+class ExecutionStatus(NamedTuple):
+    """One check of the execution."""
+
+    state: ExecutionState
+    progress: float            # share of the planned duration elapsed, 0..1
+    message: str               # a user-facing sentence when the execution is over, else ""
+
+
+class ExecutionMonitor:
+    """Follows one trajectory: done once past its duration with every joint within `goal_tolerance` of the end;
+    timed out `timeout_margin` [s] after the planned duration.
+
+    Args:
+        trajectory: the published trajectory. goal_tolerance: [rad | m] per joint.
+        timeout_margin: [s] after the planned duration. start_time: [s] when it was published.
+    """
+
+    def __init__(self, trajectory: JointTrajectoryArrays, goal_tolerance: float, timeout_margin: float,
+                 start_time: float) -> None:
+        self.end = trajectory.positions[-1]
+        self.duration = trajectory.duration
+        self.goal_tolerance = goal_tolerance
+        self.timeout_margin = timeout_margin
+        self.start_time = start_time
+
+    def elapsed(self, now: float) -> float:
+        """[s] since the trajectory was published."""
+        return now - self.start_time
+
+    def update(self, now: float, positions: np.ndarray) -> ExecutionStatus:
+        """The state at time `now` [s] with measured `positions` (n,) [rad | m]."""
+        elapsed = self.elapsed(now)
+        error = float(np.abs(positions - self.end).max())
+        if elapsed >= self.duration and error <= self.goal_tolerance:
+            return ExecutionStatus(ExecutionState.SUCCEEDED, 1.0, "")
+        if elapsed > self.duration + self.timeout_margin:
+            return ExecutionStatus(ExecutionState.TIMED_OUT, 1.0,
+                                   f"the arm did not reach the end within {self.timeout_margin} s after the "
+                                   f"planned {self.duration:.2f} s (max joint error {error:.4f} rad)")
+        return ExecutionStatus(ExecutionState.RUNNING, min(elapsed / max(self.duration, 1e-9), 1.0), "")
+
+    def stopped_message(self, now: float, why: str) -> str:
+        """The sentence for an execution stopped from outside (`why`: "canceled", "preempted by a new goal")."""
+        return f"{why} after {self.elapsed(now):.2f} s; holding at the current state"

@@ -1,0 +1,75 @@
+"""Rest-to-rest profiles for point-to-point joint moves: LSPB (trapezoidal velocity) and quintic.
+
+Kept for joint-space (MoveJ) moves, which share one profile s(t) over all joints; the Cartesian path uses
+the time-optimal timing of `timing.py` instead.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.path.result import JointTrajectoryArrays
+from robokin_ros.core.path.timing import sample_times
+
+
+def lspb_profile(v: float, a: float) -> tuple[float, float]:
+    """Linear segment with parabolic blends for a unit move s: 0 -> 1 with |s'| <= v, |s''| <= a.
+
+    Returns (blend time, total time) [s]; the profile is triangular when v cannot be reached.
+    """
+    if v * v / a >= 1.0:
+        tb = float(np.sqrt(1.0 / a))
+        return tb, 2.0 * tb
+    tb = v / a
+    return tb, 1.0 / v + tb
+
+
+def lspb_eval(t: np.ndarray, tb: float, total: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """s, s', s'' of the unit LSPB move at times t (clipped to [0, total])."""
+    t = np.clip(np.asarray(t, float), 0.0, total)
+    a = 1.0 / (tb * (total - tb))               # from s(total) = 1 with cruise speed a * tb
+    v = a * tb
+    s = np.where(t < tb, 0.5 * a * t ** 2,
+                 np.where(t <= total - tb, 0.5 * a * tb ** 2 + v * (t - tb), 1.0 - 0.5 * a * (total - t) ** 2))
+    sd = np.where(t < tb, a * t, np.where(t <= total - tb, v, a * (total - t)))
+    sdd = np.where(t < tb, a, np.where(t <= total - tb, 0.0, -a))
+    return s, sd, sdd
+
+
+def quintic_eval(t: np.ndarray, total: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """s, s', s'' of the rest-to-rest quintic s = 10 tau^3 - 15 tau^4 + 6 tau^5, tau = t / total."""
+    tau = np.clip(np.asarray(t, float), 0.0, total) / total
+    s = tau ** 3 * (10 - 15 * tau + 6 * tau ** 2)
+    sd = 30 * tau ** 2 * (1 - tau) ** 2 / total
+    sdd = 60 * tau * (1 - tau) * (1 - 2 * tau) / total ** 2
+    return s, sd, sdd
+
+
+def joint_move(q0, q1, v_max, a_max, profile: str = "lspb", rate_hz: float = 100.0,
+               joint_names=None) -> JointTrajectoryArrays:
+    """Synchronized straight joint-space move q0 -> q1 with an LSPB or quintic profile within limits.
+
+    All joints share one profile s(t) on Delta q, so the slowest joint sets the duration and the path is a
+    straight line in joint space. Quintic peaks: |s'| = 15/8 / T, |s''| = 10 / (sqrt(3) T^2).
+    """
+    q0, q1 = np.asarray(q0, float), np.asarray(q1, float)
+    delta = q1 - q0
+    moving = np.abs(delta) > 1e-12
+    names = tuple(joint_names or (f"joint_{j}" for j in range(len(q0))))
+    if not moving.any():
+        zeros = np.zeros((1, len(q0)))
+        return JointTrajectoryArrays(names, np.zeros(1), q0[None].copy(), zeros, zeros.copy())
+    v = float(np.min(np.asarray(v_max, float)[moving] / np.abs(delta[moving])))     # [1/s] on s
+    a = float(np.min(np.asarray(a_max, float)[moving] / np.abs(delta[moving])))
+    if profile == "lspb":
+        tb, total = lspb_profile(v, a)
+        evaluate = lambda t: lspb_eval(t, tb, total)          # noqa: E731
+    elif profile == "quintic":
+        total = max(15.0 / 8.0 / v, float(np.sqrt(10.0 / np.sqrt(3.0) / a)))
+        evaluate = lambda t: quintic_eval(t, total)           # noqa: E731
+    else:
+        raise InvalidInputError(f"profile '{profile}' must be 'lspb' or 'quintic'")
+    times = sample_times(total, rate_hz)
+    s, sd, sdd = evaluate(times)
+    return JointTrajectoryArrays(names, times, q0 + np.outer(s, delta), np.outer(sd, delta),
+                                 np.outer(sdd, delta))

@@ -1,0 +1,115 @@
+"""The package's import graph: no cycles, and no layer imports one above it.
+
+Layers, lowest first: the shared core (errors, validation, schema, embedded, robot, so3, limits, dls), the
+core features (servo, path, capability, sim: each on its own, none imports another), then `ros` and the
+ROS-free `tools`, then `nodes` and the ROS `demo`. Imports are read from the source (also those inside
+functions and under TYPE_CHECKING), so a cycle cannot hide behind a late import.
+"""
+import ast
+from pathlib import Path
+
+import robokin_ros
+
+PACKAGE_DIR = Path(robokin_ros.__file__).parent
+FEATURES = ("servo", "path", "capability", "sim")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """The package modules a file imports (`from a.b import c` counts a.b.c when that is a module)."""
+    found = set()
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        found |= {name for name in names if name in modules}
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = {module_name(p): p for p in PACKAGE_DIR.rglob("*.py")}
+    modules = set(files)
+    return {name: imports_of(path, modules) - {name} for name, path in files.items()}
+
+
+def layer(module: str) -> tuple[int, str]:
+    """(rank, group) of a module; a module may import only lower ranks, or its own group."""
+    parts = module.split(".")
+    if parts[1:2] == ["core"]:
+        if len(parts) > 2 and parts[2] in FEATURES:
+            return 1, parts[2]
+        return 0, "core"
+    if len(parts) == 1 or parts[1] == "paths":
+        return (0, "core") if len(parts) > 1 else (4, "api")     # robokin_ros/__init__ re-exports the core
+    group = parts[1]
+    return {"ros": 2, "tools": 2, "nodes": 3, "demo": 3}[group], group
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_there_is_no_import_cycle():
+    graph = import_graph()
+    assert len(graph) > 30 and "robokin_ros.core.servo.velocity_ik" in graph
+    assert cycles(graph) == []
+
+
+def test_no_module_imports_a_layer_above_it_or_a_sibling_feature():
+    problems = []
+    for module, imported in import_graph().items():
+        rank, group = layer(module)
+        for target in imported:
+            target_rank, target_group = layer(target)
+            if target_group == group:
+                continue
+            if target_rank >= rank:
+                problems.append(f"{module} imports {target}")
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_checks_catch_what_they_are_meant_to_catch():
+    """Control: a two-module cycle and an upward import are found."""
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+    assert layer("robokin_ros.core.limits") < layer("robokin_ros.core.servo.servo") < layer("robokin_ros.ros.params")
+    assert layer("robokin_ros.core.path.solver")[0] == layer("robokin_ros.core.servo.servo")[0]
+    assert layer("robokin_ros.core.path.solver")[1] != layer("robokin_ros.core.servo.servo")[1]

@@ -1,0 +1,41 @@
+"""Execution monitor: done, timed out and progress decided from times and positions alone (no clock, no ROS)."""
+import numpy as np
+import pytest
+
+from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState
+from robokin_ros.core.path.result import JointTrajectoryArrays
+
+
+def trajectory(duration=2.0, end=(0.5, -0.2)):
+    times = np.linspace(0.0, duration, 5) if duration > 0 else np.zeros(1)
+    positions = np.outer(np.linspace(0.0, 1.0, len(times)), end)
+    return JointTrajectoryArrays(("a", "b"), times, positions, np.zeros_like(positions), np.zeros_like(positions))
+
+
+def test_done_only_past_the_duration_and_within_tolerance():
+    monitor = ExecutionMonitor(trajectory(), goal_tolerance=0.01, timeout_margin=1.0, start_time=100.0)
+    end = np.array([0.5, -0.2])
+    early = monitor.update(101.0, end)                       # at the end already, but before the duration
+    assert early.state == ExecutionState.RUNNING and early.progress == pytest.approx(0.5)
+    assert monitor.update(102.0, end + [0.0, 0.02]).state == ExecutionState.RUNNING     # 20 mrad off
+    done = monitor.update(102.0, end + [0.0, 0.009])
+    assert done.state == ExecutionState.SUCCEEDED and done.progress == 1.0 and done.message == ""
+
+
+def test_timeout_after_duration_plus_margin_names_the_error():
+    monitor = ExecutionMonitor(trajectory(), goal_tolerance=0.01, timeout_margin=1.5, start_time=10.0)
+    q = np.array([0.4, -0.2])
+    assert monitor.update(13.5, q).state == ExecutionState.RUNNING               # exactly at the deadline
+    status = monitor.update(13.51, q)
+    assert status.state == ExecutionState.TIMED_OUT
+    assert status.message == ("the arm did not reach the end within 1.5 s after the planned 2.00 s "
+                              "(max joint error 0.1000 rad)")
+    assert monitor.update(14.0, np.array([0.5, -0.2])).state == ExecutionState.SUCCEEDED   # done wins
+
+
+def test_progress_is_clamped_and_a_zero_duration_is_safe():
+    monitor = ExecutionMonitor(trajectory(), goal_tolerance=0.01, timeout_margin=1.0, start_time=0.0)
+    assert [monitor.update(t, np.zeros(2)).progress for t in (0.0, 0.5, 2.5)] == [0.0, 0.25, 1.0]
+    still = ExecutionMonitor(trajectory(duration=0.0, end=(0.0, 0.0)), 0.01, 1.0, 0.0)
+    assert still.update(0.0, np.zeros(2)).state == ExecutionState.SUCCEEDED
+    assert monitor.stopped_message(1.234, "canceled") == "canceled after 1.23 s; holding at the current state"
