@@ -5,7 +5,7 @@
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.robot import RobotModel
+from robokin_ros import RobotModel
 
 robot = RobotModel.from_name("panda")
 q = robot.home()

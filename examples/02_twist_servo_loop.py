@@ -7,10 +7,7 @@ Run: .venv/bin/python examples/02_twist_servo_loop.py
 """
 import numpy as np
 
-from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.servo.config import ServoConfig
-from robokin_ros.core.servo.servo import Servo
-from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
+from robokin_ros import JointMeasurement, RobotModel, Servo, ServoConfig, TwistCommand
 
 
 def main() -> None:

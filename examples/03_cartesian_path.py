@@ -7,10 +7,7 @@ refusal reads: reason, sample, arc length reached and the solved prefix.
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.report import report_text
-from robokin_ros.core.robot import RobotModel
+from robokin_ros import CartesianPathPlanner, PathConfig, RobotModel, path_report
 
 robot = RobotModel.from_name("panda")
 config = PathConfig(max_joint_acceleration=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0), velocity_scaling=0.5)
@@ -28,7 +25,7 @@ rectangle = [offset(0.1, 0, 0), offset(0.1, 0.15, 0), offset(-0.1, 0.15, 0), off
              offset(0.1, -0.15, 0), offset(0.1, 0, 0), offset(0, 0, 0)]
 print("== blended rectangle (30 mm corners)")
 plan = planner.plan(q0, rectangle, blend_radius=0.03)
-print(report_text(plan))
+print(path_report(plan))
 traj = plan.trajectory
 print(f"trajectory: {len(traj.times)} points at {config.trajectory_rate_hz:.0f} Hz, first point = start: "
       f"{np.array_equal(traj.positions[0], q0)}")
@@ -36,5 +33,5 @@ print(f"trajectory: {len(traj.times)} points at {config.trajectory_rate_hz:.0f} 
 print("\n== straight out of the workspace")
 plan = planner.plan(q0, [offset(0.8, 0, 0)])
 ik = plan.ik
-print(report_text(plan))
+print(path_report(plan))
 print(f"solved prefix: {len(ik.positions)} samples, failure pose at {np.round(ik.failure_pose.translation, 4)}")

@@ -11,10 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from robokin_ros.core.capability.analysis import analyze, torque_limits_of
-from robokin_ros.core.capability.polytope import max_force, tool_force_polytope, write_stl
-from robokin_ros.core.capability.report import format_table, measure_rows
-from robokin_ros.core.robot import RobotModel
+from robokin_ros import (RobotModel, analyze, format_table, max_force, measure_rows, tool_force_polytope,
+                         torque_limits_of, write_stl)
 
 SINGULAR_SIGMA = 1e-3       # [m/rad] below this sigma_min the arm counts as singular; force extents are capped
 

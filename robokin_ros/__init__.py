@@ -7,9 +7,10 @@ The public Python API is the ROS-free core; importing it never imports rclpy or 
   `TwistCommand` and `JointMeasurement`, one `ServoOutput` per `step`; `ServoStatus` says why.
 - `VelocityIk`: one velocity-IK step (damped least squares, null-space tasks, joint limits, singularities).
 - `PathConfig`, `CartesianPathPlanner`: Cartesian paths (blended polylines, 1 mm incremental IK, checks,
-  toppra timing) into a `PathPlan`; `PathStatus` names the outcome.
-- `analyze`, `CapabilityAnalysis`, `force_polytope`: velocity / acceleration / force ellipsoids, measures and
-  the force polytope at one configuration.
+  toppra timing) into a `PathPlan`; `PathStatus` names the outcome; `path_report` prints a plan.
+- `analyze`, `CapabilityAnalysis`, `torque_limits_of`, `force_polytope`, `tool_force_polytope`, `max_force`,
+  `write_stl`, `measure_rows`, `format_table`: velocity / acceleration / force ellipsoids, measures and the
+  force polytope at one configuration, and their text table.
 - `RobokinError`: the base of every error the core raises on purpose.
 
 Names are loaded on first use, so `import robokin_ros` stays cheap for the nodes, which import only what they
@@ -32,9 +33,16 @@ _HOMES = {
     "CartesianPathPlanner": "robokin_ros.core.path.planner",
     "PathPlan": "robokin_ros.core.path.result",
     "PathStatus": "robokin_ros.core.path.result",
+    "path_report": "robokin_ros.core.path.report:report_text",
     "analyze": "robokin_ros.core.capability.analysis",
     "CapabilityAnalysis": "robokin_ros.core.capability.analysis",
+    "torque_limits_of": "robokin_ros.core.capability.analysis",
     "force_polytope": "robokin_ros.core.capability.polytope",
+    "tool_force_polytope": "robokin_ros.core.capability.polytope",
+    "max_force": "robokin_ros.core.capability.polytope",
+    "write_stl": "robokin_ros.core.capability.polytope",
+    "measure_rows": "robokin_ros.core.capability.report",
+    "format_table": "robokin_ros.core.capability.report",
     "RobokinError": "robokin_ros.core.errors",
 }
 
@@ -46,7 +54,8 @@ def __getattr__(name: str):
         home = _HOMES[name]
     except KeyError:
         raise AttributeError(f"module 'robokin_ros' has no attribute '{name}'; the public API is {__all__}") from None
-    value = getattr(importlib.import_module(home), name)
+    module, _, attribute = home.partition(":")
+    value = getattr(importlib.import_module(module), attribute or name)
     globals()[name] = value          # later lookups skip this function
     return value
 

@@ -26,3 +26,12 @@ def test_the_two_commands_are_in_the_readme_and_ci_runs_the_test_one():
     assert "bash scripts/test.sh" in (REPO / ".ci" / "run").read_text()
     for script in ("demo.sh", "test.sh"):
         assert 'scripts/setup.sh"' in (REPO / "scripts" / script).read_text(), f"{script} must do all set-up"
+
+
+def test_the_python_api_example_runs(capsys):
+    """The README's Python API block is real code: it runs as printed and produces its outputs."""
+    section = README.split("## Python API", 1)[1].split("\n## ", 1)[0]
+    code = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    exec(compile(code, "README.md (Python API)", "exec"), {"__name__": "readme_example"})
+    printed = capsys.readouterr().out
+    assert "OK" in printed and "path solved" in printed and "force polytope" in printed, printed

@@ -19,6 +19,8 @@ Maths, for a task Jacobian A (m, n) and task velocity b (m,):
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -31,6 +33,14 @@ _BOUND_RTOL = 1e-12
 # Absolute slack [rad/s]: a push of this size is rounding noise (1e-12 rad/s for 1 s moves 1e-12 rad), and
 # locking a joint for it would report a spurious JOINT_BOUND; the final clip removes it exactly.
 _BOUND_ATOL = 1e-12
+
+
+class DlsOutcome(NamedTuple):
+    """What a bounded DLS solve reports besides the velocity (a NamedTuple: free inside compiled code)."""
+
+    sigma_min: float            # smallest singular value of the full task Jacobian
+    condition_number: float     # sigma_max / sigma_min, inf at an exact singularity
+    damping: float              # lambda used in the final pass
 
 
 @njit(cache=True)
@@ -94,7 +104,7 @@ def symmetric_eigen(M, evals, V):
 
 @njit(cache=True)
 def scratch_size(n):
-    """Length of the float64 scratch vector of `_bounded_dls_into` for n joints and up to 6 task rows.
+    """Length of the float64 scratch vector of `bounded_dls_into` for n joints and up to 6 task rows.
 
     Layout: W (6n), fixed values, unlimited velocity, null-space part (3n), G and U (2 x 36), six m-vectors
     of `_solve_pass` (36), the remaining task r (6).
@@ -176,11 +186,11 @@ def bounded_dls(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fix
         fixed_out: (n,) int8 output: 1 where the joint was fixed at a bound (0 there = locked), else 0.
 
     Returns:
-        (sigma_min, condition_number, damping): sigma_min and sigma_max / sigma_min (inf at an exact
-        singularity) of the full task Jacobian A, and the lambda used in the final pass.
+        DlsOutcome: sigma_min and sigma_max / sigma_min (inf at an exact singularity) of the full task
+        Jacobian A, and the lambda used in the final pass.
     """
     scratch = np.empty(scratch_size(A.shape[1]))
-    return _bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch)
+    return bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch)
 
 
 @njit(cache=True)
@@ -247,7 +257,7 @@ def _clip_into_bounds(dq_out, dq_lo, dq_hi):
 
 
 @njit(cache=True)
-def _bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch):
+def bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch):
     """`bounded_dls` working in a caller-owned float64 scratch vector (>= scratch_size(n)): no allocation."""
     n = A.shape[1]
     W, r, fixed_val, dq, nz, G, U, v6 = _active_set_views(A, b, scratch)
@@ -266,10 +276,10 @@ def _bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_ou
         if not _fix_worst_violator(dq, dq_lo, dq_hi, W, r, fixed_out, fixed_val, dq_out):
             break
     _clip_into_bounds(dq_out, dq_lo, dq_hi)
-    return s_min0, cond0, lam
+    return DlsOutcome(s_min0, cond0, lam)
 
 
-# ---- Cholesky fast path (added for the path IK; the functions above are unchanged) -----------------------
+# ---- Cholesky fast path (the path IK's sample steps, far from singularities) ----------------------------
 # Certification slack: a pass takes the Cholesky route only when the certified bound clears the damping
 # threshold by this relative margin, far above the rounding of the factorization (~m eps ||G||).
 _CHOL_MARGIN = 1e-6
@@ -347,10 +357,10 @@ def _cholesky_pass(W, r, z, sigma_threshold, out, G, v6):
 
 
 @njit(cache=True)
-def _bounded_dls_fast_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch):
-    """`_bounded_dls_into` with the Cholesky pass where it is certified; returns sigma_min only.
+def bounded_dls_fast_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch):
+    """`bounded_dls_into` with the Cholesky pass where it is certified; returns sigma_min only.
 
-    Same active set, bounds and result (up to rounding) as `_bounded_dls_into`. The returned value is the
+    Same active set, bounds and result (up to rounding) as `bounded_dls_into`. The returned value is the
     first pass's sigma_min when it is below sigma_threshold (exact, from the eigen-decomposition), else a
     certified lower bound >= sigma_threshold (enough to decide damping and singularity reporting).
     """

@@ -134,6 +134,13 @@ def _uniform_acceleration_scale(dq, prev, amax, dt, s_max):
     return s_hi if s_lo <= s_hi * (1.0 + 1e-12) + 1e-15 else -1.0
 
 
+class LimitOutcome(NamedTuple):
+    """How `limit_velocity` obtained its result."""
+
+    scale: float        # overall uniform factor applied
+    outcome: int        # a LIMIT_* code
+
+
 @njit(cache=True)
 def limit_velocity(dq, scale, prev, use_prev, vmax, amax, dt, lo, hi, out):
     """Scale `scale * dq` into the velocity limits, then the acceleration window, then the position bounds.
@@ -150,7 +157,7 @@ def limit_velocity(dq, scale, prev, use_prev, vmax, amax, dt, lo, hi, out):
         dt: tick [s]. lo, hi: (n,) position-derived bounds. out: (n,) result [rad/s].
 
     Returns:
-        (uniform_scale, outcome): the overall uniform factor applied (including `scale`) and a LIMIT_* code.
+        LimitOutcome: the overall uniform factor applied (including `scale`) and a LIMIT_* code.
     """
     n = dq.shape[0]
     s = scale
@@ -182,4 +189,4 @@ def limit_velocity(dq, scale, prev, use_prev, vmax, amax, dt, lo, hi, out):
         if v != out[j]:
             out[j] = v
             outcome = LIMIT_POSITION_CLIP
-    return s, outcome
+    return LimitOutcome(s, outcome)

@@ -10,7 +10,6 @@ The subscription only stores the newest message; the timer does the work through
 from __future__ import annotations
 
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
-from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -23,21 +22,22 @@ from robokin_ros.core.errors import RobokinError
 from robokin_ros.ros.capability_markers import capability_markers
 from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.runtime import ThrottledLogger, boot, receive_time, run_node
+from robokin_ros.ros.runtime import RobokinNode, receive_time, run_node
 
 LOG_PERIOD = 2.0     # [s] a repeated complaint is logged at most this often
 LOG_KEY_CHARS = 60   # errors that agree in this many leading characters are throttled as one
 
 
-class CapabilityNode(Node):
+class CapabilityNode(RobokinNode):
     """Capability visualization node; see the module docstring for its interfaces."""
 
     default_name = "capability_node"
+    config_class = CapabilityConfig
+    log_period = LOG_PERIOD
 
-    def __init__(self, node_name: str = default_name, **kwargs) -> None:
+    def __init__(self, node_name: str | None = None, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        cfg, self._robot = boot(self, CapabilityConfig)
-        self._config = cfg
+        cfg = self._config
         self._chain_joints = frozenset(self._robot.joint_names)
         self._apply_config(cfg)
         watch_config(self, lambda: self._config, self._apply_config)
@@ -47,7 +47,6 @@ class CapabilityNode(Node):
         self.add_on_set_parameters_callback(self._check_show)
         self.add_post_set_parameters_callback(self._store_show)
         self._joint_state: JointState | None = None
-        self._log = ThrottledLogger(self.get_logger(), LOG_PERIOD)
         self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, QoSProfile(depth=1))
         self._publisher = self.create_publisher(MarkerArray, "~/markers", 1)
         self.create_service(Trigger, "~/export_polytope", self._on_export)

@@ -25,7 +25,6 @@ from nav_msgs.msg import Path
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
@@ -35,39 +34,42 @@ from robokin_ros.core.errors import RobokinError, TrajectoryTimingError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state
 from robokin_ros.ros.goals import GoalAbort, GoalGate, end_goal
+from robokin_ros.ros.joint_state_cache import JointStateCache
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.path_conversions import hold_trajectory_msg, joint_trajectory_msg, pose_msg, waypoints_in_base
+from robokin_ros.ros.path_conversions import (
+    failure_result,
+    hold_trajectory_msg,
+    joint_trajectory_msg,
+    plan_options,
+    waypoints_in_base,
+)
 from robokin_ros.ros.path_markers import path_markers
-from robokin_ros.ros.runtime import SideSubscription, ThrottledLogger, boot, receive_time, run_node
+from robokin_ros.ros.runtime import RobokinNode, SideSubscription, receive_time, run_node
 
 Result = ExecuteCartesianPath.Result
 FIRST_STATE_WAIT = 5.0       # [s] a goal before any joint state has arrived waits this long for one
-STATE_POLL_PERIOD = 0.005    # [s] between looks for a fresh joint state
 FOLLOW_PERIOD = 0.02         # [s] between execution checks (and feedback messages)
 EXECUTOR_THREADS = 4
 
 
-class PathIkNode(Node):
+class PathIkNode(RobokinNode):
     """See the module docstring."""
 
     default_name = "path_ik_node"
+    config_class = PathConfig
 
-    def __init__(self, node_name: str = default_name, **kwargs) -> None:
+    def __init__(self, node_name: str | None = None, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        cfg, self._robot = boot(self, PathConfig)
-        self._config = cfg
+        cfg = self._config
         self._planner = self._warm_planner(cfg)
-        self._log = ThrottledLogger(self.get_logger())
         self._lock = threading.Lock()
-        self._state: tuple[np.ndarray, float] | None = None
         self._goals = GoalGate()
         group = ReentrantCallbackGroup()
         self._traj_pub = self.create_publisher(JointTrajectory, cfg.command_out_topic, 10)
         self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 1)
-        self._chain_joints = frozenset(self._robot.joint_names)
-        self._states = SideSubscription(self, "joint_states", JointState, cfg.joint_topic, self._on_joint_state)
+        self._states = JointStateCache(self._robot.joint_names, self._log)
+        self._state_sub = SideSubscription(self, "joint_states", JointState, cfg.joint_topic, self._states.on_message)
         self.create_subscription(Path, "~/path", self._on_path, 1, callback_group=group)
         self._server = ActionServer(self, ExecuteCartesianPath, "~/execute_cartesian_path",
                                     execute_callback=self._execute, goal_callback=self._on_goal,
@@ -97,39 +99,14 @@ class PathIkNode(Node):
 
     # ---- inputs --------------------------------------------------------------------------------------
     def destroy_node(self) -> None:
-        self._states.close()
+        self._state_sub.close()
         super().destroy_node()
 
-    def _on_joint_state(self, msg: JointState) -> None:
-        if not concerns_chain(msg, self._chain_joints):
-            return                                # another device's states (a gripper) on the same topic
-        try:
-            measured = measurement_from_joint_state(msg, self._robot.joint_names, receive_time())
-        except RobokinError as err:
-            self._log.warning("joint_state", f"ignoring joint state: {err}")
-            return
-        with self._lock:
-            self._state = (measured.positions, measured.received_at)
-
     def _current_positions(self, cfg: PathConfig) -> np.ndarray:
-        # A goal may arrive before the first joint state of a freshly started graph (discovery between
-        # processes takes up to a few seconds): wait for it before refusing the goal; later, one timeout.
-        with self._lock:
-            never = self._state is None
-        deadline = receive_time() + (max(FIRST_STATE_WAIT, cfg.joint_state_timeout) if never
-                                     else cfg.joint_state_timeout)
-        while True:
-            with self._lock:
-                state = self._state
-            fresh = state is not None and receive_time() - state[1] <= cfg.joint_state_timeout
-            if fresh or receive_time() >= deadline:
-                break
-            time.sleep(STATE_POLL_PERIOD)
-        if not fresh:
-            age = "none received" if state is None else f"last one {receive_time() - state[1]:.2f} s old"
-            raise GoalAbort(Result.NO_JOINT_STATE, f"no fresh joint state on {cfg.joint_topic} "
-                                                   f"({age}; timeout {cfg.joint_state_timeout} s)")
-        return state[0]
+        wait = self._states.wait_fresh(cfg.joint_state_timeout, FIRST_STATE_WAIT)
+        if wait.positions is None:
+            raise GoalAbort(Result.NO_JOINT_STATE, f"no fresh joint state on {cfg.joint_topic} ({wait.why_not})")
+        return wait.positions
 
     def _on_goal(self, goal) -> GoalResponse:
         if self._goals.claim(self._config.preempt):
@@ -159,7 +136,7 @@ class PathIkNode(Node):
     def _plan(self, planner: CartesianPathPlanner, q0: np.ndarray, waypoints, blend: float, goal=None):
         """Plan, validated by the planner (a goal's 0 scaling and empty frame mean the node's default)."""
         poses = waypoints_in_base(self._robot, q0, waypoints)
-        plan = planner.plan(q0, poses, blend, **({} if goal is None else _goal_options(goal)))
+        plan = planner.plan(q0, poses, blend, **({} if goal is None else plan_options(goal)))
         self._marker_pub.publish(path_markers(plan.ik, self._robot.base_frame, self.get_clock().now().to_msg()))
         return plan
 
@@ -194,12 +171,9 @@ class PathIkNode(Node):
         ik = plan.ik
         result.fraction, result.arc_length, result.failed_sample = ik.fraction, ik.arc_length, ik.failed_sample
         if not ik.success:
-            result.error_code, result.message, result.failed_joint = int(ik.status), ik.message, ik.failed_joint
-            result.failure_pose = pose_msg(ik.failure_pose)
-            options = _goal_options(goal)
-            prefix = planner.time_prefix(ik, goal.tip_frame, options["axis_mask"], options["axis_frame"])
-            if prefix is not None:
-                result.trajectory = joint_trajectory_msg(prefix)
+            options = plan_options(goal)
+            failure_result(result, ik, planner.time_prefix(ik, goal.tip_frame, options["axis_mask"],
+                                                           options["axis_frame"]))
             return
         result.trajectory = joint_trajectory_msg(plan.trajectory)
         summary = (f"{ik.path.length * 1e3:.1f} mm in {plan.timing.duration:.2f} s, max deviation "
@@ -234,13 +208,6 @@ class PathIkNode(Node):
 
     def _feedback(self, goal_handle, stage: str, progress: float) -> None:
         goal_handle.publish_feedback(ExecuteCartesianPath.Feedback(stage=stage, progress=float(progress)))
-
-
-def _goal_options(goal) -> dict:
-    """A goal's optional fields as planner arguments: all-false mask, empty strings and 0 = the default."""
-    return dict(tip_frame=goal.tip_frame, axis_mask=np.array(goal.axis_mask, dtype=bool) if any(goal.axis_mask)
-                else None, axis_frame=goal.axis_mask_frame or None, velocity_scaling=goal.velocity_scaling,
-                acceleration_scaling=goal.acceleration_scaling)
 
 
 def main(args: list[str] | None = None) -> int:

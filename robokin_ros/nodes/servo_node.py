@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TwistStamped
-from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -37,7 +36,7 @@ from robokin_ros.ros.conversions import (
     twist_command_from_msg,
 )
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.runtime import ThrottledLogger, boot, receive_time, run_node
+from robokin_ros.ros.runtime import RobokinNode, receive_time, run_node
 
 # Only the newest command and state matter: a deeper queue would replay old twists after a stall.
 _LATEST_ONLY = QoSProfile(depth=1)
@@ -50,15 +49,15 @@ REJECTION_KIND_CHARS = 60
 _TRAJECTORY = "trajectory_msgs/JointTrajectory"
 
 
-class ServoNode(Node):
+class ServoNode(RobokinNode):
     """Twist servo node; see the module docstring for its interfaces."""
 
     default_name = "servo_node"
+    config_class = ServoConfig
 
-    def __init__(self, node_name: str = default_name, **kwargs) -> None:
+    def __init__(self, node_name: str | None = None, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        cfg, robot = boot(self, ServoConfig)
-        self._config = cfg
+        cfg, robot = self._config, self._robot
         self._servo = Servo(robot, cfg)
         warm_up(robot, cfg)
         self._joint_names = tuple(self._servo.joint_names)
@@ -66,7 +65,6 @@ class ServoNode(Node):
         watch_config(self, lambda: self._config, self._apply_config)
         self._twist: tuple[TwistStamped, float] | None = None
         self._joint_state: tuple[JointState, float] | None = None
-        self._log = ThrottledLogger(self.get_logger())
         self._status = StatusReporter()
         self._stamps = StampClock()
         self._reuse: JointTrajectory | None = None

@@ -8,7 +8,6 @@ Invalid commands are rejected with a log line naming the problem, as the real co
 from __future__ import annotations
 
 import numpy as np
-from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -25,7 +24,7 @@ from robokin_ros.ros.conversions import (
     transform_msg,
     vector_from_float64_array,
 )
-from robokin_ros.ros.runtime import ThrottledLogger, boot, receive_time, run_node
+from robokin_ros.ros.runtime import RobokinNode, receive_time, run_node
 
 try:
     from tf2_msgs.msg import TFMessage
@@ -35,17 +34,17 @@ except ImportError:     # a venv without the vendored tf2_msgs: /joint_states on
 LOG_KEY_CHARS = 40      # rejections that agree in this many leading characters are throttled as one
 
 
-class SimRobot(Node):
+class SimRobot(RobokinNode):
     """Simulated arm; see the module docstring for its interfaces."""
 
     default_name = "sim_robot"
+    config_class = SimRobotConfig
 
-    def __init__(self, node_name: str = default_name, **kwargs) -> None:
+    def __init__(self, node_name: str | None = None, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
-        cfg, self._robot = boot(self, SimRobotConfig)
+        cfg = self._config
         self._joints = SimulatedJoints(self._robot, cfg.initial_positions, receive_time())
         self._names = self._robot.joint_names
-        self._log = ThrottledLogger(self.get_logger())
 
         self.create_subscription(JointTrajectory, cfg.trajectory_topic, self._on_trajectory, 10)
         self.create_subscription(Float64MultiArray, cfg.position_command_topic, self._on_positions, 10)

@@ -9,7 +9,7 @@ from geometry_msgs.msg import Pose, PoseStamped
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
-from robokin_ros.core.path.result import JointTrajectoryArrays
+from robokin_ros.core.path.result import JointTrajectoryArrays, PathIkResult
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.ros.conversions import duration_msg
 
@@ -77,3 +77,20 @@ def hold_trajectory_msg(joint_names: Sequence[str], positions: np.ndarray, hold_
     point.time_from_start = duration_msg(hold_time)
     msg.points = [point]
     return msg
+
+
+def plan_options(goal) -> dict:
+    """An ExecuteCartesianPath goal's optional fields as `CartesianPathPlanner.plan` keyword arguments: an
+    all-false mask, empty strings and 0 scalings mean the node's defaults (the planner checks the rest)."""
+    return dict(tip_frame=goal.tip_frame, axis_mask=np.array(goal.axis_mask, dtype=bool) if any(goal.axis_mask)
+                else None, axis_frame=goal.axis_mask_frame or None, velocity_scaling=goal.velocity_scaling,
+                acceleration_scaling=goal.acceleration_scaling)
+
+
+def failure_result(result, ik: PathIkResult, prefix: JointTrajectoryArrays | None) -> None:
+    """Fill an ExecuteCartesianPath result for a path IK failure: code, reason, failed joint and pose, and the
+    timed solved prefix (nothing solved is lost)."""
+    result.error_code, result.message, result.failed_joint = int(ik.status), ik.message, ik.failed_joint
+    result.failure_pose = pose_msg(ik.failure_pose)
+    if prefix is not None:
+        result.trajectory = joint_trajectory_msg(prefix)

@@ -6,7 +6,7 @@ import gc
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
@@ -81,6 +81,23 @@ class ThrottledLogger:
         suffix = self._admit(key, now)
         if suffix is not None:
             self._logger.error(text + suffix)
+
+
+class RobokinNode(Node):
+    """Base of every robokin node: its parameters declared from `config_class` and its robot loaded (`boot`)
+    into `self._config` and `self._robot`, and `self._log`, a `ThrottledLogger`.
+
+    Subclasses set `default_name` (the node name unless the caller gives one) and `config_class`.
+    """
+
+    default_name: ClassVar[str]
+    config_class: ClassVar[type]
+    log_period: ClassVar[float] = 1.0       # [s] a repeated complaint is logged at most this often
+
+    def __init__(self, node_name: str | None = None, **kwargs) -> None:
+        super().__init__(node_name or self.default_name, **kwargs)
+        self._config, self._robot = boot(self, self.config_class)
+        self._log = ThrottledLogger(self.get_logger(), self.log_period)
 
 
 def run_node(node_cls: Callable[[], Node], args: list[str] | None = None,

@@ -5,7 +5,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robokin_ros.core.dls import _bounded_dls_fast_into, _bounded_dls_into, _cholesky_pass, bounded_dls, scratch_size
+from robokin_ros.core.dls import _cholesky_pass, bounded_dls, bounded_dls_fast_into, bounded_dls_into, scratch_size
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path
 from robokin_ros.core.path.ik_kernel import chain_pose_jacobian
@@ -32,8 +32,8 @@ def _dls_pair(A, b, z, lo, hi, thr, damp):
     n = A.shape[1]
     ref, fixed_ref = np.empty(n), np.zeros(n, np.int8)
     fast, fixed_fast = np.empty(n), np.zeros(n, np.int8)
-    s_ref, _, _ = _bounded_dls_into(A, b, z, lo, hi, thr, damp, ref, fixed_ref, np.empty(scratch_size(n)))
-    s_fast = _bounded_dls_fast_into(A, b, z, lo, hi, thr, damp, fast, fixed_fast, np.empty(scratch_size(n)))
+    s_ref, _, _ = bounded_dls_into(A, b, z, lo, hi, thr, damp, ref, fixed_ref, np.empty(scratch_size(n)))
+    s_fast = bounded_dls_fast_into(A, b, z, lo, hi, thr, damp, fast, fixed_fast, np.empty(scratch_size(n)))
     return ref, fixed_ref, s_ref, fast, fixed_fast, s_fast
 
 

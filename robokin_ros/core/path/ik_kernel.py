@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from robokin_ros.core.dls import _bounded_dls_fast_into, scratch_size
+from robokin_ros.core.dls import bounded_dls_fast_into, scratch_size
 from robokin_ros.core.limits import nullspace_velocity
 from robokin_ros.core.so3 import exp3_unit_axis, log3_into
 
@@ -183,8 +183,8 @@ def solve_path_block(Q, sigma, k0, k1, P_t, R_t, chain, settings):
             if settings.null_space:
                 nullspace_velocity(q, lower, upper, settings.zone_width, settings.limit_gain, settings.home,
                                    settings.posture_gain, z)
-            s_min = _bounded_dls_fast_into(A, bm, z, lo, hi, settings.sigma_threshold, settings.max_damping,
-                                           dq, fixed, scratch)
+            s_min = bounded_dls_fast_into(A, bm, z, lo, hi, settings.sigma_threshold, settings.max_damping,
+                                          dq, fixed, scratch)
             for j in range(n):
                 q[j] += dq[j]
             if it == 0:

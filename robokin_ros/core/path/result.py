@@ -1,39 +1,24 @@
 """Result types of the Cartesian path pipeline: IK outcome, timed trajectory, timing report, full plan."""
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
 
+from robokin_ros.core.codes import SentencedCode
 from robokin_ros.core.path.geometry import DensePath
 
 
-class PathStatus(enum.IntEnum):
+class PathStatus(SentencedCode):
     """Outcome codes, numbered as robokin_interfaces/action/ExecuteCartesianPath's error codes."""
 
-    SUCCESS = 0
-    INVALID_GOAL = 1
-    PATH_DEVIATION = 2
-    JOINT_LIMIT = 3
-    SINGULARITY = 4
-    JOINT_JUMP = 5
-
-    @property
-    def sentence(self) -> str:
-        """A short human sentence for the code."""
-        return _SENTENCES[self]
-
-
-_SENTENCES = {
-    PathStatus.SUCCESS: "path solved",
-    PathStatus.INVALID_GOAL: "the path request is invalid",
-    PathStatus.PATH_DEVIATION: "the tool left the path tolerance",
-    PathStatus.JOINT_LIMIT: "a joint reached its position limit",
-    PathStatus.SINGULARITY: "the arm reached a singularity (or the edge of its workspace)",
-    PathStatus.JOINT_JUMP: "a joint moved more than the jump bound between two samples",
-}
+    SUCCESS = 0, "path solved"
+    INVALID_GOAL = 1, "the path request is invalid"
+    PATH_DEVIATION = 2, "the tool left the path tolerance"
+    JOINT_LIMIT = 3, "a joint reached its position limit"
+    SINGULARITY = 4, "the arm reached a singularity (or the edge of its workspace)"
+    JOINT_JUMP = 5, "a joint moved more than the jump bound between two samples"
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Incremental path IK: one bounded damped-least-squares step per dense sample, seeded from the previous one.
 
 Each sample's pose error (dt = 1) is the task velocity of the shared DLS kernel (`core.dls`, its Cholesky
-variant `_bounded_dls_fast_into`, called from the compiled block loop of `ik_kernel`), so
+variant `bounded_dls_fast_into`, called from the compiled block loop of `ik_kernel`), so
 a sample is reached from the previous solution in one step (1 mm apart: the linearization error is
 ~1e-7 m) and the arm can never jump to another IK branch. Joint position limits (with margin) are velocity
 bounds of that kernel, enforced at every step.

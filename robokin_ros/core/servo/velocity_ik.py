@@ -22,7 +22,7 @@ import numpy.typing as npt
 import pinocchio as pin
 from numba import njit
 
-from robokin_ros.core.dls import _bounded_dls_into, scratch_size
+from robokin_ros.core.dls import bounded_dls_into, scratch_size
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.limits import (
     LIMIT_ACCELERATION,
@@ -67,7 +67,7 @@ def _step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, out):
         joints: (6, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE (avoidance band widths).
         scalars: (6,) entries S_MARGIN ... S_COND_CHECK.
         work: (4 n + scratch_size(n),) scratch: lower bound, upper bound, secondary velocity, unlimited
-            DLS velocity (n each), then the `dls._bounded_dls_into` scratch (so a tick allocates nothing).
+            DLS velocity (n each), then the `dls.bounded_dls_into` scratch (so a tick allocates nothing).
         fixed: (n,) int8 output of the DLS. out: (n,) final velocity.
 
     Returns:
@@ -79,8 +79,8 @@ def _step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, out):
     position_velocity_bounds(q, joints[J_LOWER], joints[J_UPPER], scalars[S_MARGIN], dt, joints[J_AMAX], lo, hi)
     nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], joints[J_ZONE], scalars[S_LIMIT_GAIN],
                        joints[J_HOME], scalars[S_POSTURE_GAIN], z)
-    s_min, cond, lam = _bounded_dls_into(A, b, z, lo, hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
-                                         work[4 * n:])
+    s_min, cond, lam = bounded_dls_into(A, b, z, lo, hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
+                                        work[4 * n:])
     n_fixed = 0
     for j in range(fixed.shape[0]):
         n_fixed += fixed[j]
