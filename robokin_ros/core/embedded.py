@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from robokin_ros.core.errors import ModelError
 
@@ -49,7 +50,14 @@ def example_robot_data_dir() -> Path:
                      "(pip install example-robot-data, or run scripts/setup.sh)")
 
 
-def embedded_robot(name: str) -> tuple[EmbeddedRobot, Path]:
+class EmbeddedUrdf(NamedTuple):
+    """An embedded robot and the URDF file it is loaded from."""
+
+    robot: EmbeddedRobot
+    urdf: Path
+
+
+def embedded_robot(name: str) -> EmbeddedUrdf:
     """Look up an embedded robot by name; the error lists the known names."""
     try:
         robot = EMBEDDED_ROBOTS[name]
@@ -58,4 +66,4 @@ def embedded_robot(name: str) -> tuple[EmbeddedRobot, Path]:
     path = example_robot_data_dir() / robot.urdf
     if not path.is_file():
         raise ModelError(f"embedded robot '{name}': {path} is missing from example-robot-data")
-    return robot, path
+    return EmbeddedUrdf(robot, path)

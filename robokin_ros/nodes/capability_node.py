@@ -10,7 +10,6 @@ The subscription only stores the newest message; the timer does the work through
 from __future__ import annotations
 
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
-from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
@@ -22,7 +21,7 @@ from robokin_ros.core.errors import RobokinError
 from robokin_ros.ros.capability_markers import capability_markers
 from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.runtime import RobokinNode, receive_time, run_node
+from robokin_ros.ros.runtime import LATEST_ONLY, RobokinNode, receive_time, run_node
 
 LOG_PERIOD = 2.0     # [s] a repeated complaint is logged at most this often
 LOG_KEY_CHARS = 60   # errors that agree in this many leading characters are throttled as one
@@ -47,8 +46,8 @@ class CapabilityNode(RobokinNode):
         self.add_on_set_parameters_callback(self._check_show)
         self.add_post_set_parameters_callback(self._store_show)
         self._joint_state: JointState | None = None
-        self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, QoSProfile(depth=1))
-        self._publisher = self.create_publisher(MarkerArray, "~/markers", 1)
+        self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, LATEST_ONLY)
+        self._publisher = self.create_publisher(MarkerArray, "~/markers", LATEST_ONLY)
         self.create_service(Trigger, "~/export_polytope", self._on_export)
         self.create_timer(1.0 / cfg.rate, self._tick)
         self.get_logger().info(f"capability of {self._robot.name} {self._robot.base_frame} -> "

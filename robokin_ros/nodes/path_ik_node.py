@@ -45,7 +45,7 @@ from robokin_ros.ros.path_conversions import (
     waypoints_in_base,
 )
 from robokin_ros.ros.path_markers import path_markers
-from robokin_ros.ros.runtime import RobokinNode, SideSubscription, receive_time, run_node
+from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, SideSubscription, receive_time, run_node
 
 Result = ExecuteCartesianPath.Result
 FIRST_STATE_WAIT = 5.0       # [s] a goal before any joint state has arrived waits this long for one
@@ -66,11 +66,11 @@ class PathIkNode(RobokinNode):
         self._lock = threading.Lock()
         self._goals = GoalGate()
         group = ReentrantCallbackGroup()
-        self._traj_pub = self.create_publisher(JointTrajectory, cfg.command_out_topic, 10)
-        self._marker_pub = self.create_publisher(MarkerArray, "~/markers", 1)
+        self._traj_pub = self.create_publisher(JointTrajectory, cfg.command_out_topic, QUEUE_DEPTH)
+        self._marker_pub = self.create_publisher(MarkerArray, "~/markers", LATEST_ONLY)
         self._states = JointStateCache(self._robot.joint_names, self._log)
         self._state_sub = SideSubscription(self, "joint_states", JointState, cfg.joint_topic, self._states.on_message)
-        self.create_subscription(Path, "~/path", self._on_path, 1, callback_group=group)
+        self.create_subscription(Path, "~/path", self._on_path, LATEST_ONLY, callback_group=group)
         self._server = ActionServer(self, ExecuteCartesianPath, "~/execute_cartesian_path",
                                     execute_callback=self._execute, goal_callback=self._on_goal,
                                     handle_accepted_callback=self._on_accepted,

@@ -8,7 +8,6 @@ Invalid commands are rejected with a log line naming the problem, as the real co
 from __future__ import annotations
 
 import numpy as np
-from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -24,7 +23,7 @@ from robokin_ros.ros.conversions import (
     transform_msg,
     vector_from_float64_array,
 )
-from robokin_ros.ros.runtime import RobokinNode, receive_time, run_node
+from robokin_ros.ros.runtime import QUEUE_DEPTH, RobokinNode, receive_time, run_node
 
 try:
     from tf2_msgs.msg import TFMessage
@@ -46,10 +45,10 @@ class SimRobot(RobokinNode):
         self._joints = SimulatedJoints(self._robot, cfg.initial_positions, receive_time())
         self._names = self._robot.joint_names
 
-        self.create_subscription(JointTrajectory, cfg.trajectory_topic, self._on_trajectory, 10)
-        self.create_subscription(Float64MultiArray, cfg.position_command_topic, self._on_positions, 10)
-        self.create_subscription(Float64MultiArray, cfg.velocity_command_topic, self._on_velocities, 10)
-        self._state_pub = self.create_publisher(JointState, cfg.joint_states_topic, QoSProfile(depth=10))
+        self.create_subscription(JointTrajectory, cfg.trajectory_topic, self._on_trajectory, QUEUE_DEPTH)
+        self.create_subscription(Float64MultiArray, cfg.position_command_topic, self._on_positions, QUEUE_DEPTH)
+        self.create_subscription(Float64MultiArray, cfg.velocity_command_topic, self._on_velocities, QUEUE_DEPTH)
+        self._state_pub = self.create_publisher(JointState, cfg.joint_states_topic, QUEUE_DEPTH)
         self.create_timer(1.0 / cfg.rate, self._tick)
         self._tf_pub = None
         if cfg.publish_tf and TFMessage is None:
@@ -57,7 +56,7 @@ class SimRobot(RobokinNode):
         elif cfg.publish_tf:
             self._tf_frames = self._robot.chain_link_frames()
             self._tf_ids = [self._robot.frame_id(f) for f in self._tf_frames]
-            self._tf_pub = self.create_publisher(TFMessage, "/tf", 10)
+            self._tf_pub = self.create_publisher(TFMessage, "/tf", QUEUE_DEPTH)
             self.create_timer(1.0 / cfg.tf_rate, self._publish_tf)
         self.get_logger().info(f"simulating {self._robot.name} ({list(self._names)}) at {cfg.rate:.0f} Hz from "
                                f"{np.round(self._joints.positions, 4).tolist()}")

@@ -16,6 +16,11 @@ from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.ros.params import declare_config
 
+# Queue depths: commands and states get a few messages of slack for a briefly stalled executor; topics where only
+# the newest message matters (markers, a fire-and-forget path, a joint state sampled at a low rate) keep one.
+QUEUE_DEPTH = 10
+LATEST_ONLY = 1
+
 # Receive times come from the monotonic clock, never from message stamps: a zero stamp or a paused
 # simulation clock must not be able to keep a stale command alive.
 receive_time: Callable[[], float] = time.monotonic
@@ -144,7 +149,7 @@ class SideSubscription:
     `<owner>_<suffix>` in the owner's namespace.
     """
 
-    def __init__(self, owner: Node, suffix: str, msg_type, topic: str, callback, qos=10) -> None:
+    def __init__(self, owner: Node, suffix: str, msg_type, topic: str, callback, qos=QUEUE_DEPTH) -> None:
         import threading
 
         self.node = rclpy.create_node(f"{owner.get_name()}_{suffix}", namespace=owner.get_namespace(),

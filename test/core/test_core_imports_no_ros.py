@@ -48,3 +48,14 @@ def test_importing_the_core_loads_no_rclpy():
             "print(loaded); sys.exit(1 if loaded else 0)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_tools_are_ros_free_command_line_tools():
+    """tools/ holds the ROS-free command-line tools only (the ROS demo lives in demo/)."""
+    tools_dir = Path(robokin_ros.__file__).parent / "tools"
+    files = sorted(tools_dir.glob("*.py"))
+    assert any(p.stem == "plan_path" for p in files)
+    for path in files:
+        for lineno, names in _imported_names(ast.parse(path.read_text())):
+            bad = [n for n in names if ROS_IMPORT.search(n) or n.startswith("robokin_ros.demo")]
+            assert not bad, f"tools/{path.name}:{lineno} imports {bad}"

@@ -213,3 +213,24 @@ def test_embedded_names_and_errors():
         assert robot.n == len(robot.home())
         lo, hi = robot.limits.lower, robot.limits.upper
         assert np.all((robot.home() >= lo) & (robot.home() <= hi)), name
+
+
+def test_one_frame_rule_for_every_input(panda):
+    """`resolve_frame` is the rule twists, waypoints and targets share: "" and the base name are the base, a
+    tf-style leading slash is dropped, and "world" is the URDF world (Pinocchio's "universe")."""
+    base = panda.base_frame_id
+    assert panda.resolve_frame("") == base
+    assert panda.resolve_frame(panda.base_frame) == base == panda.resolve_frame("/" + panda.base_frame)
+    assert panda.resolve_frame("world") == panda.frame_id("universe")
+    assert panda.resolve_frame("/panda_link3") == panda.frame_id("panda_link3")
+    with pytest.raises(UnknownFrameError, match="panda_link3"):       # the message lists the valid names
+        panda.resolve_frame("no_such_frame")
+
+
+def test_world_frame_pose_is_the_inverse_of_the_base_placement():
+    """With a base that is not the world, "world" resolves to a frame whose pose in the base is base_T_world."""
+    robot = RobotModel.from_name("ur5", base_frame="shoulder_link")
+    q = robot.home()
+    world_in_base = robot.frame_pose(q, robot.resolve_frame("world"))
+    assert not world_in_base.isIdentity(1e-9)
+    assert world_in_base.isApprox(robot.world_T_base.inverse(), 1e-12)

@@ -143,3 +143,22 @@ def test_transform_msg_matches_the_pose():
     t = msg.transform.translation
     assert (t.x, t.y, t.z) == (0.1, 0.2, 0.3)
     assert (msg.header.frame_id, msg.child_frame_id) == ("base", "tool")
+
+
+def test_waypoints_in_world_and_tf_style_frames_are_accepted(panda):
+    """A waypoint in `world` or `/panda_link0` means the same pose as one in the base frame (the Panda's base
+    is at the world origin); one in the tool frame is placed by the FK at the current state."""
+    from geometry_msgs.msg import PoseStamped
+
+    from robokin_ros.ros.path_conversions import waypoints_in_base
+
+    q = panda.home()
+    stamped = []
+    for frame in ("", "world", "/panda_link0", panda.tip_frame):
+        msg = PoseStamped()
+        msg.header.frame_id = frame
+        msg.pose.position.x, msg.pose.position.z, msg.pose.orientation.w = 0.4, 0.3, 1.0
+        stamped.append(msg)
+    base, world, slash, tool = waypoints_in_base(panda, q, stamped)
+    assert world.isApprox(base, 1e-12) and slash.isApprox(base, 1e-12)
+    assert tool.isApprox(panda.fk(q) * base, 1e-12)
