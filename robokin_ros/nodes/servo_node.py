@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TwistStamped
-from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
@@ -36,14 +35,8 @@ from robokin_ros.ros.conversions import (
     twist_command_from_msg,
 )
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.runtime import RobokinNode, receive_time, run_node
+from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, receive_time, run_node
 
-# Only the newest command and state matter: a deeper queue would replay old twists after a stall.
-_LATEST_ONLY = QoSProfile(depth=1)
-# Joint states may come from several publishers on one topic (arm driver, gripper): with depth 1 a gripper's
-# message could evict the arm's before it is taken. Every message is looked at; the newest of the chain wins.
-JOINT_STATE_QUEUE = QoSProfile(depth=10)
-OUTPUT_QUEUE = 10
 # Rejections are throttled per kind: a reason's start names the kind, its end carries the values.
 REJECTION_KIND_CHARS = 60
 _TRAJECTORY = "trajectory_msgs/JointTrajectory"
@@ -69,11 +62,14 @@ class ServoNode(RobokinNode):
         self._stamps = StampClock()
         self._reuse: JointTrajectory | None = None
 
-        self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_twist, _LATEST_ONLY)
-        self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, JOINT_STATE_QUEUE)
+        # only the newest twist matters: a deeper queue would replay old twists after a stall
+        self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_twist, LATEST_ONLY)
+        # several publishers may share the joint-state topic (arm driver, gripper): with a queue of one a gripper's
+        # message could evict the arm's before it is taken, so every message is looked at
+        self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, QUEUE_DEPTH)
         out_type = JointTrajectory if cfg.command_out_type == _TRAJECTORY else Float64MultiArray
-        self._command_pub = self.create_publisher(out_type, cfg.command_out_topic, OUTPUT_QUEUE)
-        self._status_pub = self.create_publisher(ServoStatusMsg, "~/status", OUTPUT_QUEUE)
+        self._command_pub = self.create_publisher(out_type, cfg.command_out_topic, QUEUE_DEPTH)
+        self._status_pub = self.create_publisher(ServoStatusMsg, "~/status", QUEUE_DEPTH)
         self.create_service(Trigger, "~/pause_servo", self._on_pause)
         self.create_service(Trigger, "~/unpause_servo", self._on_unpause)
         self._timer = self.create_timer(cfg.publish_period, self._tick)

@@ -43,7 +43,7 @@ class GoalGate:
         with self._lock:
             now = self._clock()
             self._pending = [t for t in self._pending if now - t < self._pending_timeout]
-            busy = self._running > 0 or bool(self._pending)
+            busy = self._busy()
             if busy and not preempt:
                 return False
             if busy:
@@ -61,7 +61,10 @@ class GoalGate:
     def busy(self) -> bool:
         """A goal is pending or running."""
         with self._lock:
-            return self._running > 0 or bool(self._pending)
+            return self._busy()
+
+    def _busy(self) -> bool:
+        return self._running > 0 or bool(self._pending)
 
     def preempted(self) -> bool:
         """A newer goal asked the running one to stop."""
