@@ -63,9 +63,12 @@ build_interface() {
     tail -40 "$build.log" >&2; echo "[setup] building $name failed; full log: $build.log" >&2; exit 1
   fi
 }
-# tf2_msgs has no wheel; the vendored copy (TFMessage only) keeps upstream's type name and hash.
-stamped tf2_msgs "vendor/tf2_msgs/package.xml vendor/tf2_msgs/CMakeLists.txt vendor/tf2_msgs/msg/*" \
-  build_interface "$ROOT/vendor/tf2_msgs"
+# tf2_msgs, control_msgs and moveit_msgs have no wheels; the vendored subsets keep upstream's type names and
+# hashes (vendor/README.md).
+for vendored in tf2_msgs control_msgs moveit_msgs; do
+  stamped "$vendored" "vendor/$vendored/package.xml vendor/$vendored/CMakeLists.txt vendor/$vendored/*/*.*" \
+    build_interface "$ROOT/vendor/$vendored"
+done
 stamped robokin_interfaces "robokin_interfaces/package.xml robokin_interfaces/CMakeLists.txt robokin_interfaces/msg/* robokin_interfaces/action/*" \
   build_interface "$ROOT/robokin_interfaces"
 
