@@ -2,7 +2,7 @@
 
 The repository root is this package. Only what users need is installed: the Python package, launch files,
 configs and the example waypoint files (share/robokin_ros/examples); tests, benchmarks and scripts stay in the
-source tree.
+source tree. At run time robokin_ros.paths finds these files and the executables through the ament index first.
 """
 from glob import glob
 
@@ -22,6 +22,9 @@ setup(
         (f"share/{PACKAGE}/examples", glob("examples/paths/*.yaml") + glob("examples/paths/*.csv")),
     ],
     install_requires=["setuptools"],
+    # colcon test runs pytest (not unittest) when the package names pytest as its test extra; tests_require is
+    # left out: setuptools no longer reads it
+    extras_require={"test": ["pytest"]},
     zip_safe=True,
     maintainer="robokin_ros developers",
     maintainer_email="robokin@example.com",

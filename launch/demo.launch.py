@@ -1,43 +1,57 @@
 """The README demo in a ROS 2 install: sim_robot + servo_node + path_ik_node + capability_node + RViz,
-driven by the scripted twist sequence and path goal of `robokin_demo --attach`.
+driven by the scripted twist sequence and path goal of `robokin_demo --attach`; the launch ends with the demo.
 
     ros2 launch robokin_ros demo.launch.py            # rviz:=false for a headless run
 """
-from pathlib import Path
-
-from ament_index_python.packages import get_package_share_directory
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
-from launch.conditions import IfCondition
+from launch.actions import DeclareLaunchArgument, EmitEvent, GroupAction, IncludeLaunchDescription, OpaqueFunction
+from launch.actions import RegisterEventHandler
+from launch.event_handlers import OnProcessExit
+from launch.events import Shutdown
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from launch import LaunchDescription
+from robokin_ros.core.embedded import default_base_frame, urdf_xml
+from robokin_ros.paths import config_file, node_params_file, share_dir
+
+ROBOT = "panda"         # the robot robokin_demo drives
+TRUE = ("true", "1", "yes", "on")
+
+
+def _nodes(context):
+    use_sim_time = LaunchConfiguration("use_sim_time").perform(context).lower() in TRUE
+    sim_time = {"use_sim_time": use_sim_time}
+    nodes = [
+        Node(package="robokin_ros", executable="path_ik_node", name="path_ik_node", output="screen",
+             parameters=[str(node_params_file(ROBOT, "path_ik")), sim_time]),
+        Node(package="robokin_ros", executable="capability_node", name="capability_node", output="screen",
+             parameters=[str(config_file("capability.yaml")), sim_time]),
+    ]
+    if LaunchConfiguration("rviz").perform(context).lower() in TRUE:
+        nodes += [
+            Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+                 parameters=[{"robot_description": urdf_xml(ROBOT)}, sim_time]),
+            Node(package="rviz2", executable="rviz2", name="rviz2",
+                 arguments=["-d", str(config_file("demo.rviz")), "-f", default_base_frame(ROBOT)],
+                 parameters=[sim_time]),
+        ]
+    return nodes
 
 
 def generate_launch_description():
-    share = Path(get_package_share_directory("robokin_ros"))
-    config = share / "config"
+    demo = Node(package="robokin_ros", executable="robokin_demo", name="robokin_demo", output="screen",
+                arguments=["--attach"], parameters=[{"use_sim_time": LaunchConfiguration("use_sim_time")}])
     return LaunchDescription([
         DeclareLaunchArgument("rviz", default_value="true", description="start robot_state_publisher + RViz"),
-        IncludeLaunchDescription(
-            PythonLaunchDescriptionSource(str(share / "launch" / "servo.launch.py")),
-            launch_arguments={"robot": "panda", "sim": "true", "rviz": "false",
-                              "params_file": str(config / "panda_servo.yaml")}.items()),
-        Node(package="robokin_ros", executable="path_ik_node", name="path_ik_node", output="screen",
-             parameters=[str(config / "panda_path_ik.yaml")]),
-        Node(package="robokin_ros", executable="capability_node", name="capability_node", output="screen",
-             parameters=[str(config / "capability.yaml")]),
-        Node(package="robot_state_publisher", executable="robot_state_publisher",
-             parameters=[{"robot_description": Path(_panda_urdf()).read_text()}],
-             condition=IfCondition(LaunchConfiguration("rviz"))),
-        Node(package="rviz2", executable="rviz2", name="rviz2", arguments=["-d", str(config / "demo.rviz")],
-             condition=IfCondition(LaunchConfiguration("rviz"))),
-        Node(package="robokin_ros", executable="robokin_demo", name="robokin_demo", output="screen",
-             arguments=["--attach"]),
+        DeclareLaunchArgument("use_sim_time", default_value="false", description="every node follows /clock"),
+        # scoped: an included file's launch arguments would otherwise overwrite this file's (rviz among them)
+        GroupAction([IncludeLaunchDescription(
+            PythonLaunchDescriptionSource(str(share_dir() / "launch" / "servo.launch.py")),
+            launch_arguments={"robot": ROBOT, "sim": "true", "rviz": "false",
+                              "use_sim_time": LaunchConfiguration("use_sim_time")}.items())]),
+        OpaqueFunction(function=_nodes),
+        demo,
+        RegisterEventHandler(OnProcessExit(target_action=demo, on_exit=[
+            EmitEvent(event=Shutdown(reason="robokin_demo finished"))])),
     ])
-
-
-def _panda_urdf():
-    from robokin_ros.core.embedded import embedded_robot
-    return embedded_robot("panda")[1]

@@ -1,48 +1,67 @@
 """Twist servo next to a robot driver: servo_node (+ sim_robot, robot_state_publisher and RViz on request).
 
     ros2 launch robokin_ros servo.launch.py robot:=panda sim:=true rviz:=true
-    ros2 launch robokin_ros servo.launch.py robot:=ur5 params_file:=/path/to/my_servo.yaml
-"""
-from pathlib import Path
+    ros2 launch robokin_ros servo.launch.py robot:=ur5 sim:=true rviz:=true
+    ros2 launch robokin_ros servo.launch.py robot:=/path/to/arm.urdf base_frame:=base_link tip_frame:=tool0
 
-from ament_index_python.packages import get_package_share_directory
+Parameters: config/<robot>_servo.yaml for a robot that has one (panda, ur5), else config/generic_servo.yaml
+(no joint-specific values); params_file:= overrides. Every node gets use_sim_time; RViz's fixed frame is the
+robot's base frame.
+"""
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from launch import LaunchDescription
-from robokin_ros.core.embedded import EMBEDDED_ROBOTS, embedded_robot
+from robokin_ros.core.embedded import EMBEDDED_ROBOTS, default_base_frame, urdf_xml
+from robokin_ros.paths import config_file, node_params_file
+
+TRUE = ("true", "1", "yes", "on")
 
 
-def robot_description_nodes(context):
-    """robot_state_publisher for an embedded robot, so RViz can draw it from /joint_states."""
-    robot = LaunchConfiguration("robot").perform(context)
-    if robot not in EMBEDDED_ROBOTS:
-        return []   # a custom robot: start your own robot_state_publisher with its URDF
-    _, urdf_path = embedded_robot(robot)
-    return [Node(package="robot_state_publisher", executable="robot_state_publisher",
-                 parameters=[{"robot_description": Path(urdf_path).read_text()}],
-                 condition=IfCondition(LaunchConfiguration("rviz")))]
+def _arg(context, name: str) -> str:
+    return LaunchConfiguration(name).perform(context)
+
+
+def robot_parameters(context) -> dict:
+    """The robot-source parameters every robokin node shares, plus use_sim_time."""
+    params = {"robot": _arg(context, "robot"), "use_sim_time": _arg(context, "use_sim_time").lower() in TRUE}
+    params.update({key: _arg(context, key) for key in ("base_frame", "tip_frame") if _arg(context, key)})
+    return params
+
+
+def _nodes(context):
+    robot = _arg(context, "robot")
+    shared = robot_parameters(context)
+    params_file = _arg(context, "params_file") or str(node_params_file(robot, "servo"))
+    nodes = [Node(package="robokin_ros", executable="servo_node", name="servo_node", output="screen",
+                  parameters=[params_file, shared])]
+    if _arg(context, "sim").lower() in TRUE:
+        nodes.append(Node(package="robokin_ros", executable="sim_robot", name="sim_robot", output="screen",
+                          parameters=[shared]))
+    if _arg(context, "rviz").lower() in TRUE:
+        base_frame = shared.get("base_frame") or default_base_frame(robot)
+        nodes += [
+            Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+                 parameters=[{"robot_description": urdf_xml(robot), "use_sim_time": shared["use_sim_time"]}]),
+            Node(package="rviz2", executable="rviz2", name="rviz2",
+                 arguments=["-d", str(config_file("servo.rviz")), *(["-f", base_frame] if base_frame else [])],
+                 parameters=[{"use_sim_time": shared["use_sim_time"]}]),
+        ]
+    return nodes
 
 
 def generate_launch_description():
-    share = Path(get_package_share_directory("robokin_ros"))
-    robot = LaunchConfiguration("robot")
-    params_file = LaunchConfiguration("params_file")
     return LaunchDescription([
         DeclareLaunchArgument("robot", default_value="panda",
                               description=f"embedded robot {sorted(EMBEDDED_ROBOTS)} or a URDF path"),
-        DeclareLaunchArgument("params_file", default_value=str(share / "config" / "panda_servo.yaml"),
-                              description="servo parameters (config/<robot>_servo.yaml)"),
+        DeclareLaunchArgument("base_frame", default_value="", description="chain base (default: the robot's)"),
+        DeclareLaunchArgument("tip_frame", default_value="", description="chain tip (default: the robot's)"),
+        DeclareLaunchArgument("params_file", default_value="",
+                              description="servo parameters (default: config/<robot>_servo.yaml, else "
+                                          "config/generic_servo.yaml)"),
         DeclareLaunchArgument("sim", default_value="true", description="start sim_robot as the driver"),
         DeclareLaunchArgument("rviz", default_value="false", description="start robot_state_publisher + RViz"),
-        Node(package="robokin_ros", executable="sim_robot", name="sim_robot", output="screen",
-             parameters=[{"robot": robot}], condition=IfCondition(LaunchConfiguration("sim"))),
-        Node(package="robokin_ros", executable="servo_node", name="servo_node", output="screen",
-             parameters=[params_file, {"robot": robot}]),
-        OpaqueFunction(function=robot_description_nodes),
-        Node(package="rviz2", executable="rviz2", name="rviz2",
-             arguments=["-d", str(share / "config" / "servo.rviz")],
-             condition=IfCondition(LaunchConfiguration("rviz"))),
+        DeclareLaunchArgument("use_sim_time", default_value="false", description="every node follows /clock"),
+        OpaqueFunction(function=_nodes),
     ])

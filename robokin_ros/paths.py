@@ -1,25 +1,48 @@
-"""Where the package's data files live, in a source checkout (editable venv) and in a ROS 2 install alike."""
+"""Where the package's data files and executables live, in a ROS 2 install and in a source checkout alike.
+
+Search order, first hit wins (the errors list every place tried):
+- share files (config/, launch/): the ament index (`get_package_share_directory`), then `<sys.prefix>/share/
+  robokin_ros`, then the source tree this module sits in (an editable install);
+- executables: the ament index (`<get_package_prefix>/lib/robokin_ros`, where colcon installs console scripts),
+  then beside `sys.executable` (a venv's bin/), then `<sys.prefix>/lib/robokin_ros`.
+"""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from robokin_ros.core.embedded import EMBEDDED_ROBOTS
+
 PACKAGE = "robokin_ros"
+SOURCE_TREE = Path(__file__).resolve().parents[1]
+
+
+def _ament(lookup: str) -> Path | None:
+    """The ament index's answer for this package (`share` or `prefix`); None when it does not know it."""
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_prefix, get_package_share_directory
+    except ImportError:
+        return None
+    try:
+        return Path(get_package_share_directory(PACKAGE) if lookup == "share" else get_package_prefix(PACKAGE))
+    except (PackageNotFoundError, ValueError, OSError):   # not registered, or AMENT_PREFIX_PATH unset
+        return None
+
+
+def share_dir_candidates() -> list[Path]:
+    """Every folder `share_dir` tries, in order."""
+    ament = _ament("share")
+    return [*([ament] if ament else []), Path(sys.prefix) / "share" / PACKAGE, SOURCE_TREE]
 
 
 def share_dir() -> Path:
-    """The folder holding config/ and launch/: the ament share dir when installed, else the source package."""
-    source = Path(__file__).resolve().parents[1]
-    if (source / "config").is_dir():
-        return source
-    installed = Path(sys.prefix) / "share" / PACKAGE
-    if installed.is_dir():
-        return installed
-    try:
-        from ament_index_python.packages import get_package_share_directory
-        return Path(get_package_share_directory(PACKAGE))
-    except Exception as err:  # no ament index either: say where we looked
-        raise FileNotFoundError(f"cannot find the {PACKAGE} share folder (looked in {source}, {installed})") from err
+    """The folder holding config/ and launch/ (see the module docstring for the search order)."""
+    candidates = share_dir_candidates()
+    for candidate in candidates:
+        if (candidate / "config").is_dir():
+            return candidate
+    raise FileNotFoundError(f"cannot find the {PACKAGE} share folder; looked in {[str(c) for c in candidates]} "
+                            "(is the workspace's install/setup.bash sourced?)")
 
 
 def config_file(name: str) -> Path:
@@ -31,10 +54,26 @@ def config_file(name: str) -> Path:
     return path
 
 
+def node_params_file(robot: str, node: str) -> Path:
+    """The parameter file of `node` ("servo", "path_ik") for `robot`: config/<robot>_<node>.yaml for an embedded
+    robot that has one (panda, ur5), else config/generic_<node>.yaml, which holds no joint-specific values and so
+    fits any embedded robot or URDF path."""
+    if robot in EMBEDDED_ROBOTS and (share_dir() / "config" / f"{robot}_{node}.yaml").is_file():
+        return config_file(f"{robot}_{node}.yaml")
+    return config_file(f"generic_{node}.yaml")
+
+
+def executable_dirs() -> list[Path]:
+    """Every folder `executable` tries, in order."""
+    prefix = _ament("prefix")
+    ament = [prefix / "lib" / PACKAGE] if prefix else []
+    return [*ament, Path(sys.executable).parent, Path(sys.prefix) / "lib" / PACKAGE]
+
+
 def executable(name: str) -> Path:
-    """A node executable installed beside this interpreter (the venv's bin/ or a ROS lib/robokin_ros)."""
-    candidates = [Path(sys.executable).parent / name, Path(sys.prefix) / "lib" / PACKAGE / name]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(f"executable '{name}' not found in {[str(c.parent) for c in candidates]}")
+    """A node executable (`servo_node`, ...): see the module docstring for the search order."""
+    folders = executable_dirs()
+    for folder in folders:
+        if (folder / name).is_file():
+            return folder / name
+    raise FileNotFoundError(f"executable '{name}' not found in {[str(f) for f in folders]}")

@@ -39,8 +39,15 @@ def test_package_xml_is_format_3_with_real_dependencies():
     assert root.find("export/build_type").text == "ament_python"
     deps = {e.text for e in root if e.tag.endswith("depend")}
     required = {"rclpy", "sensor_msgs", "trajectory_msgs", "geometry_msgs", "std_msgs", "visualization_msgs",
-                "tf2_ros", "pinocchio", "python3-numpy", "launch_testing", "robokin_interfaces"}
+                "tf2_ros_py", "control_msgs", "moveit_msgs", "pinocchio", "python3-numpy", "python3-toppra-pip",
+                "ament_index_python", "moveit_resources_panda_description", "robokin_interfaces", "python3-pytest"}
     assert required <= deps, f"missing dependencies: {sorted(required - deps)}"
+
+
+def test_setup_names_pytest_as_the_test_extra():
+    """colcon test runs pytest, not unittest, only when setup.py lists pytest in extras_require['test']."""
+    extras = next(k.value for k in _setup_call().keywords if k.arg == "extras_require")
+    assert "pytest" in ast.literal_eval(extras)["test"]
 
 
 def test_interface_package_is_ament_cmake_and_lists_its_files():
@@ -131,7 +138,7 @@ def _readme_workspace_steps(workspace: Path) -> str:
     block = next(b for b in re.findall(r"```bash\n(.*?)```", readme, re.S) if "git clone <this repository>" in b)
     steps = []
     for line in block.splitlines():
-        if line.startswith(("rosdep", "pip", "colcon", "ros2", "source")):
+        if line.startswith(("export", "rosdep", "pip", "colcon", "ros2", "source")):
             break
         steps.append(line.replace("~/ws", str(workspace)).replace("<this repository>", str(REPO)))
     return "\n".join(steps)
@@ -159,3 +166,65 @@ def test_a_workspace_built_the_readme_way_finds_both_packages_and_nothing_else(t
     from catkin_pkg.packages import find_packages  # what `rosdep install --from-paths src` crawls with
     crawled = {package.name: path for path, package in find_packages(str(workspace / "src")).items()}
     assert crawled == {"robokin_interfaces": "robokin_interfaces", "robokin_ros": "robokin_ros"}, crawled
+
+
+def _readme_ros_install_block() -> list[str]:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### In a ROS 2 install (Jazzy / Kilted)"):]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def test_readme_ros_install_lists_the_commands_a_user_types():
+    """rosdep installs toppra (python3-toppra-pip), so no separate pip line for it; the launch examples name
+    launch files and robots that exist, with parameter files for both."""
+    lines = _readme_ros_install_block()
+    assert "rosdep install --from-paths src -iy" in lines
+    assert lines.index("export PIP_BREAK_SYSTEM_PACKAGES=1") < lines.index("rosdep install --from-paths src -iy")
+    assert not any("toppra" in line for line in lines if line.startswith("pip"))
+    assert "colcon build && source install/setup.bash" in lines
+    assert any(line.startswith("colcon test") for line in lines)
+    launches = [line.split() for line in lines if line.startswith("ros2 launch robokin_ros")]
+    robots = {word.split(":=")[1] for words in launches for word in words if word.startswith("robot:=")}
+    assert robots == {"panda", "ur5"}, launches
+    for words in launches:
+        assert (PACKAGE_DIR / "launch" / words[3]).is_file(), words
+    for robot in robots:
+        assert (PACKAGE_DIR / "config" / f"{robot}_servo.yaml").is_file()
+
+
+def _fake_install(root: Path, executables=("servo_node",)) -> Path:
+    """A prefix the ament index knows robokin_ros in, with a config/ folder and executables under lib/."""
+    (root / "share" / "ament_index" / "resource_index" / "packages").mkdir(parents=True)
+    (root / "share" / "ament_index" / "resource_index" / "packages" / "robokin_ros").write_text("")
+    (root / "share" / "robokin_ros" / "config").mkdir(parents=True)
+    (root / "share" / "robokin_ros" / "config" / "panda_servo.yaml").write_text("{}")
+    (root / "lib" / "robokin_ros").mkdir(parents=True)
+    for name in executables:
+        (root / "lib" / "robokin_ros" / name).write_text("#!/bin/sh\n")
+    return root
+
+
+def test_share_files_and_executables_come_from_the_ament_index_first(tmp_path, monkeypatch):
+    from robokin_ros import paths
+
+    prefix = _fake_install(tmp_path / "install")
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(prefix))
+    assert paths.share_dir() == prefix / "share" / "robokin_ros"
+    assert paths.config_file("panda_servo.yaml") == prefix / "share" / "robokin_ros" / "config" / "panda_servo.yaml"
+    assert paths.executable("servo_node") == prefix / "lib" / "robokin_ros" / "servo_node"
+    # not installed under the ament prefix: the next places in order (the venv's bin/, the source tree)
+    assert paths.executable("sim_robot") == Path(sys.executable).parent / "sim_robot"
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path / "nothing"))
+    assert paths.share_dir() == PACKAGE_DIR
+    with pytest.raises(FileNotFoundError, match="no_such_node.*" + re.escape(str(Path(sys.executable).parent))):
+        paths.executable("no_such_node")
+
+
+def test_node_parameter_file_falls_back_to_the_generic_one():
+    from robokin_ros.paths import node_params_file
+
+    assert node_params_file("ur5", "servo").name == "ur5_servo.yaml"
+    assert node_params_file("panda", "path_ik").name == "panda_path_ik.yaml"
+    assert node_params_file("ur10", "servo").name == "generic_servo.yaml"
+    assert node_params_file("/tmp/ur5", "servo").name == "generic_servo.yaml"

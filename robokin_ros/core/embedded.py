@@ -1,12 +1,47 @@
-"""Robots shipped inside the `example-robot-data` wheel, resolved offline by short name."""
+"""Robots known by short name (`panda`, `ur5`, ...), resolved offline from installed description files.
+
+Search order for a name, first hit wins (`urdf_candidates` lists it, the error repeats it):
+
+1. A ROS description package that ships a plain URDF, found through the ament index (every prefix of
+   `AMENT_PREFIX_PATH` whose `share/ament_index/resource_index/packages/<package>` marker exists, in order).
+   The Panda comes from `moveit_resources_panda_description` (`urdf/panda.urdf`). The UR arms have no such
+   entry: `ur_description` ships only xacro, and expanding xacro is a build step, not a lookup (generate a URDF
+   with xacro and pass its path, or install example-robot-data).
+2. The `example-robot-data` wheel (`cmeel.prefix/share/example-robot-data/robots` on `sys.path`), then
+   `<sys.prefix>/share/example-robot-data/robots`.
+
+The two Panda descriptions differ: moveit_resources has no `panda_hand_tcp` frame (it is added here, at the
+same 0.1034 m offset example-robot-data uses) and slightly wider joint and velocity limits.
+"""
 from __future__ import annotations
 
+import os
 import sys
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from robokin_ros.core.errors import ModelError
+
+ERD_ROBOTS = Path("share") / "example-robot-data" / "robots"
+
+
+@dataclass(frozen=True)
+class FixedFrame:
+    """A frame some copies of a description lack: a link on a fixed joint under `parent`."""
+
+    name: str
+    parent: str
+    xyz: tuple[float, float, float]      # [m] in the parent link
+
+
+@dataclass(frozen=True)
+class AmentUrdf:
+    """A plain URDF installed by a ROS package: `share/<package>/<path>`."""
+
+    package: str
+    path: str
 
 
 @dataclass(frozen=True)
@@ -17,11 +52,17 @@ class EmbeddedRobot:
     base_frame: str
     tip_frame: str
     home: tuple[float, ...]      # a well-conditioned start configuration [rad | m], chain order
+    ament: tuple[AmentUrdf, ...] = ()    # ROS description packages to try first, in order
+    added_frames: tuple[FixedFrame, ...] = ()   # added when a description lacks them
 
+
+PANDA_TCP = FixedFrame("panda_hand_tcp", "panda_hand", (0.0, 0.0, 0.1034))
 
 EMBEDDED_ROBOTS: dict[str, EmbeddedRobot] = {
     "panda": EmbeddedRobot("panda_description/urdf/panda.urdf", "panda_link0", "panda_hand_tcp",
-                           (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785)),
+                           (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785),
+                           ament=(AmentUrdf("moveit_resources_panda_description", "urdf/panda.urdf"),),
+                           added_frames=(PANDA_TCP,)),
     "ur3": EmbeddedRobot("ur_description/urdf/ur3_robot.urdf", "base_link", "tool0",
                          (0.0, -1.571, 1.571, -1.571, -1.571, 0.0)),
     "ur5": EmbeddedRobot("ur_description/urdf/ur5_robot.urdf", "base_link", "tool0",
@@ -39,15 +80,44 @@ EMBEDDED_ROBOTS: dict[str, EmbeddedRobot] = {
 }
 
 
+def ament_share_dir(package: str) -> Path | None:
+    """`<prefix>/share/<package>` of the first AMENT_PREFIX_PATH prefix that registers `package`, else None.
+
+    The same rule as ament_index_python's get_package_share_directory, written out because the core imports
+    no ROS package.
+    """
+    for prefix in filter(None, os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep)):
+        if (Path(prefix) / "share" / "ament_index" / "resource_index" / "packages" / package).is_file():
+            return Path(prefix) / "share" / package
+    return None
+
+
+def example_robot_data_dirs() -> list[Path]:
+    """Where the example-robot-data robots/ folder may be, in search order (existing or not)."""
+    candidates = [Path(p) / "cmeel.prefix" / ERD_ROBOTS for p in sys.path if p]
+    candidates.append(Path(sys.prefix) / ERD_ROBOTS)
+    return list(dict.fromkeys(candidates))
+
+
 def example_robot_data_dir() -> Path:
     """The robots/ folder of the example-robot-data wheel (its Python import is broken in 6.0.0)."""
-    candidates = [Path(p) / "cmeel.prefix" / "share" / "example-robot-data" / "robots" for p in sys.path if p]
-    candidates.append(Path(sys.prefix) / "share" / "example-robot-data" / "robots")   # a ROS 2 / apt install
-    for candidate in candidates:
+    for candidate in example_robot_data_dirs():
         if candidate.is_dir():
             return candidate
     raise ModelError("example-robot-data is not installed: no robots/ folder found on sys.path "
                      "(pip install example-robot-data, or run scripts/setup.sh)")
+
+
+def urdf_candidates(name: str) -> list[str]:
+    """Every place `embedded_robot(name)` looks, in order, as readable strings (for errors and docs)."""
+    robot = _known(name)
+    places = []
+    for entry in robot.ament:
+        share = ament_share_dir(entry.package)
+        places.append(str(share / entry.path) if share else f"ament package {entry.package} (not in "
+                      f"AMENT_PREFIX_PATH)")
+    places += [str(folder / robot.urdf) for folder in example_robot_data_dirs()]
+    return places
 
 
 class EmbeddedUrdf(NamedTuple):
@@ -56,14 +126,66 @@ class EmbeddedUrdf(NamedTuple):
     robot: EmbeddedRobot
     urdf: Path
 
+    @property
+    def xml(self) -> str:
+        """The URDF document, with the robot's `added_frames` that this copy lacks."""
+        return with_frames(self.urdf.read_text(), self.robot.added_frames)
+
 
 def embedded_robot(name: str) -> EmbeddedUrdf:
-    """Look up an embedded robot by name; the error lists the known names."""
+    """Look up an embedded robot by name (see the module docstring for the search order).
+
+    Raises:
+        ModelError: an unknown name (the message lists the known ones), or no installed copy (the message
+            lists every place searched).
+    """
+    robot = _known(name)
+    for entry in robot.ament:
+        share = ament_share_dir(entry.package)
+        if share is not None and (share / entry.path).is_file():
+            return EmbeddedUrdf(robot, share / entry.path)
+    for folder in example_robot_data_dirs():
+        if (folder / robot.urdf).is_file():
+            return EmbeddedUrdf(robot, folder / robot.urdf)
+    raise ModelError(f"embedded robot '{name}': no URDF installed; searched, in order: {urdf_candidates(name)} "
+                     "(install a listed ROS package or `pip install example-robot-data`, or give a URDF path)")
+
+
+def urdf_xml(robot: str) -> str:
+    """The URDF document of `robot`: an embedded name (with its added frames) or the path of a URDF file."""
+    if robot in EMBEDDED_ROBOTS:
+        return embedded_robot(robot).xml
+    path = Path(robot)
+    if not path.is_file():
+        raise ModelError(f"robot '{robot}' is neither an embedded robot {sorted(EMBEDDED_ROBOTS)} nor a URDF file")
+    return path.read_text()
+
+
+def default_base_frame(robot: str) -> str:
+    """The embedded robot's base frame; "" for a URDF path (its base_frame must be given)."""
+    return EMBEDDED_ROBOTS[robot].base_frame if robot in EMBEDDED_ROBOTS else ""
+
+
+def with_frames(xml: str, frames: tuple[FixedFrame, ...]) -> str:
+    """`xml` with each frame it lacks appended as a link on a fixed joint; unchanged when none is missing."""
+    root = ET.fromstring(xml)
+    links = {link.get("name") for link in root.iter("link")}
+    missing = [frame for frame in frames if frame.name not in links]
+    if not missing:
+        return xml
+    for frame in missing:
+        if frame.parent not in links:
+            raise ModelError(f"cannot add frame '{frame.name}': parent link '{frame.parent}' is not in the URDF")
+        ET.SubElement(root, "link", name=frame.name)
+        joint = ET.SubElement(root, "joint", name=f"{frame.name}_joint", type="fixed")
+        ET.SubElement(joint, "parent", link=frame.parent)
+        ET.SubElement(joint, "child", link=frame.name)
+        ET.SubElement(joint, "origin", xyz=" ".join(repr(v) for v in frame.xyz), rpy="0 0 0")
+    return ET.tostring(root, encoding="unicode")
+
+
+def _known(name: str) -> EmbeddedRobot:
     try:
-        robot = EMBEDDED_ROBOTS[name]
+        return EMBEDDED_ROBOTS[name]
     except KeyError:
         raise ModelError(f"no embedded robot named '{name}'; known: {sorted(EMBEDDED_ROBOTS)}") from None
-    path = example_robot_data_dir() / robot.urdf
-    if not path.is_file():
-        raise ModelError(f"embedded robot '{name}': {path} is missing from example-robot-data")
-    return EmbeddedUrdf(robot, path)

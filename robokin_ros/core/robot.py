@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +26,14 @@ REFERENCE_FRAMES = {
     "local": pin.ReferenceFrame.LOCAL,
     "world": pin.ReferenceFrame.WORLD,
 }
+
+
+class LinkEdge(NamedTuple):
+    """One URDF joint as robot_state_publisher shows it: the pose of `child` link in `parent` link."""
+
+    parent: str
+    child: str
+    moving: bool          # a chain joint (its pose changes); False: fixed or locked joint (a static transform)
 
 
 @dataclass(frozen=True)
@@ -106,6 +115,9 @@ class RobotModel:
         q_ref = pin.neutral(full_model)
         for joint_name, position in locked_joints.items():
             _single_dof_positions_to_q(full_model, full_model.getJointId(joint_name), float(position), q_ref)
+        # A locked joint's frame in the reduced model no longer points at its parent link: remember it here.
+        self._joint_parent_links = {f.name: full_model.frames[f.parentFrame].name for f in full_model.frames
+                                    if f.type in (pin.FrameType.JOINT, pin.FrameType.FIXED_JOINT)}
         to_lock = [j for j in range(1, full_model.njoints) if j not in chain]
         self.locked_joint_names = tuple(full_model.names[j] for j in to_lock)
         self.model = pin.buildReducedModel(full_model, to_lock, q_ref) if to_lock else full_model.copy()
@@ -154,11 +166,12 @@ class RobotModel:
     @classmethod
     def from_name(cls, name: str, base_frame: str | None = None, tip_frame: str | None = None,
                   **kwargs) -> RobotModel:
-        """Load an embedded robot (`panda`, `ur5`, ...) from example-robot-data, offline."""
-        robot, path = embedded_robot(name)
+        """Load an embedded robot (`panda`, `ur5`, ...) from an installed description, offline (search order:
+        `core.embedded`)."""
+        found = embedded_robot(name)
         kwargs.setdefault("name", name)
-        return cls(_load_full_model(path), base_frame or robot.base_frame, tip_frame or robot.tip_frame,
-                   **kwargs)
+        return cls(_load_full_model(found.xml), base_frame or found.robot.base_frame,
+                   tip_frame or found.robot.tip_frame, **kwargs)
 
     @classmethod
     def from_source(cls, robot: str, robot_description: str = "", base_frame: str = "",
@@ -331,6 +344,30 @@ class RobotModel:
         if self.tip_frame not in names:
             names.append(self.tip_frame)
         return tuple(names)
+
+    def link_tree(self) -> tuple[LinkEdge, ...]:
+        """Every link below the URDF root with its parent link (and a tool frame under its tip link)."""
+        frames, edges = self.model.frames, []
+        for frame in frames:
+            above = frames[frame.parentFrame]
+            if frame.type == pin.FrameType.BODY and above.type in (pin.FrameType.JOINT, pin.FrameType.FIXED_JOINT):
+                parent = self._joint_parent_links.get(above.name, "universe")
+                if parent != "universe":
+                    edges.append(LinkEdge(parent, frame.name, above.type == pin.FrameType.JOINT))
+            elif frame.type == pin.FrameType.OP_FRAME and above.type == pin.FrameType.BODY:
+                edges.append(LinkEdge(above.name, frame.name, False))
+        return tuple(edges)
+
+    def link_transforms(self, positions: npt.ArrayLike, edges: tuple[LinkEdge, ...]) -> list[pin.SE3]:
+        """`parent_T_child` of each edge (see `link_tree`) at `positions`, from one forward-kinematics pass."""
+        q = self.to_pinocchio_q(self.check_positions(positions))
+        pin.framesForwardKinematics(self.model, self.data, q)
+        placement = {}
+        for edge in edges:
+            for name in (edge.parent, edge.child):
+                if name not in placement:
+                    placement[name] = self.data.oMf[self.model.getFrameId(name)]
+        return [placement[edge.parent].actInv(placement[edge.child]) for edge in edges]
 
     def frame_pose(self, positions: npt.ArrayLike, frame_id: int) -> pin.SE3:
         """`base_T_frame` of one frame by id (see `resolve_frame`)."""

@@ -17,14 +17,20 @@ from robokin_ros.core.errors import ConfigError
 
 def spec(default: Any, doc: str, *, unit: str = "", param: str | None = None, gt: float | None = None,
          ge: float | None = None, le: float | None = None, lt: float | None = None,
-         choices: tuple[str, ...] | None = None, read_only: bool = False, per_joint: bool = False) -> Any:
+         choices: tuple[str, ...] | None = None, read_only: bool = False, per_joint: bool = False,
+         one_for_all: bool = False) -> Any:
     """A dataclass field with its parameter metadata (lists are stored as tuples: frozen).
 
-    `per_joint`: a list that is empty or has one entry per chain joint (checked by `check_joint_lists`).
+    `per_joint`: a list that is empty or has one entry per chain joint (checked by `check_joint_lists`);
+    with `one_for_all`, a single entry is allowed too and applies to every joint (see `per_joint_values`).
     """
     meta = {"doc": doc, "unit": unit, "param": param, "gt": gt, "ge": ge, "le": le, "lt": lt,
-            "choices": choices, "read_only": read_only, "per_joint": per_joint}
+            "choices": choices, "read_only": read_only, "per_joint": per_joint, "one_for_all": one_for_all}
     return field(default=default, metadata=meta)
+
+
+# MoveIt Servo (Jazzy and later) reads its parameters under this namespace: `moveit_servo.publish_period`.
+MOVEIT_SERVO_NAMESPACE = "moveit_servo"
 
 
 _BOUNDS = (("gt", float.__gt__, ">"), ("ge", float.__ge__, ">="), ("lt", float.__lt__, "<"),
@@ -80,6 +86,22 @@ def config_from_mapping(cls: type, values: dict[str, Any]) -> Any:
     return cls(**{by_param[k]: v for k, v in values.items()})
 
 
+def parameter_aliases(cls: type) -> dict[str, tuple[str, ...]]:
+    """{parameter name: the other names it is accepted under} from the config's `moveit_names`: MoveIt Servo's
+    name bare (as Humble/Iron parameter files write it) and under `moveit_servo.` (as Jazzy's do); a name equal
+    to robokin's is not repeated."""
+    aliases = {}
+    for name, moveit in cls.moveit_names.items():
+        candidates = (moveit, f"{MOVEIT_SERVO_NAMESPACE}.{moveit}")
+        aliases[name] = tuple(alias for alias in candidates if alias != name)
+    return aliases
+
+
+def per_joint_values(values: tuple, n: int) -> tuple:
+    """A `one_for_all` list as n values: a single entry repeated, or the list itself."""
+    return tuple(values) * n if len(values) == 1 else tuple(values)
+
+
 def default_of(f) -> Any:
     """A field's default value."""
     return f.default if f.default is not MISSING else f.default_factory()
@@ -94,6 +116,8 @@ class NodeConfig:
     """
 
     what: ClassVar[str] = "configuration"
+    # {parameter name: MoveIt Servo's name for the same setting}; see `parameter_aliases`
+    moveit_names: ClassVar[dict[str, str]] = {}
 
     robot: str = spec("panda", "embedded robot name or URDF file path; ignored when robot_description is set",
                       read_only=True)
@@ -114,9 +138,13 @@ class NodeConfig:
     def check_joint_lists(self, joint_names: Iterable[str]) -> None:
         """Per-joint lists must be empty or have one entry per chain joint; ConfigError lists every mismatch."""
         names = list(joint_names)
-        problems = [f"{param_name(f)} has {len(getattr(self, f.name))} entries but the chain has "
-                    f"{len(names)} joints {names}"
-                    for f in fields(self) if f.metadata.get("per_joint")
-                    and getattr(self, f.name) and len(getattr(self, f.name)) != len(names)]
+        problems = []
+        for f in fields(self):
+            if not f.metadata.get("per_joint"):
+                continue
+            size, one_for_all = len(getattr(self, f.name)), f.metadata.get("one_for_all")
+            if size and size != len(names) and not (one_for_all and size == 1):
+                problems.append(f"{param_name(f)} has {size} entries but the chain has {len(names)} joints {names}"
+                                + (" (or give one entry for all)" if one_for_all else ""))
         if problems:
             raise ConfigError(problems, self.what)

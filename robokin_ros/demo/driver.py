@@ -27,7 +27,8 @@ def make_driver(robot: RobotModel, recording: Recording):
             super().__init__("robokin_demo")
             self.twist_pub = self.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
             self.create_subscription(JointState, "/joint_states", self._on_joint_state, 100)
-            self.create_subscription(ServoStatusMsg, "/servo_node/status", self._on_status, 100)
+            # robokin's full status (locked joints, sigma_min); /servo_node/status carries MoveIt Servo's
+            self.create_subscription(ServoStatusMsg, "/servo_node/robokin_status", self._on_status, 100)
 
         def _on_joint_state(self, msg: JointState) -> None:
             order = [msg.name.index(n) for n in robot.joint_names if n in msg.name]

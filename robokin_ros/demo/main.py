@@ -48,7 +48,7 @@ def start_graph(out_dir: Path, robot_name: str) -> NodeGraph:
 
 def _run(executor, driver, robot: RobotModel, recording: Recording, graph: NodeGraph | None, out: Path) -> int:
     """The path goal, the twist script and the report; 0 when everything went as expected."""
-    print("robokin_demo: waiting for sim_robot (/joint_states) and servo_node (/servo_node/status) ...",
+    print("robokin_demo: waiting for sim_robot (/joint_states) and servo_node (/servo_node/robokin_status) ...",
           flush=True)
     wait_for(executor, lambda: recording.times and recording.status, STATE_TIMEOUT_S,
              "joint states and servo status", graph)
@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--attach", action="store_true", help="drive already running nodes (demo.launch.py)")
     parser.add_argument("--out", type=Path, default=Path("out/demo"), help="folder for the plot and node logs")
     args, _ros_args = parser.parse_known_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)      # --attach starts no graph, whose log folder made it before
     robot = RobotModel.from_name(ROBOT)
     recording = Recording()
     graph = None if args.attach else start_graph(args.out, ROBOT)

@@ -2,14 +2,19 @@
 
 Interfaces (names relative to the node):
 - action `~/execute_cartesian_path` (robokin_interfaces/action/ExecuteCartesianPath): plans from the measured
-  joint state; unless `plan_only`, publishes the trajectory on `command_out_topic` and follows `joint_topic`
-  until every joint is within `goal_tolerance` of the end. Cancel -> a hold trajectory at the current state
-  and a CANCELED result. A goal arriving while one runs is rejected (`preempt: false`, default) or cancels the
+  joint state; unless `plan_only`, executes the trajectory. `execution: action` (default, as MoveIt does) sends
+  it as a control_msgs/FollowJointTrajectory goal to `follow_joint_trajectory_action` with `path_tolerance`,
+  `goal_tolerance` and `execution_timeout_margin` as the goal's tolerances, and reports the controller's
+  acceptance and result in its own words (ros/trajectory_execution.py); cancel and preemption cancel the
+  controller's goal (a JTC then holds the arm). `execution: topic` publishes on `command_out_topic` and
+  follows `joint_topic` until every joint is within `goal_tolerance` of the end; cancel -> a hold trajectory
+  at the current state. Every trajectory sent passes joint_trajectory_controller's default rules (checked
+  before sending). A goal arriving while one runs is rejected (`preempt: false`, default) or cancels the
   running one, which ends with PREEMPTED (`preempt: true`; bookkeeping in `ros/goals.py`). Every accepted
   goal gets a filled result; following the arm is decided by `core/path/execution.py`.
 - Parameters can be changed at run time (`ros2 param set`): the whole new PathConfig is validated and swapped
   with a rebuilt planner; an invalid value is refused with the reason. Robot and topic parameters are read-only.
-- `~/path` (nav_msgs/Path): plan with the configured defaults and publish the trajectory (fire and forget).
+- `~/path` (nav_msgs/Path): plan with the configured defaults and send the trajectory (fire and forget).
 - `~/markers` (visualization_msgs/MarkerArray): planned tool path and failure point.
 The execute callback blocks while following the arm, so the node runs on a MultiThreadedExecutor with a
 reentrant callback group; the joint-state callback only stores the latest message.
@@ -31,11 +36,14 @@ from visualization_msgs.msg import MarkerArray
 
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_ros.core.errors import RobokinError, TrajectoryTimingError
+from robokin_ros.core.frames import TransformLookupError
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState
+from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState, controller_outcome
 from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.sim.jtc_rules import jtc_rejection
 from robokin_ros.ros.goals import GoalAbort, GoalGate, end_goal
 from robokin_ros.ros.joint_state_cache import JointStateCache
+from robokin_ros.ros.jtc_conversions import follow_goal, trajectory_facts
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.path_conversions import (
     failure_result,
@@ -46,11 +54,15 @@ from robokin_ros.ros.path_conversions import (
 )
 from robokin_ros.ros.path_markers import path_markers
 from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, SideSubscription, receive_time, run_node
+from robokin_ros.ros.tf_frames import TfFrames
+from robokin_ros.ros.trajectory_execution import ENDINGS, ControllerClient
 
 Result = ExecuteCartesianPath.Result
 FIRST_STATE_WAIT = 5.0       # [s] a goal before any joint state has arrived waits this long for one
 FOLLOW_PERIOD = 0.02         # [s] between execution checks (and feedback messages)
 EXECUTOR_THREADS = 4
+RESULT_GRACE = 2.0           # [s] past the controller's own deadline (duration + goal time) before giving up on it
+TF_FIRST_LOOKUP_WAIT = 3.0   # [s] after the TF listener starts, a waypoint frame lookup may wait this long for data
 
 
 class PathIkNode(RobokinNode):
@@ -65,8 +77,11 @@ class PathIkNode(RobokinNode):
         self._planner = self._warm_planner(cfg)
         self._lock = threading.Lock()
         self._goals = GoalGate()
+        # no TF listener until a waypoint names a frame outside the model; the first goal then waits for TF
+        self._tf_frames = TfFrames(self, self._robot, first_lookup_wait=TF_FIRST_LOOKUP_WAIT)
         group = ReentrantCallbackGroup()
         self._traj_pub = self.create_publisher(JointTrajectory, cfg.command_out_topic, QUEUE_DEPTH)
+        self._controller = ControllerClient(self, group)
         self._marker_pub = self.create_publisher(MarkerArray, "~/markers", LATEST_ONLY)
         self._states = JointStateCache(self._robot.joint_names, self._log)
         self._state_sub = SideSubscription(self, "joint_states", JointState, cfg.joint_topic, self._states.on_message)
@@ -76,8 +91,9 @@ class PathIkNode(RobokinNode):
                                     handle_accepted_callback=self._on_accepted,
                                     cancel_callback=lambda _: CancelResponse.ACCEPT, callback_group=group)
         watch_config(self, lambda: self._config, self._apply_config)
+        target = cfg.follow_joint_trajectory_action if cfg.execution == "action" else cfg.command_out_topic
         self.get_logger().info(f"path IK for {self._robot.name} ({self._robot.base_frame} -> "
-                               f"{self._robot.tip_frame}) ready; preempt={cfg.preempt}")
+                               f"{self._robot.tip_frame}) ready; preempt={cfg.preempt}; executes via {target}")
 
     def _warm_planner(self, cfg: PathConfig) -> CartesianPathPlanner:
         """A planner for `cfg` that has solved once (checks per-joint lists: ConfigError)."""
@@ -99,7 +115,9 @@ class PathIkNode(RobokinNode):
 
     # ---- inputs --------------------------------------------------------------------------------------
     def destroy_node(self) -> None:
+        self._tf_frames.close()
         self._state_sub.close()
+        self._controller.close()
         super().destroy_node()
 
     def _current_positions(self, cfg: PathConfig) -> np.ndarray:
@@ -126,7 +144,7 @@ class PathIkNode(RobokinNode):
         try:
             plan = self._plan(planner, self._current_positions(cfg), msg.poses, cfg.blend_radius)
             if plan.success:
-                self._traj_pub.publish(joint_trajectory_msg(plan.trajectory))
+                self._send_and_forget(self._checked_msg(plan.trajectory), cfg)
             else:
                 self._log.warning("path", f"nav_msgs/Path refused: {plan.ik.message}")
         except (RobokinError, GoalAbort) as err:
@@ -135,7 +153,10 @@ class PathIkNode(RobokinNode):
     # ---- planning ------------------------------------------------------------------------------------
     def _plan(self, planner: CartesianPathPlanner, q0: np.ndarray, waypoints, blend: float, goal=None):
         """Plan, validated by the planner (a goal's 0 scaling and empty frame mean the node's default)."""
-        poses = waypoints_in_base(self._robot, q0, waypoints)
+        try:
+            poses = waypoints_in_base(self._robot, q0, waypoints, self._tf_frames.lookup)
+        except TransformLookupError as err:
+            raise GoalAbort(Result.INVALID_GOAL, f"waypoint frame lookup failed: {err}") from None
         plan = planner.plan(q0, poses, blend, **({} if goal is None else plan_options(goal)))
         self._marker_pub.publish(path_markers(plan.ik, self._robot.base_frame, self.get_clock().now().to_msg()))
         return plan
@@ -184,19 +205,81 @@ class PathIkNode(RobokinNode):
         self._follow(goal_handle, plan.trajectory, cfg)
         result.error_code, result.message = Result.SUCCESS, f"executed: {summary}"
 
+    # ---- execution -----------------------------------------------------------------------------------
+    def _checked_msg(self, trajectory) -> JointTrajectory:
+        """The trajectory as a message, checked against joint_trajectory_controller's default rules."""
+        msg = joint_trajectory_msg(trajectory)
+        rejection = jtc_rejection(trajectory_facts(msg), self._robot.joint_names,
+                                  self.get_clock().now().nanoseconds * 1e-9)
+        if rejection is not None:
+            raise GoalAbort(Result.INTERNAL_ERROR, f"robokin planned a trajectory a default "
+                                                   f"joint_trajectory_controller rejects: {rejection}")
+        return msg
+
+    def _send_and_forget(self, msg: JointTrajectory, cfg: PathConfig) -> None:
+        if cfg.execution == "topic":
+            self._traj_pub.publish(msg)
+            return
+        self._controller.send_and_forget(
+            cfg.follow_joint_trajectory_action,
+            follow_goal(msg, cfg.path_tolerance, cfg.goal_tolerance, cfg.execution_timeout_margin),
+            lambda why: self._log.warning("path", f"nav_msgs/Path not executed: {why}"))
+
+    def _stop_reason(self, goal_handle) -> tuple[int, str] | None:
+        """(code, words) when the goal must stop now: canceled, preempted or shutting down."""
+        if goal_handle.is_cancel_requested:
+            return Result.CANCELED, "canceled"
+        if self._goals.preempted() or not rclpy.ok():
+            return Result.PREEMPTED, "preempted by a new goal"
+        return None
+
     def _follow(self, goal_handle, trajectory, cfg: PathConfig) -> None:
+        """Execute the trajectory as `cfg.execution` says; GoalAbort when it does not end at the goal."""
+        msg = self._checked_msg(trajectory)
+        if cfg.execution == "topic":
+            self._follow_topic(goal_handle, trajectory, msg, cfg)
+        else:
+            self._follow_action(goal_handle, trajectory, msg, cfg)
+
+    def _follow_action(self, goal_handle, trajectory, msg: JointTrajectory, cfg: PathConfig) -> None:
+        """Send a FollowJointTrajectory goal and wait for the controller's result, forwarding cancel and
+        preemption; GoalAbort with the controller's words when it rejects or aborts."""
+        action = cfg.follow_joint_trajectory_action
+        handle = self._controller.send(action, follow_goal(msg, cfg.path_tolerance, cfg.goal_tolerance,
+                                                           cfg.execution_timeout_margin),
+                                       cfg.controller_response_timeout)
+        result = handle.get_result_async()
+        monitor = ExecutionMonitor(trajectory, cfg.goal_tolerance, cfg.execution_timeout_margin, receive_time())
+        deadline = monitor.duration + cfg.execution_timeout_margin + RESULT_GRACE
+        while not result.done():
+            now = receive_time()
+            stop = self._stop_reason(goal_handle)
+            if stop is not None or monitor.elapsed(now) > deadline:
+                self._controller.cancel(handle, cfg.controller_response_timeout)
+                if stop is None:
+                    raise GoalAbort(Result.EXECUTION_FAILED, f"no result from {action} within {deadline:.2f} s; "
+                                                             "asked it to cancel")
+                raise GoalAbort(stop[0], monitor.stopped_message(now, stop[1]))
+            self._feedback(goal_handle, "executing", min(monitor.elapsed(now) / max(monitor.duration, 1e-9), 1.0))
+            time.sleep(FOLLOW_PERIOD)
+        wrapped = result.result()
+        code, message = controller_outcome(ENDINGS.get(wrapped.status, "ended"), wrapped.result.error_code,
+                                           wrapped.result.error_string, action)
+        if code is not None:
+            raise GoalAbort(int(code), message)
+
+    def _follow_topic(self, goal_handle, trajectory, msg: JointTrajectory, cfg: PathConfig) -> None:
         """Publish the trajectory and follow the joint states until done; GoalAbort when canceled, preempted
         or timed out (holding the arm where it is)."""
-        self._traj_pub.publish(joint_trajectory_msg(trajectory))
+        self._traj_pub.publish(msg)
         monitor = ExecutionMonitor(trajectory, cfg.goal_tolerance, cfg.execution_timeout_margin, receive_time())
         while True:
             q = self._current_positions(cfg)
             now = receive_time()
-            if goal_handle.is_cancel_requested or self._goals.preempted() or not rclpy.ok():
+            stop = self._stop_reason(goal_handle)
+            if stop is not None:
                 self._traj_pub.publish(hold_trajectory_msg(trajectory.joint_names, q))
-                code, why = ((Result.CANCELED, "canceled") if goal_handle.is_cancel_requested
-                             else (Result.PREEMPTED, "preempted by a new goal"))
-                raise GoalAbort(code, monitor.stopped_message(now, why))
+                raise GoalAbort(stop[0], monitor.stopped_message(now, stop[1]))
             status = monitor.update(now, q)
             if status.state == ExecutionState.TIMED_OUT:
                 self._traj_pub.publish(hold_trajectory_msg(trajectory.joint_names, q))

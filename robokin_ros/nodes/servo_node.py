@@ -1,11 +1,17 @@
 """servo_node: twist commands in, joint commands out, driven by the core `Servo` (no arithmetic here).
 
 Interfaces (MoveIt Servo names where it has them):
-    ~/delta_twist_cmds  geometry_msgs/TwistStamped in; header.frame_id = any model frame ("" = base)
+    ~/delta_twist_cmds  geometry_msgs/TwistStamped in; header.frame_id = any model frame ("" = base) or a TF frame
+                        (topic: cartesian_command_in_topic)
     joint_topic         sensor_msgs/JointState in (default /joint_states; reordered by name)
-    command_out_topic   trajectory_msgs/JointTrajectory or std_msgs/Float64MultiArray out
-    ~/status            robokin_interfaces/ServoStatus, on change and every status_period
-    ~/pause_servo, ~/unpause_servo   std_srvs/Trigger
+    command_out_topic   trajectory_msgs/JointTrajectory (ends at rest: a default JTC accepts it) or
+                        std_msgs/Float64MultiArray out
+    ~/status            moveit_msgs/ServoStatus: MoveIt Servo's code and robokin's sentence (topic: status_topic)
+    ~/robokin_status    robokin_interfaces/ServoStatus: the full status (stamped, in the base frame); both on
+                        change and every status_period
+    ~/pause_servo       std_srvs/SetBool: true pauses, false resumes (as MoveIt Servo since Jazzy)
+    ~/switch_command_type  moveit_msgs/ServoCommandType: TWIST (the start type) succeeds; JOINT_JOG and POSE are
+                        refused for now
 Callbacks only store the newest message with its receive time; one timer (publish_period) does the work.
 """
 from __future__ import annotations
@@ -13,12 +19,15 @@ from __future__ import annotations
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TwistStamped
 from sensor_msgs.msg import JointState
+from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
+from moveit_msgs.srv import ServoCommandType
 from std_msgs.msg import Float64MultiArray
-from std_srvs.srv import Trigger
+from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 from robokin_ros.core.errors import RobokinError
+from robokin_ros.core.servo.command_type import CommandType, CommandTypeSwitch
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.servo import Servo, warm_up
 from robokin_ros.core.servo.stamp_clock import StampClock
@@ -29,6 +38,7 @@ from robokin_ros.ros.conversions import (
     concerns_chain,
     float64_array_msg,
     measurement_from_joint_state,
+    moveit_status_msg,
     status_msg,
     time_msg,
     trajectory_msg,
@@ -36,10 +46,12 @@ from robokin_ros.ros.conversions import (
 )
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, receive_time, run_node
+from robokin_ros.ros.tf_frames import TfFrames
 
 # Rejections are throttled per kind: a reason's start names the kind, its end carries the values.
 REJECTION_KIND_CHARS = 60
 _TRAJECTORY = "trajectory_msgs/JointTrajectory"
+ROBOKIN_STATUS_TOPIC = "~/robokin_status"
 
 
 class ServoNode(RobokinNode):
@@ -61,17 +73,20 @@ class ServoNode(RobokinNode):
         self._status = StatusReporter()
         self._stamps = StampClock()
         self._reuse: JointTrajectory | None = None
+        self._command_type = CommandTypeSwitch()
+        self._tf_frames = TfFrames(self, robot)        # no TF listener until a frame outside the model arrives
 
         # only the newest twist matters: a deeper queue would replay old twists after a stall
-        self.create_subscription(TwistStamped, "~/delta_twist_cmds", self._on_twist, LATEST_ONLY)
+        self.create_subscription(TwistStamped, cfg.cartesian_command_in_topic, self._on_twist, LATEST_ONLY)
         # several publishers may share the joint-state topic (arm driver, gripper): with a queue of one a gripper's
         # message could evict the arm's before it is taken, so every message is looked at
         self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, QUEUE_DEPTH)
         out_type = JointTrajectory if cfg.command_out_type == _TRAJECTORY else Float64MultiArray
         self._command_pub = self.create_publisher(out_type, cfg.command_out_topic, QUEUE_DEPTH)
-        self._status_pub = self.create_publisher(ServoStatusMsg, "~/status", QUEUE_DEPTH)
-        self.create_service(Trigger, "~/pause_servo", self._on_pause)
-        self.create_service(Trigger, "~/unpause_servo", self._on_unpause)
+        self._moveit_status_pub = self.create_publisher(MoveItStatusMsg, cfg.status_topic, QUEUE_DEPTH)
+        self._status_pub = self.create_publisher(ServoStatusMsg, ROBOKIN_STATUS_TOPIC, QUEUE_DEPTH)
+        self.create_service(SetBool, "~/pause_servo", self._on_pause)
+        self.create_service(ServoCommandType, "~/switch_command_type", self._on_switch_command_type)
         self._timer = self.create_timer(cfg.publish_period, self._tick)
         self.get_logger().info(f"servo for {robot.name}: {robot.base_frame} -> {robot.tip_frame}, joints "
                                f"{list(self._joint_names)}, {cfg.rate_hz:.0f} Hz, output "
@@ -79,21 +94,44 @@ class ServoNode(RobokinNode):
 
     # ---- callbacks: store only ----------------------------------------------------------------------
     def _on_twist(self, msg: TwistStamped) -> None:
+        if not self._command_type.accepts(CommandType.TWIST):
+            # as MoveIt Servo: an input of another type than the current one is dropped
+            self._log.warning("command type", f"twist ignored: the command type is "
+                              f"{self._command_type.current.name} (call ~/switch_command_type with TWIST)")
+            return
         self._twist = (msg, receive_time())
 
     def _on_joint_state(self, msg: JointState) -> None:
         if concerns_chain(msg, self._chain_joints):
             self._joint_state = (msg, receive_time())
 
-    def _on_pause(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        self._servo.pause()
-        response.success, response.message = True, "servo paused: commands are ignored until unpause"
+    def destroy_node(self) -> None:
+        self._tf_frames.close()
+        super().destroy_node()
+
+    def _on_pause(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        if request.data == self._servo.paused:
+            response.message = f"servo is already {'paused' if request.data else 'running'}"
+        elif request.data:
+            self._servo.pause()
+            response.message = "servo paused: commands are ignored until resumed"
+        else:
+            self._servo.resume()
+            self._twist = None     # a command that arrived while paused must not move the arm now
+            response.message = "servo resumed from the measured joint state"
+        response.success = True
+        self.get_logger().info(response.message)
         return response
 
-    def _on_unpause(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        self._servo.resume()
-        self._twist = None     # a command that arrived while paused must not move the arm now
-        response.success, response.message = True, "servo resumed from the measured joint state"
+    def _on_switch_command_type(self, request: ServoCommandType.Request,
+                                response: ServoCommandType.Response) -> ServoCommandType.Response:
+        result = self._command_type.request(request.command_type)
+        # one call site per severity: rclpy refuses a call site that logs at two
+        if result.success:
+            self.get_logger().info(f"switch_command_type: {result.reason}")
+        else:
+            self.get_logger().warning(f"switch_command_type: {result.reason}")
+        response.success = result.success
         return response
 
     def _apply_config(self, config: ServoConfig) -> None:
@@ -124,7 +162,9 @@ class ServoNode(RobokinNode):
             msg, received_at = self._twist
             self._twist = None
             try:
-                self._servo.set_command(twist_command_from_msg(msg, received_at))
+                command = twist_command_from_msg(msg, received_at)
+                # a frame outside the model is looked up in TF (never blocks: "waiting for TF" until it arrives)
+                self._servo.set_command(command, self._tf_frames.pose_if_external(command.frame))
                 self._status.command_accepted()
             except RobokinError as err:
                 self._reject(ServoStatus.INVALID_COMMAND, f"{ServoStatus.INVALID_COMMAND.sentence}: {err}", now)
@@ -151,8 +191,10 @@ class ServoNode(RobokinNode):
             text = f"status {report.code.name}: {report.message}"
             log = self._log.info if report.code.routine else self._log.warning
             log(f"status {report.code.name}", text)
+        self._moveit_status_pub.publish(moveit_status_msg(report.code.moveit_code, report.message))
         self._status_pub.publish(status_msg(report.code, report.message, output.locked_joints, output.sigma_min,
-                                            output.condition_number, output.velocity_scale))
+                                            output.condition_number, output.velocity_scale,
+                                            self.get_clock().now().to_msg(), self._robot.base_frame))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -1,36 +1,66 @@
 """sim_robot: an embedded stand-in for a ros2_control robot driver (the arithmetic is in core/sim/).
 
-Subscribes the JointTrajectoryController topic and the forward position / velocity controller topics
-(Float64MultiArray in chain order); the newest command wins. Publishes /joint_states at `rate` and,
-when tf2_msgs is importable, base -> chain link poses on /tf at `tf_rate`.
-Invalid commands are rejected with a log line naming the problem, as the real controllers do.
+Interfaces:
+- the joint_trajectory_controller (JTC) topic `trajectory_topic` and its FollowJointTrajectory action
+  (`<controller namespace>/follow_joint_trajectory`), validated by JTC's rules with its default switches
+  (core/sim/jtc_rules.py) plus robokin's own checks; path and goal tolerances and `constraints.goal_time`
+  judged as JTC judges them (core/sim/jtc_tolerances.py). As in JTC, a rejected goal is REJECTED (the
+  client sees no result), a newer goal aborts the running one, a topic trajectory replaces the followed
+  trajectory but not the goal, and a cancel holds the arm where it is.
+- the forward position / velocity controller topics (Float64MultiArray in chain order).
+- /joint_states at `rate`; the URDF link tree on /tf and /tf_static (ros/link_tree_tf.py) while no
+  robot_state_publisher runs.
+Every refused command is logged in the controller's words, counted in `rejected_count` (`last_rejection`
+keeps the reason) and published on `~/rejected` (std_msgs/String), so a test or demo can fail on it. The
+newest command wins; a refused one leaves the previous command running.
 """
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 import numpy as np
+from control_msgs.action import FollowJointTrajectory
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.task import Future
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.sim.config import SimRobotConfig
 from robokin_ros.core.sim.joints import SimulatedJoints
-from robokin_ros.core.sim.trajectory_follower import trajectory_start
-from robokin_ros.ros.conversions import (
-    duration_seconds,
-    joint_state_msg,
-    trajectory_points_from_msg,
-    transform_msg,
-    vector_from_float64_array,
+from robokin_ros.core.sim.jtc_rules import JtcSwitches, Rejection, chain_points, jtc_rejection, robokin_rejection
+from robokin_ros.core.sim.jtc_tolerances import (
+    PREEMPTED_MESSAGE,
+    FollowCode,
+    TrackingSample,
+    Verdict,
+    goal_tolerances,
+    judge,
 )
+from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints, trajectory_start
+from robokin_ros.ros.conversions import duration_seconds, joint_state_msg, vector_from_float64_array
+from robokin_ros.ros.jtc_conversions import (
+    declare_joint_constraints,
+    feedback_msg,
+    tolerance_requests,
+    trajectory_facts,
+)
+from robokin_ros.ros.link_tree_tf import TFMessage, LinkTreeTf
+from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.runtime import QUEUE_DEPTH, RobokinNode, receive_time, run_node
 
-try:
-    from tf2_msgs.msg import TFMessage
-except ImportError:     # a venv without the vendored tf2_msgs: /joint_states only
-    TFMessage = None
-
+Result = FollowJointTrajectory.Result
 LOG_KEY_CHARS = 40      # rejections that agree in this many leading characters are throttled as one
+
+
+@dataclass
+class ActiveGoal:
+    """The FollowJointTrajectory goal being executed; `done` carries its result to the execute coroutine."""
+
+    handle: object
+    done: Future
 
 
 class SimRobot(RobokinNode):
@@ -42,48 +72,142 @@ class SimRobot(RobokinNode):
     def __init__(self, node_name: str | None = None, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
         cfg = self._config
-        self._joints = SimulatedJoints(self._robot, cfg.initial_positions, receive_time())
+        self._joints = SimulatedJoints(self._robot, cfg.initial_positions, receive_time(), cfg.velocity_limit_scale)
         self._names = self._robot.joint_names
+        self._switches = switches_of(cfg)
+        self._default_tolerances = declare_joint_constraints(self, self._names, cfg.goal_time)
+        self._tolerances = self._default_tolerances     # as JTC: a goal's tolerances stay until the next goal
+        self._judging = False                           # the followed trajectory's tolerances are still judged
+        self._goal: ActiveGoal | None = None
+        self._executions: dict[bytes, Future] = {}      # goal id -> its result, awaited by _execute
+        self._last_sample: TrackingSample | None = None
+        self.rejected_count = 0
+        self.last_rejection = ""
 
         self.create_subscription(JointTrajectory, cfg.trajectory_topic, self._on_trajectory, QUEUE_DEPTH)
         self.create_subscription(Float64MultiArray, cfg.position_command_topic, self._on_positions, QUEUE_DEPTH)
         self.create_subscription(Float64MultiArray, cfg.velocity_command_topic, self._on_velocities, QUEUE_DEPTH)
         self._state_pub = self.create_publisher(JointState, cfg.joint_states_topic, QUEUE_DEPTH)
+        self._rejected_pub = self.create_publisher(String, "~/rejected", QUEUE_DEPTH)
+        self._server = ActionServer(self, FollowJointTrajectory, cfg.action_name(), execute_callback=self._execute,
+                                    goal_callback=self._on_goal, handle_accepted_callback=self._on_goal_accepted,
+                                    cancel_callback=lambda _: CancelResponse.ACCEPT)
         self.create_timer(1.0 / cfg.rate, self._tick)
-        self._tf_pub = None
+        self.create_timer(1.0 / cfg.action_monitor_rate, self._publish_feedback)
+        self._tf = None
         if cfg.publish_tf and TFMessage is None:
             self.get_logger().warning("publish_tf is true but tf2_msgs is not importable: no /tf")
         elif cfg.publish_tf:
-            self._tf_frames = self._robot.chain_link_frames()
-            self._tf_ids = [self._robot.frame_id(f) for f in self._tf_frames]
-            self._tf_pub = self.create_publisher(TFMessage, "/tf", QUEUE_DEPTH)
-            self.create_timer(1.0 / cfg.tf_rate, self._publish_tf)
+            self._tf = LinkTreeTf(self, self._robot, lambda: self._joints.positions, cfg.tf_rate)
+        watch_config(self, lambda: self._config, self._apply_config)
         self.get_logger().info(f"simulating {self._robot.name} ({list(self._names)}) at {cfg.rate:.0f} Hz from "
-                               f"{np.round(self._joints.positions, 4).tolist()}")
+                               f"{np.round(self._joints.positions, 4).tolist()}; trajectory action "
+                               f"{cfg.action_name()}")
 
-    # ---- commands: the newest one replaces the active one --------------------------------------------
+    def _apply_config(self, cfg: SimRobotConfig) -> None:
+        """Runtime update of the controller switches and goal_time (the other fields are read-only)."""
+        self._config, self._switches = cfg, switches_of(cfg)
+        self._default_tolerances = dataclasses.replace(self._default_tolerances, goal_time=cfg.goal_time)
+
+    # ---- validation, as JTC's validate_trajectory_msg plus robokin's own checks ------------------------
+    def _validated(self, msg: JointTrajectory) -> TrajectoryPoints | None:
+        """The message in chain order, or None after reporting why it is refused."""
+        facts = trajectory_facts(msg)
+        now = self.get_clock().now().nanoseconds * 1e-9
+        limits = self._robot.limits
+        rejection = (jtc_rejection(facts, self._names, now, self._switches)
+                     or robokin_rejection(facts, self._names, limits.lower, limits.upper))
+        if rejection is None:
+            try:
+                return chain_points(facts, self._names, self._joints.positions)
+            except ValueError as err:
+                rejection = Rejection("positions", str(err), False)
+        self._reject(str(rejection))
+        return None
+
+    def _reject(self, reason: str) -> None:
+        self.rejected_count += 1
+        self.last_rejection = reason
+        self._rejected_pub.publish(String(data=reason))
+        self._log.error(reason[:LOG_KEY_CHARS], f"rejected: {reason}")
+
+    # ---- the trajectory topic and the forward controllers: the newest command replaces the active one ------
     def _on_trajectory(self, msg: JointTrajectory) -> None:
+        self._joints.step(receive_time())     # the old command acts up to the moment it is replaced
+        points = self._validated(msg)
+        if points is not None:
+            self._follow(points, msg)
+
+    def _follow(self, points: TrajectoryPoints, msg: JointTrajectory) -> None:
         start = trajectory_start(receive_time(), duration_seconds(msg.header.stamp),
                                  self.get_clock().now().nanoseconds)
-        self._command(lambda: self._joints.follow(trajectory_points_from_msg(msg, self._names), start),
-                      "trajectory")
+        self._joints.follow(points, start)
+        self._judging = True
 
     def _on_positions(self, msg: Float64MultiArray) -> None:
-        self._command(lambda: self._joints.command_positions(
+        self._forward(lambda: self._joints.command_positions(
             vector_from_float64_array(msg, len(self._names), "position command")), "position command")
 
     def _on_velocities(self, msg: Float64MultiArray) -> None:
-        self._command(lambda: self._joints.command_velocities(
+        self._forward(lambda: self._joints.command_velocities(
             vector_from_float64_array(msg, len(self._names), "velocity command")), "velocity command")
 
-    def _command(self, accept, what: str) -> None:
-        self._joints.step(receive_time())     # the old command acts up to the moment it is replaced
+    def _forward(self, accept, what: str) -> None:
+        self._joints.step(receive_time())
         try:
             accept()
         except RobokinError as err:
-            self._log.warning(f"{what}: {str(err)[:LOG_KEY_CHARS]}", f"rejected {what}: {err}")
+            self._reject(f"{what}: {err}")
+            return
+        self._judging = False
+        self._end_goal(Verdict(FollowCode.INVALID_GOAL, f"a {what} replaced the trajectory (sim_robot)", ""))
 
-    # ---- outputs ------------------------------------------------------------------------------------
+    # ---- FollowJointTrajectory, as JTC serves it -------------------------------------------------------
+    def _on_goal(self, goal) -> GoalResponse:
+        self._joints.step(receive_time())
+        if self._validated(goal.trajectory) is None:
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _on_goal_accepted(self, handle) -> None:
+        self._end_goal(Verdict(FollowCode.INVALID_GOAL, PREEMPTED_MESSAGE, ""))
+        request = handle.request
+        points = chain_points(trajectory_facts(request.trajectory), self._names, self._joints.positions)
+        self._follow(points, request.trajectory)
+        self._tolerances, problem = goal_tolerances(
+            self._default_tolerances, self._names, tolerance_requests(request.path_tolerance),
+            tolerance_requests(request.goal_tolerance), duration_seconds(request.goal_time_tolerance))
+        if problem:
+            self._log.error("tolerance", problem)
+        self._goal = ActiveGoal(handle, Future())
+        self._executions[bytes(handle.goal_id.uuid)] = self._goal.done
+        handle.execute()
+
+    async def _execute(self, handle):
+        # Resumed once per executor wake-up (the 500 Hz tick at least) until the tick ends the goal.
+        return await self._executions.pop(bytes(handle.goal_id.uuid))
+
+    def _end_goal(self, verdict: Verdict, canceled: bool = False) -> None:
+        """End the active goal (if any) with the verdict's code and message, or as canceled."""
+        goal, self._goal = self._goal, None
+        if goal is None:
+            return
+        result = Result(error_code=int(verdict.code), error_string=verdict.message)
+        if canceled:
+            goal.handle.canceled()
+            result = Result()                               # JTC cancels with an empty result
+        elif verdict.code == FollowCode.SUCCESSFUL:
+            goal.handle.succeed()
+        else:
+            goal.handle.abort()
+        goal.done.set_result(result)
+
+    def _publish_feedback(self) -> None:
+        if self._goal is not None and self._last_sample is not None:
+            self._goal.handle.publish_feedback(feedback_msg(self._names, self._last_sample, self._joints.velocities,
+                                                            self.get_clock().now().to_msg()))
+
+    # ---- the control cycle -------------------------------------------------------------------------------
     def _tick(self) -> None:
         report = self._joints.step(receive_time())
         if report.velocity_limited:
@@ -92,14 +216,40 @@ class SimRobot(RobokinNode):
         if report.position_limited:
             self._log.warning("position", f"command pushes {list(report.position_limited)} past a position "
                               "limit: held at the limit")
+        if self._goal is not None and self._goal.handle.is_cancel_requested:
+            self._joints.hold()
+            self._judging = False
+            self._end_goal(Verdict(FollowCode.SUCCESSFUL, "", ""), canceled=True)
+        elif report.tracking is not None and self._judging:
+            self._last_sample = report.tracking
+            self._act_on(judge(report.tracking, self._tolerances, self._names))
         self._state_pub.publish(joint_state_msg(self._names, self._joints.positions, self._joints.velocities,
                                                 self.get_clock().now().to_msg()))
 
-    def _publish_tf(self) -> None:
-        stamp = self.get_clock().now().to_msg()
-        poses = self._robot.frame_poses(self._joints.positions, self._tf_ids)
-        self._tf_pub.publish(TFMessage(transforms=[
-            transform_msg(self._robot.base_frame, frame, pose, stamp) for frame, pose in zip(self._tf_frames, poses)]))
+    def _act_on(self, verdict: Verdict) -> None:
+        """What JTC does with one cycle's verdict: nothing, succeed, or hold the arm and abort."""
+        if verdict.code is None:
+            return
+        self._judging = False
+        if verdict.code == FollowCode.SUCCESSFUL:
+            if self._goal is not None:
+                self.get_logger().info("Goal reached, success!")
+            self._end_goal(verdict)
+            return
+        self._joints.hold()
+        if self._goal is not None:
+            self.get_logger().warning(f"{verdict.message}: {verdict.detail}")
+        elif verdict.code == FollowCode.PATH_TOLERANCE_VIOLATED:
+            self.get_logger().error(f"Holding position due to state tolerance violation: {verdict.detail}")
+        else:
+            self.get_logger().error(f"Exceeded goal_time_tolerance: holding position... {verdict.detail}")
+        self._end_goal(verdict)
+
+
+def switches_of(cfg: SimRobotConfig) -> JtcSwitches:
+    """The controller switches a sim configuration sets."""
+    return JtcSwitches(cfg.allow_partial_joints_goal, cfg.allow_nonzero_velocity_at_trajectory_end,
+                       cfg.allow_integration_in_goal_trajectories)
 
 
 def main(args: list[str] | None = None) -> int:

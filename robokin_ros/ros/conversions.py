@@ -13,6 +13,7 @@ import numpy as np
 import pinocchio as pin
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import TransformStamped, TwistStamped
+from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -205,8 +206,18 @@ def transform_msg(parent: str, child: str, parent_T_child: pin.SE3, stamp: Time)
 
 # ---- ServoStatus message ---------------------------------------------------------------------------
 def status_msg(code: ServoStatus, message: str, locked_joints: Sequence[str] = (), sigma_min: float = np.nan,
-               condition_number: float = np.nan, velocity_scale: float = 1.0) -> ServoStatusMsg:
-    """Status fields -> robokin_interfaces/ServoStatus."""
-    return ServoStatusMsg(code=int(code), message=message, locked_joints=list(locked_joints),
-                          sigma_min=float(sigma_min), condition_number=float(condition_number),
-                          velocity_scale=float(velocity_scale))
+               condition_number: float = np.nan, velocity_scale: float = 1.0, stamp: Time | None = None,
+               frame_id: str = "") -> ServoStatusMsg:
+    """Status fields -> robokin_interfaces/ServoStatus (header: `stamp`, `frame_id` = the base frame)."""
+    msg = ServoStatusMsg(code=int(code), message=message, locked_joints=list(locked_joints),
+                         sigma_min=float(sigma_min), condition_number=float(condition_number),
+                         velocity_scale=float(velocity_scale))
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.header.frame_id = frame_id
+    return msg
+
+
+def moveit_status_msg(code: int, message: str) -> MoveItStatusMsg:
+    """A MoveIt Servo status code (see `ServoStatus.moveit_code`) and a sentence -> moveit_msgs/ServoStatus."""
+    return MoveItStatusMsg(code=int(code), message=message)

@@ -17,7 +17,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from robokin_ros.core.errors import ConfigError, RobokinError
-from robokin_ros.core.schema import default_of, param_name
+from robokin_ros.core.schema import default_of, param_name, parameter_aliases
 
 _SCALAR_TYPES = ((bool, ParameterType.PARAMETER_BOOL, "true or false"),
                  (int, ParameterType.PARAMETER_INTEGER, "an integer"),
@@ -62,9 +62,10 @@ def _descriptor(f: dataclasses.Field, default: Any) -> ParameterDescriptor:
     return descriptor
 
 
-def to_field_value(f: dataclasses.Field, value: Any) -> Any:
-    """A parameter value converted to the field's Python type; ConfigError naming the parameter if it cannot."""
-    name = param_name(f)
+def to_field_value(f: dataclasses.Field, value: Any, name: str | None = None) -> Any:
+    """A parameter value converted to the field's Python type; ConfigError naming the parameter (`name`, default
+    the field's parameter name) if it cannot."""
+    name = name or param_name(f)
     py_type, ros_type, words = _kind(default_of(f))
     if py_type is tuple:
         if value is None:                       # YAML `[]` reaches rclpy as "not set"
@@ -93,6 +94,10 @@ def declare_config(node: Node, cls: type, overrides: dict[str, Any] | None = Non
         overrides: {parameter name: default} replacing the dataclass defaults for this node
             (parameter files and `-p` arguments still win).
 
+    Every name in `parameter_aliases(cls)` (MoveIt Servo's names) is declared too, read-only: a value given
+    under an alias becomes the parameter's value, and the same setting given under two names with different
+    values is an error (which one was meant cannot be known).
+
     Returns:
         An instance of `cls`.
 
@@ -104,6 +109,7 @@ def declare_config(node: Node, cls: type, overrides: dict[str, Any] | None = Non
     unknown = sorted(set(overrides) - names)
     if unknown:
         raise ConfigError([f"unknown parameter '{u}'; valid: {sorted(names)}" for u in unknown])
+    aliases = parameter_aliases(cls)
     problems: list[str] = []
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
@@ -111,12 +117,19 @@ def declare_config(node: Node, cls: type, overrides: dict[str, Any] | None = Non
         default = overrides.get(name, default_of(f))
         if isinstance(default, list):
             default = tuple(default)
-        value = _declare_one(node, f, name, default, problems)
+        fallback, known = default, len(problems)
+        given = _declare_aliases(node, f, name, aliases.get(name, ()), problems)
+        if given:
+            default = next(iter(given.values()))
+        value = _declare_one(node, f, name, default, problems, fallback, ", ".join(given))
         try:
             values[f.name] = to_field_value(f, value)
         except ConfigError as err:
             problems += err.problems
             values[f.name] = default
+            continue
+        if given and len(problems) == known and values[f.name] != default:
+            problems.append(_conflict(name, values[f.name], given))
     try:
         config = cls(**values)
     except ConfigError as err:
@@ -126,16 +139,56 @@ def declare_config(node: Node, cls: type, overrides: dict[str, Any] | None = Non
     return config
 
 
-def _declare_one(node: Node, f: dataclasses.Field, name: str, default: Any, problems: list[str]) -> Any:
-    """Declare a parameter; a rejected override is recorded and the default declared instead."""
-    ros_default = None if default == () else (list(default) if isinstance(default, tuple) else default)
+def _declare_aliases(node: Node, f: dataclasses.Field, name: str, aliases: tuple[str, ...],
+                     problems: list[str]) -> dict[str, Any]:
+    """Declare the other names of parameter `name` (read-only, unset unless a parameter file or `-p` sets them);
+    {alias: value} of those set, in the field's type. Aliases that disagree are a problem; then none is used."""
+    given: dict[str, Any] = {}
+    for alias in aliases:
+        descriptor = ParameterDescriptor(
+            description=f"MoveIt Servo's name for {name}, read once at start-up (change {name} at run time)",
+            read_only=True, dynamic_typing=True)
+        value = node.declare_parameter(alias, None, descriptor).value
+        if value is None:
+            continue
+        try:
+            given[alias] = to_field_value(f, value, alias)
+        except ConfigError as err:
+            problems += err.problems
+    if len(set(given.values())) > 1:
+        problems.append(_conflict(None, None, given))
+        return {}
+    for alias in given:
+        node.get_logger().info(f"parameter {alias} (MoveIt Servo's name) sets {name}")
+    return given
+
+
+def _conflict(name: str | None, value: Any, given: dict[str, Any]) -> str:
+    """The problem of one setting given different values under its names."""
+    settings = ([f"{name}={value!r}"] if name else []) + [f"{alias}={v!r}" for alias, v in given.items()]
+    return f"{' and '.join(settings)} set the same parameter to different values; set it under one name only"
+
+
+def _declare_one(node: Node, f: dataclasses.Field, name: str, default: Any, problems: list[str],
+                 fallback: Any = None, given_as: str = "") -> Any:
+    """Declare a parameter; a rejected value is recorded and `fallback` (default: `default`) declared instead.
+
+    `given_as` names the alias a default came from, so that a problem with it names what the user wrote."""
+    ros_default = _ros_value(default)
+    where = f" (given as {given_as})" if given_as else ""
     try:
         return node.declare_parameter(name, ros_default, _descriptor(f, default)).value
     except InvalidParameterTypeException as err:
-        problems.append(f"{err.args[0]} ({name} must be {_kind(default)[2]})")
+        problems.append(f"{err.args[0]} ({name} must be {_kind(default)[2]}){where}")
     except InvalidParameterValueException as err:
-        problems.append(str(err.args[0]).split("Reason: ", 1)[-1])
-    return node.declare_parameter(name, ros_default, _descriptor(f, default), ignore_override=True).value
+        problems.append(str(err.args[0]).split("Reason: ", 1)[-1] + where)
+    fallback = default if fallback is None else fallback
+    return node.declare_parameter(name, _ros_value(fallback), _descriptor(f, fallback), ignore_override=True).value
+
+
+def _ros_value(value: Any) -> Any:
+    """A field value as a ROS parameter value: tuples become lists, an empty one "not set"."""
+    return None if value == () else (list(value) if isinstance(value, tuple) else value)
 
 
 def watch_config(node: Node, get: Callable[[], Any], apply: Callable[[Any], None]) -> None:

@@ -1,13 +1,14 @@
 """Messages <-> core types for Cartesian paths: poses, goals, JointTrajectory (pure functions)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pinocchio as pin
 from geometry_msgs.msg import Pose, PoseStamped
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robokin_ros.core.errors import UnknownFrameError
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
 from robokin_ros.core.path.result import JointTrajectoryArrays, PathIkResult
 from robokin_ros.core.robot import RobotModel
@@ -30,24 +31,39 @@ def pose_msg(pose: pin.SE3) -> Pose:
     return msg
 
 
-def waypoints_in_base(robot: RobotModel, positions: np.ndarray, waypoints: Sequence[PoseStamped]) -> list[pin.SE3]:
+def waypoints_in_base(robot: RobotModel, positions: np.ndarray, waypoints: Sequence[PoseStamped],
+                      lookup: Callable[[str], pin.SE3] | None = None) -> list[pin.SE3]:
     """PoseStamped waypoints in any frame (`RobotModel.resolve_frame`) -> base-frame poses at `positions`.
 
+    A frame that is not in the model is passed to `lookup` (frame name -> `base_T_frame`, e.g. from TF) when one
+    is given: base_T_waypoint = base_T_frame * frame_T_waypoint.
+
     Raises:
-        UnknownFrameError: a frame_id that is not in the model (lists the valid ones).
+        UnknownFrameError: a frame_id that is not in the model (lists the valid ones) and no `lookup`.
         PathInputError: NaN or non-unit quaternion, naming the waypoint.
+        TransformLookupError: from `lookup` (its text).
     """
     poses = []
-    base_T_frames: dict[int, pin.SE3] = {}
+    base_T_frames: dict[str, pin.SE3 | None] = {}
     for i, stamped in enumerate(waypoints):
-        frame_id = robot.resolve_frame(stamped.header.frame_id)     # UnknownFrameError with the valid names
+        name = stamped.header.frame_id
+        if name not in base_T_frames:                                # model frames at the current state
+            base_T_frames[name] = _base_T_frame(robot, positions, name, lookup)
         pose = pose_from_msg(stamped.pose, i)
-        if frame_id != robot.base_frame_id:
-            if frame_id not in base_T_frames:
-                base_T_frames[frame_id] = robot.frame_pose(positions, frame_id)   # at the current state
-            pose = base_T_frames[frame_id] * pose
-        poses.append(pose)
+        poses.append(pose if base_T_frames[name] is None else base_T_frames[name] * pose)
     return poses
+
+
+def _base_T_frame(robot: RobotModel, positions: np.ndarray, name: str,
+                  lookup: Callable[[str], pin.SE3] | None) -> pin.SE3 | None:
+    """`base_T_frame` of a waypoint frame, None for the base frame itself."""
+    try:
+        frame_id = robot.resolve_frame(name)                         # UnknownFrameError with the valid names
+    except UnknownFrameError:
+        if lookup is None:
+            raise
+        return lookup(name)
+    return None if frame_id == robot.base_frame_id else robot.frame_pose(positions, frame_id)
 
 
 def joint_trajectory_msg(trajectory: JointTrajectoryArrays, frame_id: str = "") -> JointTrajectory:

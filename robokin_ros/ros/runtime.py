@@ -152,8 +152,12 @@ class SideSubscription:
     def __init__(self, owner: Node, suffix: str, msg_type, topic: str, callback, qos=QUEUE_DEPTH) -> None:
         import threading
 
-        self.node = rclpy.create_node(f"{owner.get_name()}_{suffix}", namespace=owner.get_namespace(),
-                                      context=owner.context, start_parameter_services=False)
+        # A global `-r __node:=NAME` (what launch's `name=` passes) would rename this node to the owner's name
+        # too; rcl applies node-local arguments before global ones, so a local remap keeps the side name.
+        name = f"{owner.get_name()}_{suffix}"
+        self.node = rclpy.create_node(name, namespace=owner.get_namespace(), context=owner.context,
+                                      cli_args=["--ros-args", "-r", f"__node:={name}"],
+                                      start_parameter_services=False)
         self.node.create_subscription(msg_type, topic, callback, qos)
         self._executor = SingleThreadedExecutor(context=owner.context)
         self._executor.add_node(self.node)

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState
-from robokin_ros.core.path.result import JointTrajectoryArrays
+from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState, controller_outcome
+from robokin_ros.core.path.result import ExecutionCode, JointTrajectoryArrays
 
 
 def trajectory(duration=2.0, end=(0.5, -0.2)):
@@ -39,3 +39,22 @@ def test_progress_is_clamped_and_a_zero_duration_is_safe():
     still = ExecutionMonitor(trajectory(duration=0.0, end=(0.0, 0.0)), 0.01, 1.0, 0.0)
     assert still.update(0.0, np.zeros(2)).state == ExecutionState.SUCCEEDED
     assert monitor.stopped_message(1.234, "canceled") == "canceled after 1.23 s; holding at the current state"
+
+
+@pytest.mark.parametrize("ended, code, text, expected", [
+    ("aborted", -4, "Aborted due to path tolerance violation", ExecutionCode.PATH_TOLERANCE_VIOLATED),
+    ("aborted", -5, "Aborted due to goal_time_tolerance exceeding by 0.600000 seconds",
+     ExecutionCode.GOAL_TOLERANCE_VIOLATED),
+    ("aborted", -1, "Current goal preempted by new incoming action.", ExecutionCode.EXECUTION_FAILED),
+    ("canceled", 0, "", ExecutionCode.EXECUTION_FAILED),
+    ("succeeded", -4, "odd", ExecutionCode.PATH_TOLERANCE_VIOLATED),      # a code wins over the status
+])
+def test_controller_results_map_to_codes_quoting_the_controller(ended, code, text, expected):
+    outcome, message = controller_outcome(ended, code, text, "/jtc/follow_joint_trajectory")
+    assert outcome == expected
+    assert message == (f"{expected.sentence}: /jtc/follow_joint_trajectory {ended} the goal with error_code "
+                       f"{code}: \"{text}\"; the controller holds the arm")
+
+
+def test_controller_success_is_no_outcome():
+    assert controller_outcome("succeeded", 0, "Goal successfully reached!", "a") == (None, "")

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robokin_ros.core.errors import ConfigError, InvalidInputError, UnknownFrameError
+from robokin_ros.core.servo.command_type import CommandType, CommandTypeSwitch
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.servo import Servo, _max_abs_difference, warm_up
 from robokin_ros.core.servo.stamp_clock import StampClock
@@ -15,6 +16,8 @@ from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
 from robokin_ros.core.servo.window import window_arrays, window_times
+from robokin_ros.core.sim.joints import SimulatedJoints
+from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints
 
 DT = 0.002
 FAST = dict(command_in_type="speed_units", default_joint_acceleration=1000.0)   # no ramp to wait for
@@ -71,6 +74,16 @@ def test_unitless_commands_are_clipped_and_scaled(panda):
     outs = loop.run(20, cmd([3.0, 0.0, -0.5]))                # 3.0 is clipped to 1.0
     v = tool_velocity(panda, outs[-2].positions, outs[-1].positions)
     np.testing.assert_allclose(v, [0.05, 0.0, -0.025, 0, 0, 0], atol=2e-5)
+
+
+@pytest.mark.parametrize("override, factor", [(0.5, 0.5), (0.005, 1.0), (0.0, 1.0)])
+def test_override_velocity_scaling_factor_multiplies_the_command_from_0_01_on(panda, override, factor):
+    """MoveIt Servo's override_velocity_scaling_factor: below 0.01 it means no override."""
+    loop = Loop(panda, command_in_type="unitless", scale_linear=0.05, default_joint_acceleration=1000.0,
+                override_velocity_scaling_factor=override)
+    outs = loop.run(20, cmd([1.0, 0.0, -0.5]))
+    v = tool_velocity(panda, outs[-2].positions, outs[-1].positions)
+    np.testing.assert_allclose(v, factor * np.array([0.05, 0.0, -0.025, 0, 0, 0]), atol=2e-5)
 
 
 def test_command_in_tool_frame_moves_along_the_tool_axis(panda):
@@ -216,44 +229,143 @@ def test_update_config_validates_against_the_robot_first(panda):
     assert servo.config.scale_linear == 0.1
 
 
+# JointTrajectoryController's default end-velocity rule (allow_nonzero_velocity_at_trajectory_end: false): the
+# last point's |velocity| must not exceed float epsilon, std::numeric_limits<float>::epsilon().
+JTC_END_VELOCITY_EPSILON = float(np.finfo(np.float32).eps)
+
+
+def assert_jtc_default_rules_accept(window, n):
+    """The window passes the default JTC checks that concern its contents (sizes, times, end velocity)."""
+    times, positions, velocities = window.times, window.positions, window.velocities
+    assert positions.shape == velocities.shape == (len(times), n)
+    assert np.all(np.diff(times) > 0.0), times
+    assert np.all(np.abs(velocities[-1]) <= JTC_END_VELOCITY_EPSILON), velocities[-1]
+    assert np.isfinite(positions).all() and np.isfinite(velocities).all()
+
+
+def hermite(p0, v0, p1, v1, h, s):
+    """Cubic Hermite between (p0, v0) and (p1, v1) over h [s], at shares s of the segment (as JTC samples)."""
+    return ((2 * s**3 - 3 * s**2 + 1) * p0 + (s**3 - 2 * s**2 + s) * h * v0
+            + (-2 * s**3 + 3 * s**2) * p1 + (s**3 - s**2) * h * v1)
+
+
 def test_window_covers_the_latency_and_is_clamped_to_limits(panda):
     q0 = panda.home()
     q0[0] = panda.limits.upper[0] - 0.025                      # joint 1 about to reach its margin
     loop = Loop(panda, q0=q0, command_in_type="speed_units", max_expected_latency=0.05)
     out = loop.run(30, cmd([0, 0, 0], [0, 0, 0.3]))[-1]       # turning about z drives joint 1 up
     w = out.window
-    # time 0 = this tick's state, dt = the commanded positions, then a coarse grid up to the latency
-    assert w.times[0] == 0.0 and w.times[1] == DT and w.times[-1] >= 0.05 and len(w.times) <= 10
+    # time 0 = this tick's state, dt = the commanded positions, then a coarse grid up to the latency, then the tail
+    grid = w.times[:-1]
+    assert grid[0] == 0.0 and grid[1] == DT and grid[-1] >= 0.05 and len(grid) <= 10
     assert np.all(np.diff(w.times) > 0)
     np.testing.assert_allclose(w.positions[1], out.positions, atol=1e-15)
     assert np.all(w.positions <= panda.limits.upper) and np.all(w.positions >= panda.limits.lower)
     now_state = out.positions - out.velocities * DT
-    unclamped = now_state + np.outer(w.times, out.velocities)
+    unclamped = now_state + np.outer(grid, out.velocities)
     expected = np.clip(unclamped, panda.limits.lower, panda.limits.upper)
-    np.testing.assert_allclose(w.positions, expected, atol=1e-15)
+    np.testing.assert_allclose(w.positions[:-1], expected, atol=1e-15)
+    assert_jtc_default_rules_accept(w, panda.n)
     short = Loop(panda, max_expected_latency=0.002).run(1)[-1]
-    np.testing.assert_allclose(short.window.times, [0.0, DT, 2 * DT])
+    np.testing.assert_allclose(short.window.times, [0.0, DT, 2 * DT, 3 * DT])     # at rest: a one-period tail
+
+
+@settings(deadline=None, max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_window_tail_decelerates_uniformly_within_the_acceleration_limits(seed):
+    """The last point is at rest; between the last grid point and it, a cubic Hermite (what JTC interpolates) is
+    the constant-deceleration parabola, every joint decelerating at no more than its limit."""
+    rng = np.random.default_rng(seed)
+    n, dt = 4, 0.002
+    grid = window_times(dt, 0.05)
+    q, v = rng.uniform(-0.5, 0.5, n), rng.uniform(-2.0, 2.0, n)
+    amax = rng.uniform(1.0, 20.0, n)
+    lower, upper = np.full(n, -10.0), np.full(n, 10.0)                  # far away: no clamping here
+    t, positions, velocities = np.empty(len(grid) + 1), np.empty((len(grid) + 1, n)), np.empty((len(grid) + 1, n))
+    window_arrays(q, v, lower, upper, amax, dt, grid, t, positions, velocities)
+    np.testing.assert_array_equal(t[:-1], grid)
+    assert np.all(velocities[-1] == 0.0)
+    tail = t[-1] - t[-2]
+    assert np.max(np.abs(v) / amax) <= tail + 1e-12 < np.max(np.abs(v) / amax) + dt + 1e-12
+    p_end = q + v * grid[-1]
+    np.testing.assert_allclose(positions[-2], p_end, atol=1e-12)
+    np.testing.assert_allclose(positions[-1], p_end + v * tail / 2, atol=1e-12)
+    tau = np.linspace(0.0, tail, 41)[:, None]                           # (41, 1) time into the tail [s]
+    sampled = hermite(positions[-2], velocities[-2], positions[-1], velocities[-1], tail, tau / tail)
+    np.testing.assert_allclose(sampled, p_end + v * tau - v / (2 * tail) * tau**2, atol=1e-12)
+    assert np.all(np.abs(v) / tail <= amax * (1 + 1e-12))              # the uniform deceleration, per joint
 
 
 def test_window_zeroes_velocity_where_clamped_and_just_before():
-    """A controller interpolating cubically between points must not overshoot a limit."""
+    """A controller interpolating cubically between points must not overshoot a limit, in the grid or the tail."""
     t = window_times(0.002, 0.05)
-    q, v = np.array([0.0, 0.0]), np.array([1.0, -0.1])
-    lower, upper = np.array([-1.0, -1.0]), np.array([0.016, 1.0])      # joint 0 crosses its upper limit
-    positions, velocities = np.empty((len(t), 2)), np.empty((len(t), 2))
-    window_arrays(q, v, lower, upper, t, positions, velocities)
+    q, v = np.array([0.0, 0.0, 0.0]), np.array([1.0, -0.1, 0.5])
+    amax = np.array([5.0, 5.0, 5.0])
+    # joint 0 crosses its upper limit within the grid; joint 2 only in the tail (0.5 * 0.052 = 0.026 < 0.04 <
+    # 0.026 + 0.5 * 0.2 / 2); joint 1 never
+    lower, upper = np.array([-1.0, -1.0, -1.0]), np.array([0.016, 1.0, 0.04])
+    times, positions, velocities = np.empty(len(t) + 1), np.empty((len(t) + 1, 3)), np.empty((len(t) + 1, 3))
+    window_arrays(q, v, lower, upper, amax, 0.002, t, times, positions, velocities)
     first = int(np.flatnonzero(q[0] + v[0] * t > upper[0])[0])
     np.testing.assert_array_equal(positions[first:, 0], upper[0])
     assert np.all(velocities[first - 1:, 0] == 0.0) and np.all(velocities[:first - 1, 0] == 1.0)
-    np.testing.assert_allclose(positions[:, 1], -0.1 * t)
-    assert np.all(velocities[:, 1] == -0.1)
-    # cubic Hermite between consecutive points stays inside the limit
-    for i in range(len(t) - 1):
-        h = t[i + 1] - t[i]
-        s = np.linspace(0, 1, 50)
-        p = ((2 * s**3 - 3 * s**2 + 1) * positions[i, 0] + (s**3 - 2 * s**2 + s) * h * velocities[i, 0]
-             + (-2 * s**3 + 3 * s**2) * positions[i + 1, 0] + (s**3 - s**2) * h * velocities[i + 1, 0])
-        assert p.max() <= upper[0] + 1e-12
+    np.testing.assert_allclose(positions[:-1, 1], -0.1 * t)
+    assert np.all(velocities[:-1, 1] == -0.1) and velocities[-1, 1] == 0.0
+    assert positions[-1, 2] == upper[2] and np.all(velocities[-2:, 2] == 0.0) and np.all(velocities[:-2, 2] == 0.5)
+    for j in (0, 2):
+        for i in range(len(times) - 1):
+            h = times[i + 1] - times[i]
+            p = hermite(positions[i, j], velocities[i, j], positions[i + 1, j], velocities[i + 1, j], h,
+                        np.linspace(0, 1, 50))
+            assert p.max() <= upper[j] + 1e-12, (j, i)
+
+
+def _drive_then_stall(robot, keep_tail=True, ticks=150, stall_s=0.4):
+    """A servo streaming windows to a simulated JTC-like arm every tick, then the messages stop.
+
+    Returns (the last commanded joint velocity, (ticks, 2, n) the arm's velocity over each tick's last ms beside
+    that tick's commanded velocity, (m, n) arm velocities after the stall every 1 ms, the acceleration limits).
+    `keep_tail=False` sends the windows without their deceleration tail: the previous behaviour, kept as the
+    control that shows the stall check can fail."""
+    loop = Loop(robot, command_in_type="speed_units", max_expected_latency=0.05)
+    sim = SimulatedJoints(robot, robot.home(), 0.0)
+    command, streaming, now = cmd([0.0, 0.15, 0.0]), [], 0.0
+    for k in range(1, ticks + 1):
+        loop.k = k
+        now = k * DT
+        loop.servo.set_command(dataclasses.replace(command, received_at=now))
+        loop.servo.set_measurement(JointMeasurement(sim.positions.copy(), now))
+        out = loop.servo.step(now)
+        w = out.window
+        last = len(w.times) if keep_tail else len(w.times) - 1
+        sim.follow(TrajectoryPoints(w.times[:last], w.positions[:last], w.velocities[:last]), start=now)
+        for sub in (0.5, 1.0):                                     # the arm's own cycle: 1 kHz
+            sim.step(now + sub * DT)
+        streaming.append((sim.velocities.copy(), out.velocities))
+    stalled = [sim.positions.copy()]
+    for i in range(1, int(stall_s / 0.001) + 1):
+        sim.step(now + DT + i * 0.001)
+        stalled.append(sim.positions.copy())
+    # velocities from the positions (the sim's own reported velocity is differenced over uneven intervals)
+    return out.velocities, np.array(streaming), np.diff(stalled, axis=0) / 0.001, loop.servo._ik.acceleration_limits
+
+
+def test_the_arm_moves_at_the_commanded_velocity_and_stops_within_the_acceleration_limits_after_a_stall(panda):
+    """Steady motion: the arm's velocity is the command (the tail is never reached while windows keep coming).
+    Stall: the arm follows the last window to rest, decelerating within the acceleration limits."""
+    commanded, streaming, stalled, amax = _drive_then_stall(panda)
+    np.testing.assert_allclose(streaming[-100:, 0], streaming[-100:, 1], atol=1e-9)
+    assert np.abs(commanded).max() > 0.05
+    acceleration = np.diff(stalled, axis=0) / 0.001                                      # (m, n)
+    assert np.all(np.abs(acceleration) <= amax * 1.02 + 1e-6), np.abs(acceleration).max(axis=0) / amax
+    np.testing.assert_array_equal(stalled[-1], 0.0)
+    speed = np.abs(stalled).max(axis=1)
+    assert np.all(np.diff(speed) <= 1e-9), "the stop must not speed up again"
+    # the previous behaviour, windows ending at the commanded velocity: the same stall stops the arm abruptly
+    _, old_streaming, old_stalled, _ = _drive_then_stall(panda, keep_tail=False)
+    np.testing.assert_allclose(old_streaming[-100:], streaming[-100:], atol=1e-9)        # same motion meanwhile
+    old_acceleration = np.diff(old_stalled, axis=0) / 0.001
+    assert np.any(np.abs(old_acceleration) > 5 * amax), "control: without the tail the stop is a velocity step"
 
 
 def test_window_times_grid():
@@ -280,6 +392,8 @@ def test_limits_hold_over_long_random_command_sequences(panda, seed):
         q, v = out.positions, out.velocities
         assert np.all(np.isfinite(q)) and np.all(np.isfinite(out.window.positions))
         assert np.all(q >= panda.limits.lower) and np.all(q <= panda.limits.upper)
+        assert_jtc_default_rules_accept(out.window, panda.n)
+        assert np.all(out.window.positions >= panda.limits.lower) and np.all(out.window.positions <= panda.limits.upper)
         assert np.all(np.abs(v) <= vmax * (1 + 1e-12))
         assert np.all(np.abs(v - prev) <= amax * DT * (1 + 1e-9) + 1e-12), out.message
         prev = v
@@ -413,3 +527,19 @@ def test_rejections_are_shown_for_a_period_and_merged_by_kind():
 def test_routine_statuses():
     assert {s for s in ServoStatus if s.routine} == {ServoStatus.OK, ServoStatus.STOPPED, ServoStatus.PAUSED,
                                                      ServoStatus.STALE_COMMAND}
+
+
+# ---- command type (MoveIt Servo's ~/switch_command_type) -----------------------------------------------------
+def test_command_type_starts_at_twist_and_refuses_the_types_not_served_yet():
+    switch = CommandTypeSwitch()
+    assert switch.current == CommandType.TWIST and switch.accepts(CommandType.TWIST)
+    assert switch.request(CommandType.TWIST) == (True, "command type is TWIST")
+    for other in (CommandType.JOINT_JOG, CommandType.POSE):
+        result = switch.request(int(other))
+        assert not result.success and f"{other.name} is not supported yet" in result.reason
+        assert "still TWIST" in result.reason and switch.current == CommandType.TWIST
+    unknown = switch.request(7)
+    assert not unknown.success and "unknown command type 7; valid: JOINT_JOG=0, TWIST=1, POSE=2" in unknown.reason
+    # an input of another kind than the current type is not used (MoveIt Servo drops it)
+    switch.current = CommandType.POSE
+    assert not switch.accepts(CommandType.TWIST) and switch.accepts(CommandType.POSE)

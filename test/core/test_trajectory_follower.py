@@ -146,3 +146,29 @@ def test_trajectory_start_maps_the_stamp_onto_the_receive_clock():
     assert trajectory_start(5.0, 0.0, 123_000_000_000) == 5.0            # zero stamp: start now
     assert trajectory_start(5.0, 123.25, 123_000_000_000) == pytest.approx(5.25)   # 0.25 s in the future
     assert trajectory_start(5.0, 122.5, 123_000_000_000) == pytest.approx(4.5)     # already started
+
+
+def test_tracking_samples_compare_the_sample_with_the_state_before_the_step(panda):
+    """What the controller judges each cycle: desired vs the state read at the start of the cycle, the first
+    sample flagged, and the time relative to the last point."""
+    joints = SimulatedJoints(panda, panda.home(), now=0.0)
+    goal = panda.home() + 0.2
+    joints.follow(TrajectoryPoints(np.array([1.0]), goal[None, :], None), start=0.0)
+    first = joints.step(0.5).tracking
+    np.testing.assert_allclose(first.desired, panda.home() + 0.1, atol=1e-12)
+    np.testing.assert_array_equal(first.actual, panda.home())
+    assert first.first_sample and first.before_last_point and first.time_past_last_point == pytest.approx(-0.5)
+    second = joints.step(1.25).tracking
+    np.testing.assert_allclose(second.actual, panda.home() + 0.1, atol=1e-12)
+    assert not second.first_sample and not second.before_last_point
+    assert second.time_past_last_point == pytest.approx(0.25)
+    joints.hold()
+    assert joints.step(1.5).tracking is None
+    np.testing.assert_allclose(joints.positions, second.desired, atol=1e-12)     # held where it was
+
+
+def test_velocity_scale_slows_the_arm(panda):
+    joints = SimulatedJoints(panda, panda.home(), now=0.0, velocity_scale=0.5)
+    joints.command_velocities(panda.limits.velocity)
+    joints.step(0.01)
+    np.testing.assert_allclose(joints.velocities, 0.5 * panda.limits.velocity)

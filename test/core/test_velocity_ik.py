@@ -302,7 +302,7 @@ def test_locking_zeroes_exactly_the_locked_joint_and_the_rest_track(panda):
     # neither of them at this pose, so the other six columns are rank 5.
     assert np.linalg.svd(np.delete(J, 0, axis=1), compute_uv=False)[-1] > 0.1
     twist = J @ np.array([0.3, 0, 0, 0, 0, 0, 0])        # motion that pushes joint 1 further up
-    free = unlimited(panda, joint_limit_margin=0.0, joint_limit_avoidance_gain=0.0).solve(q, twist, dt=0.002)
+    free = unlimited(panda, joint_limit_margins=(0.0,), joint_limit_avoidance_gain=0.0).solve(q, twist, dt=0.002)
     assert free.velocities[0] > 0
     result = unlimited(panda, joint_limit_avoidance_gain=0.0).solve(q, twist, dt=0.002)
     assert result.locked_joints == ("panda_joint1",)
@@ -313,13 +313,36 @@ def test_locking_zeroes_exactly_the_locked_joint_and_the_rest_track(panda):
     assert away.locked_joints == () and away.velocities[0] < 0
 
 
+def test_joint_limit_margins_apply_per_joint_or_one_for_all(panda):
+    """MoveIt Servo's joint_limit_margins: one entry for every joint, or one per joint."""
+    q = panda.home()
+    q[0] = panda.limits.upper[0] - 0.03                  # joint 1 is 3 cm from its limit
+    q[3] = panda.limits.upper[3] - 0.03                  # and so is joint 4
+    J = panda.jacobian(q)
+    push_1, push_4 = J[:, 0] * 0.3, J[:, 3] * 0.3         # twists that push joint 1 (joint 4) further up
+
+    def locked(margins, twist):
+        ik = unlimited(panda, joint_limit_margins=margins, joint_limit_avoidance_gain=0.0)
+        return ik.solve(q, twist, dt=0.002).locked_joints
+
+    assert locked((0.02,), push_1) == () and locked((0.02,), push_4) == ()
+    assert locked((0.05,), push_1) == ("panda_joint1",) and locked((0.05,), push_4) == ("panda_joint4",)
+    first_only = (0.05, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    assert locked(first_only, push_1) == ("panda_joint1",) and locked(first_only, push_4) == ()
+    with pytest.raises(ConfigError, match=r"joint_limit_margins has 2 entries but the chain has 7 joints .* "
+                                          r"\(or give one entry for all\)"):
+        unlimited(panda, joint_limit_margins=(0.05, 0.0))
+    with pytest.raises(ConfigError, match="joint_limit_margins=.* needs one value"):
+        config(panda, joint_limit_margins=())
+
+
 def test_locked_joint_stays_locked_with_nullspace_push(panda):
     q = panda.home()
     q[0] = panda.limits.upper[0] - 0.01
     J = panda.jacobian(q)
     ik = unlimited(panda, joint_limit_avoidance_gain=0.0, posture_gain=50.0,
                    home_positions=np.where(np.arange(7) == 0, 10.0, panda.home()))   # pulls joint 1 up
-    unlocked = unlimited(panda, joint_limit_avoidance_gain=0.0, posture_gain=50.0, joint_limit_margin=0.0,
+    unlocked = unlimited(panda, joint_limit_avoidance_gain=0.0, posture_gain=50.0, joint_limit_margins=(0.0,),
                          home_positions=np.where(np.arange(7) == 0, 10.0, panda.home()))
     assert unlocked.solve(q, np.zeros(6), dt=0.002).velocities[0] > 1e-3     # the push does reach joint 1
     result = ik.solve(q, np.zeros(6), dt=0.002)

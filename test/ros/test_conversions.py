@@ -115,10 +115,10 @@ def test_status_msg_carries_every_field_and_its_code_reads_back():
                          ("j2",), 0.03, 45.0, 0.5, True)
     msg = cv.status_msg(output.status, output.message, output.locked_joints, output.sigma_min,
                         output.condition_number, output.velocity_scale)          # as servo_node calls it
-    assert (msg.code, msg.message, list(msg.locked_joints)) == (5, "j2 is at its limit", ["j2"])
+    assert (msg.code, msg.message, list(msg.locked_joints)) == (6, "j2 is at its limit", ["j2"])   # MoveIt's number
     assert (msg.sigma_min, msg.condition_number, msg.velocity_scale) == (0.03, 45.0, 0.5)
     assert ServoStatus(msg.code) is ServoStatus.JOINT_BOUND
-    with pytest.raises(ValueError, match="7 is not a valid ServoStatus"):      # codes 3, 4, 7 are unused
+    with pytest.raises(ValueError, match="7 is not a valid ServoStatus"):      # 7 is unused
         ServoStatus(7)
 
 

@@ -7,19 +7,20 @@ import re
 from pathlib import Path
 
 import pytest
+from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
+from moveit_msgs.srv import ServoCommandType
 
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
-from robokin_ros.core.path.result import PathStatus
-from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.path.result import ExecutionCode, PathStatus
+from robokin_ros.core.servo.command_type import CommandType
+from robokin_ros.core.servo.status import MoveItServoCode, ServoStatus
 
 INTERFACES = Path(__file__).resolve().parents[2] / "robokin_interfaces"
 CONSTANT = re.compile(r"^\s*int\d+\s+([A-Z_][A-Z0-9_]*)\s*=\s*(-?\d+)\s*$", re.M)
 # Constants the servo core does not produce: MoveIt Servo's collision codes, kept so dashboards that read
 # MoveIt Servo's numbering also read robokin's.
 SERVO_CODES_NOT_FROM_THE_CORE = {"DECELERATE_FOR_COLLISION", "HALT_FOR_COLLISION"}
-# Outcomes decided by path_ik_node while it waits for, executes or aborts a goal, not by the path planner.
-PATH_CODES_FROM_THE_NODE = {"NO_JOINT_STATE", "CANCELED", "PREEMPTED", "EXECUTION_FAILED", "INTERNAL_ERROR"}
 
 
 def constants(text: str) -> dict[str, int]:
@@ -42,17 +43,60 @@ def test_servo_status_codes_match_the_message():
         assert getattr(ServoStatusMsg, name) == value, f"generated ServoStatus.{name} differs from the .msg"
 
 
+def test_moveit_servo_codes_are_moveit_msgs_constants():
+    """Jazzy+ MoveIt Servo numbering: INVALID=-1 ... JOINT_BOUND=6, as moveit_msgs/msg/ServoStatus defines it."""
+    expected = {"INVALID": -1, "NO_WARNING": 0, "DECELERATE_FOR_APPROACHING_SINGULARITY": 1,
+                "HALT_FOR_SINGULARITY": 2, "DECELERATE_FOR_LEAVING_SINGULARITY": 3, "DECELERATE_FOR_COLLISION": 4,
+                "HALT_FOR_COLLISION": 5, "JOINT_BOUND": 6}
+    assert {code.name: int(code) for code in MoveItServoCode} == expected
+    for name, value in expected.items():
+        assert getattr(MoveItStatusMsg, name) == value, name
+    assert {t.name: int(t) for t in CommandType} == {
+        name: getattr(ServoCommandType.Request, name) for name in ("JOINT_JOG", "TWIST", "POSE")}
+
+
+def test_robokin_status_keeps_moveit_numbers_and_maps_its_own_codes_to_moveit_codes():
+    """A MoveIt client reading robokin's codes 0-6 sees the same meaning; robokin's own codes are above them and
+    reach ~/status as the nearest MoveIt code."""
+    for status in ServoStatus:
+        if status.name in MoveItServoCode.__members__ or status == ServoStatus.OK:
+            assert int(status) <= 6 and status.moveit_code == int(status), status
+        else:
+            assert int(status) >= 10, f"robokin's own code {status.name} must not take a MoveIt number"
+        assert status.moveit_code in MoveItServoCode
+    assert ServoStatus.OK.moveit_code == MoveItServoCode.NO_WARNING
+    assert ServoStatus.JOINT_BOUND.moveit_code == MoveItServoCode.JOINT_BOUND == 6
+    assert ServoStatus.JOINT_STATE_MISSING.moveit_code == ServoStatus.INVALID_COMMAND.moveit_code == -1
+    for quiet in (ServoStatus.VELOCITY_LIMITED, ServoStatus.STALE_COMMAND, ServoStatus.STOPPED, ServoStatus.PAUSED):
+        assert quiet.moveit_code == MoveItServoCode.NO_WARNING, quiet
+
+
 def test_path_outcome_codes_match_the_action_result():
+    """The planner's codes (PathStatus) and the node's execution codes (ExecutionCode) together are exactly the
+    action's constants, with the same numbers, and never share a number."""
     result_section = (INTERFACES / "action" / "ExecuteCartesianPath.action").read_text().split("---")[1]
     defined = constants(result_section)
-    core = {status.name: int(status) for status in PathStatus}
-    assert core == {name: value for name, value in defined.items() if name in core}, "numbers differ"
-    assert set(defined) - set(core) == PATH_CODES_FROM_THE_NODE
+    core = {status.name: int(status) for enum in (PathStatus, ExecutionCode) for status in enum}
+    assert core == defined, "the core's codes and the action's constants differ"
+    assert len(set(core.values())) == len(core), "two codes share a number"
     for name, value in defined.items():
         assert getattr(ExecuteCartesianPath.Result, name) == value, f"generated Result.{name} differs"
 
 
-@pytest.mark.parametrize("enum", [ServoStatus, PathStatus])
+def test_controller_codes_match_follow_joint_trajectory():
+    """The codes core/sim's controller and core/path's result mapping repeat are control_msgs' numbers."""
+    from control_msgs.action import FollowJointTrajectory
+
+    from robokin_ros.core.path.execution import CONTROLLER_ABORT_CODES
+    from robokin_ros.core.sim.jtc_tolerances import FollowCode
+
+    for code in FollowCode:
+        assert getattr(FollowJointTrajectory.Result, code.name) == int(code), code.name
+    for number, outcome in CONTROLLER_ABORT_CODES.items():
+        assert getattr(FollowJointTrajectory.Result, outcome.name) == number, outcome.name
+
+
+@pytest.mark.parametrize("enum", [ServoStatus, PathStatus, ExecutionCode])
 def test_every_core_code_has_a_sentence(enum):
     for status in enum:
         assert status.sentence and status.sentence[0].islower(), f"{enum.__name__}.{status.name}"

@@ -58,7 +58,7 @@ def test_servo_and_sim_executables_move_the_arm_and_survive_a_twist_flood(launch
     sim = launch("sim_robot", "--ros-args", "--params-file", f"{CONFIG}/sim_robot.yaml")
     states, statuses, commands = [], [], []
     node.create_subscription(JointState, "/joint_states", lambda m: states.append(np.array(m.position)), 50)
-    node.create_subscription(StatusMsg, "/servo_node/status", statuses.append, 50)
+    node.create_subscription(StatusMsg, "/servo_node/robokin_status", statuses.append, 50)
     node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
                              lambda m: commands.append(time.monotonic()), 100)
     twist_pub = node.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)

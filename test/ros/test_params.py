@@ -124,3 +124,84 @@ def test_boolean_array_parameters(ros):
         with pytest.raises(ConfigError) as err:
             declare_config(_node(ros, name, axis_mask=value), PathConfig)
         assert "axis_mask=" in str(err.value) and reason in str(err.value), (name, str(err.value))
+
+
+# ---- MoveIt Servo's parameter names ----------------------------------------------------------------------
+def test_moveit_names_are_accepted_bare_and_under_the_moveit_servo_namespace(ros):
+    """A MoveIt Servo parameter file works unchanged: Jazzy's `moveit_servo.*` names and Humble/Iron's bare ones."""
+    node = _node(ros, **{"moveit_servo.apply_twist_commands_about_ee_frame": False,
+                         "moveit_servo.joint_limit_margins": [0.1],
+                         "moveit_servo.scale.linear": 0.2,
+                         "moveit_servo.publish_period": 0.01,
+                         "moveit_servo.override_velocity_scaling_factor": 0.5,
+                         "planning_frame": "panda_link0", "ee_frame": "panda_hand"})
+    config = declare_config(node, ServoConfig)
+    assert config.apply_twist_about_tool is False and config.joint_limit_margins == (0.1,)
+    assert (config.scale_linear, config.publish_period, config.override_velocity_scaling_factor) == (0.2, 0.01, 0.5)
+    assert (config.base_frame, config.tip_frame) == ("panda_link0", "panda_hand")
+    # the robokin name reports the value that is in force, and the alias says what it stands for
+    assert node.get_parameter("apply_twist_about_tool").value is False
+    assert node.get_parameter("scale.linear").value == 0.2
+    alias = node.describe_parameter("moveit_servo.scale.linear")
+    assert alias.read_only and "scale.linear" in alias.description
+    # names equal to robokin's are not repeated bare; every MoveIt name has its namespaced form
+    for name, moveit in ServoConfig.moveit_names.items():
+        assert node.has_parameter(f"moveit_servo.{moveit}"), moveit
+        assert node.has_parameter(moveit) and node.has_parameter(name)
+
+
+def test_moveit_names_match_the_config_schema():
+    """Every robokin name of the mapping is a parameter of ServoConfig (a typo would silently alias nothing)."""
+    from dataclasses import fields
+
+    from robokin_ros.core.schema import param_name, parameter_aliases
+    names = {param_name(f) for f in fields(ServoConfig)}
+    assert set(ServoConfig.moveit_names) <= names, set(ServoConfig.moveit_names) - names
+    aliases = parameter_aliases(ServoConfig)
+    assert aliases["apply_twist_about_tool"] == ("apply_twist_commands_about_ee_frame",
+                                                 "moveit_servo.apply_twist_commands_about_ee_frame")
+    assert aliases["scale.linear"] == ("moveit_servo.scale.linear",)
+    assert parameter_aliases(SimRobotConfig) == {}
+
+
+def test_a_setting_given_under_two_names_with_different_values_is_refused(ros):
+    cases = [({"apply_twist_about_tool": True, "apply_twist_commands_about_ee_frame": False},
+              "apply_twist_about_tool=True and apply_twist_commands_about_ee_frame=False set the same parameter"),
+             ({"scale.linear": 0.3, "moveit_servo.scale.linear": 0.2},
+              "scale.linear=0.3 and moveit_servo.scale.linear=0.2 set the same parameter"),
+             ({"planning_frame": "panda_link0", "moveit_servo.planning_frame": "world"},
+              "planning_frame='panda_link0' and moveit_servo.planning_frame='world' set the same parameter")]
+    for i, (values, words) in enumerate(cases):
+        with pytest.raises(ConfigError) as err:
+            declare_config(_node(ros, f"conflict_{i}", **values), ServoConfig)
+        assert words in str(err.value) and "set it under one name only" in str(err.value), str(err.value)
+    # the same value under both names is no conflict
+    same = declare_config(_node(ros, "agree", **{"scale.linear": 0.3, "moveit_servo.scale.linear": 0.3}),
+                          ServoConfig)
+    assert same.scale_linear == 0.3
+
+
+def test_bad_values_under_a_moveit_name_name_the_moveit_name(ros):
+    node = _node(ros, "bad_alias", **{"moveit_servo.scale.linear": "fast",
+                                      "moveit_servo.joint_limit_margins": [0.1, 0.2, 0.3],
+                                      "moveit_servo.publish_period": 5.0})
+    with pytest.raises(ConfigError) as err:
+        declare_config(node, ServoConfig)
+    text = str(err.value)
+    assert "moveit_servo.scale.linear='fast' must be a number with a decimal point" in text
+    assert "given as moveit_servo.publish_period" in text, text
+    config_node = _node(ros, "short_margins", **{"moveit_servo.joint_limit_margins": [0.1, 0.2, 0.3]})
+    config = declare_config(config_node, ServoConfig)          # sizes are checked against the robot later
+    from robokin_ros.core.robot import RobotModel
+    with pytest.raises(ConfigError, match="joint_limit_margins has 3 entries but the chain has 7 joints"):
+        config.check_joint_lists(RobotModel.from_name("panda").joint_names)
+
+
+def test_moveit_names_are_read_once_at_start_up(ros):
+    node = _node(ros, "alias_runtime")
+    current = [declare_config(node, ServoConfig)]
+    watch_config(node, lambda: current[0], lambda c: current.__setitem__(0, c))
+    result = node.set_parameters([Parameter("moveit_servo.scale.linear", value=0.1)])[0]
+    assert not result.successful and "read-only" in result.reason
+    assert node.set_parameters([Parameter("scale.linear", value=0.1)])[0].successful
+    assert current[0].scale_linear == 0.1

@@ -1,4 +1,8 @@
-"""path_ik_node against a real rclpy action client: path_ik_node and sim_robot run as separate processes."""
+"""path_ik_node against a real rclpy action client: path_ik_node and sim_robot run as separate processes.
+
+path_ik_node executes through sim_robot's FollowJointTrajectory action (its default `execution: action`);
+sim_robot checks every trajectory with the default joint_trajectory_controller rules and reports each refusal on
+/sim_robot/rejected, which the tests watch."""
 import math
 import time
 
@@ -15,10 +19,13 @@ from rclpy.parameter import Parameter, parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
 from ros_helpers import spin_until
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.sim.jtc_rules import jtc_rejection
+from robokin_ros.ros.jtc_conversions import trajectory_facts
 
 Result = ExecuteCartesianPath.Result
 PARAMS = str(PACKAGE_DIR / "config" / "panda_path_ik.yaml")
@@ -32,7 +39,8 @@ def panda_model():
 
 @pytest.fixture(scope="module")
 def graph(tmp_path_factory):
-    """sim_robot + path_ik_node processes and a client node; yields (executor, node, client, states)."""
+    """sim_robot + path_ik_node processes and a client node; yields (executor, node, client, states, trajectories,
+    procs, rejections): joint states, trajectories on the JTC topic and sim_robot's refusals as they arrive."""
     log_dir = tmp_path_factory.mktemp("path_ik")
     procs = [Process("sim_robot", ["--ros-args", "-p", "robot:=panda", "-p", "publish_tf:=false"], log_dir),
              Process("path_ik_node", ["--ros-args", "--params-file", PARAMS], log_dir)]
@@ -41,15 +49,16 @@ def graph(tmp_path_factory):
     executor = SingleThreadedExecutor(context=context)
     node = rclpy.create_node("path_test_client", context=context)
     executor.add_node(node)
-    states, trajectories = [], []
+    states, trajectories, rejections = [], [], []
     node.create_subscription(JointState, "/joint_states", states.append, 10)
+    node.create_subscription(String, "/sim_robot/rejected", lambda m: rejections.append(m.data), 10)
     node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
                              trajectories.append, 10)
     client = ActionClient(node, ExecuteCartesianPath, ACTION)
     try:
         ready = spin_until(executor, lambda: client.server_is_ready() and states, 60.0)
         assert ready, "path_ik_node or sim_robot did not come up:\n" + "\n".join(p.output for p in procs)
-        yield executor, node, client, states, trajectories, procs
+        yield executor, node, client, states, trajectories, procs, rejections
     finally:
         client.destroy()
         executor.shutdown()
@@ -88,6 +97,15 @@ def send(executor, client, goal, timeout=60.0):
     result_future = handle.get_result_async()
     assert spin_until(executor, result_future.done, timeout), "no result"
     return handle, result_future.result()
+
+
+def send_and_wait_executing(executor, client, goal):
+    """Send a goal and wait until path_ik_node reports it executing on the controller; the goal handle."""
+    stages = []
+    future = client.send_goal_async(goal, feedback_callback=lambda f: stages.append(f.feedback.stage))
+    assert spin_until(executor, future.done, 15.0) and future.result().accepted
+    assert spin_until(executor, lambda: "executing" in stages, 15.0), "never executing"
+    return future.result()
 
 
 def goal_from(model, states, offsets, **kwargs):
@@ -166,7 +184,7 @@ def test_beyond_reach_returns_the_solved_prefix(graph, panda_model):
 
 
 def test_execute_then_cancel_and_concurrent_clients(graph, panda_model):
-    executor, node, client, states, trajectories, _ = graph
+    executor, node, client, states, trajectories, _, rejections = graph
     # 1) execute a short move to completion
     _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.03]], velocity_scaling=1.0,
                                               acceleration_scaling=1.0))
@@ -178,11 +196,7 @@ def test_execute_then_cancel_and_concurrent_clients(graph, panda_model):
     try:
         assert spin_until(executor, other.server_is_ready, 15.0)
         slow = goal_from(panda_model, states, [[0, 0, 0.1]], velocity_scaling=0.05, acceleration_scaling=0.05)
-        future = client.send_goal_async(slow)
-        assert spin_until(executor, future.done, 15.0) and future.result().accepted
-        handle = future.result()
-        count = len(trajectories)
-        assert spin_until(executor, lambda: len(trajectories) > count, 15.0)
+        handle = send_and_wait_executing(executor, client, slow)
         rejected_handle, rejected = send(executor, other, goal_from(panda_model, states, [[0, 0.02, 0]]))
         assert rejected is None and not rejected_handle.accepted
         cancel = handle.cancel_goal_async()
@@ -191,14 +205,15 @@ def test_execute_then_cancel_and_concurrent_clients(graph, panda_model):
         assert spin_until(executor, result_future.done, 20.0)
         assert result_future.result().result.error_code == Result.CANCELED
         assert result_future.result().status == GoalStatus.STATUS_CANCELED
-        # the hold is published before the result, but the two travel on different topics
-        assert spin_until(executor, lambda: len(trajectories[-1].points) == 1, 5.0), "no hold trajectory"
-        hold = trajectories[-1]
-        assert not any(hold.points[0].velocities)
-        # after the hold the arm stays where it was stopped
-        q_stop = np.array(hold.points[0].positions)
-        assert spin_until(executor, lambda: np.abs(current_pose(panda_model, states)[0] - q_stop).max() < 0.01,
-                          10.0)
+        # the controller's goal was canceled: the arm stops short of the end and stays there
+        wait_still(executor, states)
+        q_stop = current_pose(panda_model, states)[0]
+        end = np.array(result_future.result().result.trajectory.points[-1].positions)
+        assert np.abs(q_stop - end).max() > 0.01, "the arm went on to the end after the cancel"
+        spin_until(executor, lambda: False, 0.3)
+        np.testing.assert_allclose(current_pose(panda_model, states)[0], q_stop, atol=1e-6)
+        assert not trajectories, "execution: action published on the trajectory topic"
+        assert not rejections, f"sim_robot (default JTC rules) refused: {rejections}"
     finally:
         other.destroy()
 
@@ -228,11 +243,11 @@ def test_no_joint_states_gives_a_result(tmp_path):
 
 
 def test_nav_path_topic_executes_and_markers_show_the_plan_and_the_failure(graph, panda_model):
-    """Fire-and-forget nav_msgs/Path on ~/path: a reachable path is sent to the controller and drawn; an
-    unreachable one is refused, sends nothing, and its failure point is drawn."""
+    """Fire-and-forget nav_msgs/Path on ~/path: a reachable path is sent to the controller (its action) and drawn;
+    an unreachable one is refused, sends nothing, and its failure point is drawn."""
     from nav_msgs.msg import Path
     from visualization_msgs.msg import Marker, MarkerArray
-    executor, node, _, states, trajectories, _ = graph
+    executor, node, _, states, trajectories, *_ = graph
     markers = []
     node.create_subscription(MarkerArray, "/path_ik_node/markers", markers.append, 10)
     pub = node.create_publisher(Path, "/path_ik_node/path", 10)
@@ -248,15 +263,9 @@ def test_nav_path_topic_executes_and_markers_show_the_plan_and_the_failure(graph
     target = T.translation + np.array([0.0, 0.0, 0.05])
     path = Path()
     path.poses = [pose_stamped(target, tool_quat(T), panda_model.base_frame)]
-    sent_before, markers_before = len(trajectories), len(markers)
+    markers_before = len(markers)
     pub.publish(path)
-
-    def ends_at_target(trajectory):
-        end = panda_model.fk(np.array(trajectory.points[-1].positions)).translation
-        return np.linalg.norm(end - target) < 1e-4
-
-    assert spin_until(executor, lambda: any(ends_at_target(t) for t in trajectories[sent_before:])
-                      and len(markers) > markers_before, 15.0), "no trajectory to the path's end was sent"
+    assert spin_until(executor, lambda: len(markers) > markers_before, 15.0), "no plan drawn"
     strips = [m for m in markers[-1].markers if m.type == Marker.LINE_STRIP]
     assert strips and len(strips[0].points) >= 2
     assert spin_until(executor, lambda: np.linalg.norm(current_pose(panda_model, states)[1].translation
@@ -265,12 +274,13 @@ def test_nav_path_topic_executes_and_markers_show_the_plan_and_the_failure(graph
     far = Path()
     # beyond the arm's reach but inside the reach bound, so the IK runs and fails part way
     far.poses = [pose_stamped(target + np.array([1.0, 0.0, 0.0]), tool_quat(T), panda_model.base_frame)]
-    sent_before, markers_before = len(trajectories), len(markers)
+    markers_before = len(markers)
     pub.publish(far)
     assert spin_until(executor, lambda: len(markers) > markers_before, 15.0)
     spin_until(executor, lambda: False, 0.5)
-    far_ends = [panda_model.fk(np.array(t.points[-1].positions)).translation for t in trajectories[sent_before:]]
-    assert all(np.linalg.norm(end - target) < 0.5 for end in far_ends), "an unreachable path was sent"
+    assert np.linalg.norm(current_pose(panda_model, states)[1].translation - target) < 1e-3, \
+        "the arm moved on an unreachable path"
+    assert not trajectories, "execution: action published on the trajectory topic"
     assert any(m.type == Marker.SPHERE for m in markers[-1].markers), "the failure point is drawn"
 
 
@@ -336,7 +346,7 @@ def duration_of(trajectory):
 
 
 def test_runtime_parameters_are_validated_and_applied(graph, panda_model):
-    executor, node, client, states, trajectories, _ = graph
+    executor, node, client, states, trajectories, *_ = graph
     params = AsyncParameterClient(node, "path_ik_node")
     assert params.wait_for_services(15.0)
     refused = {
@@ -368,16 +378,106 @@ def test_runtime_parameters_are_validated_and_applied(graph, panda_model):
         (res,) = set_params(executor, params, preempt=True)
         assert res.successful, res.reason
         slow = goal_from(panda_model, states, [[0, 0, 0.05]])
-        first = client.send_goal_async(slow)
-        assert spin_until(executor, first.done, 15.0) and first.result().accepted
-        count = len(trajectories)
-        assert spin_until(executor, lambda: len(trajectories) > count, 15.0)        # it is executing
+        first_handle = send_and_wait_executing(executor, client, slow)
         _, second = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.01]], velocity_scaling=1.0,
                                                      acceleration_scaling=1.0))
         assert second is not None and second.result.error_code == Result.SUCCESS, second.result.message
-        first_result = first.result().get_result_async()
+        first_result = first_handle.get_result_async()
         assert spin_until(executor, first_result.done, 15.0)
         assert first_result.result().result.error_code == Result.PREEMPTED
     finally:
         results = set_params(executor, params, velocity_scaling=0.5, acceleration_scaling=0.5, preempt=False)
         assert all(r.successful for r in results)
+
+
+@pytest.fixture
+def path_params(graph):
+    """A parameter client of path_ik_node; the execution parameters are restored after the test."""
+    executor, node, *_ = graph
+    params = AsyncParameterClient(node, "path_ik_node")
+    assert params.wait_for_services(15.0)
+    yield params
+    results = set_params(executor, params, execution="action", path_tolerance=0.0, controller_response_timeout=5.0,
+                         follow_joint_trajectory_action="/joint_trajectory_controller/follow_joint_trajectory")
+    assert all(r.successful for r in results), [r.reason for r in results]
+
+
+def test_path_tolerance_violation_is_reported_in_the_controllers_words(graph, panda_model, path_params):
+    """A tolerance the arm cannot hold (sim_robot's error is one control cycle of motion): the controller aborts,
+    the result says so and quotes it, and the arm holds where the controller stopped it."""
+    executor, _, client, states, *_, rejections = graph
+    wait_still(executor, states)
+    assert all(r.successful for r in set_params(executor, path_params, path_tolerance=1e-5))
+    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.03]]))
+    r = res.result
+    assert r.error_code == Result.PATH_TOLERANCE_VIOLATED, r.message
+    assert res.status == GoalStatus.STATUS_ABORTED
+    assert ('/joint_trajectory_controller/follow_joint_trajectory aborted the goal with error_code -4: '
+            '"Aborted due to path tolerance violation"') in r.message
+    wait_still(executor, states)
+    end = np.array(r.trajectory.points[-1].positions)
+    assert np.abs(current_pose(panda_model, states)[0] - end).max() > 0.005, "the arm finished anyway"
+    # the next goal carries the default tolerances again (a JTC keeps a goal's tolerances until the next goal)
+    assert all(r.successful for r in set_params(executor, path_params, path_tolerance=0.0))
+    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, 0.01]]))
+    assert res.result.error_code == Result.SUCCESS, res.result.message
+    assert not rejections
+
+
+def test_a_controller_that_rejects_the_goal_gives_controller_rejected(ros_free_graph_sim, graph, panda_model,
+                                                                      path_params):
+    """A JTC configured for other joints (a UR5's) rejects the Panda trajectory: CONTROLLER_REJECTED, and the
+    controller logged why in its own words."""
+    executor, _, client, states, *_ = graph
+    ur5_sim = ros_free_graph_sim
+    assert all(r.successful for r in set_params(executor, path_params,
+                                                follow_joint_trajectory_action="/ur5_jtc/follow_joint_trajectory"))
+    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.02]]))
+    assert res.result.error_code == Result.CONTROLLER_REJECTED, res.result.message
+    assert "/ur5_jtc/follow_joint_trajectory rejected the goal" in res.result.message
+    assert ur5_sim.rejected_count == 1
+    assert ur5_sim.last_rejection == "Joints on incoming trajectory don't match the controller joints."
+
+
+@pytest.fixture
+def ros_free_graph_sim(graph):
+    """An in-process sim_robot for a UR5 serving /ur5_jtc/follow_joint_trajectory on the graph's executor."""
+    from rclpy.parameter import Parameter as P
+
+    from robokin_ros.nodes.sim_robot import SimRobot
+    executor, node, *_ = graph
+    overrides = [P("robot", value="ur5"), P("publish_tf", value=False), P("trajectory_topic", value="/ur5_jtc/jt"),
+                 P("joint_states_topic", value="/ur5/joint_states"),
+                 P("position_command_topic", value="/ur5/positions"), P("velocity_command_topic", value="/ur5/vel")]
+    sim = SimRobot("ur5_sim", context=node.context, parameter_overrides=overrides)
+    executor.add_node(sim)
+    yield sim
+    executor.remove_node(sim)
+    sim.destroy_node()
+
+
+def test_no_controller_gives_controller_unavailable(graph, panda_model, path_params):
+    executor, _, client, states, *_ = graph
+    assert all(r.successful for r in set_params(executor, path_params, controller_response_timeout=1.0,
+                                                follow_joint_trajectory_action="/nobody/follow_joint_trajectory"))
+    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.02]]))
+    assert res.result.error_code == Result.CONTROLLER_UNAVAILABLE, res.result.message
+    assert "no FollowJointTrajectory server at /nobody/follow_joint_trajectory within 1 s" in res.result.message
+
+
+def test_topic_execution_publishes_trajectories_a_default_jtc_accepts(graph, panda_model, path_params):
+    """execution: topic publishes the plan and, on cancel, a hold; both pass the default JTC rules (checked here
+    independently of sim_robot, and by sim_robot, which refuses nothing)."""
+    executor, _, client, states, trajectories, _, rejections = graph
+    assert all(r.successful for r in set_params(executor, path_params, execution="topic"))
+    wait_still(executor, states)
+    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, 0.02]]))
+    assert res.result.error_code == Result.SUCCESS, res.result.message
+    handle = send_and_wait_executing(executor, client, goal_from(panda_model, states, [[0, 0, 0.1]],
+                                                                 velocity_scaling=0.05, acceleration_scaling=0.05))
+    cancel = handle.cancel_goal_async()
+    assert spin_until(executor, cancel.done, 15.0)
+    assert spin_until(executor, lambda: len(trajectories) >= 3 and len(trajectories[-1].points) == 1, 10.0)
+    for msg in trajectories:
+        assert jtc_rejection(trajectory_facts(msg), panda_model.joint_names, 0.0) is None
+    assert not rejections, f"sim_robot (default JTC rules) refused: {rejections}"

@@ -66,16 +66,28 @@ class PathConfig(NodeConfig):
     control_rate_hz: float = spec(500.0, "rate at which the timed trajectory is verified", unit="Hz",
                                   gt=0.0, le=10000.0)
     # --- node ---
-    command_out_topic: str = spec("/joint_trajectory_controller/joint_trajectory", "trajectory output topic",
-                                  read_only=True)
+    execution: str = spec("action", "how a planned path is executed: 'action' sends a control_msgs/"
+                          "FollowJointTrajectory goal (as MoveIt does) and reports the controller's result; 'topic' "
+                          "publishes on command_out_topic and watches joint_topic", choices=("action", "topic"))
+    follow_joint_trajectory_action: str = spec("/joint_trajectory_controller/follow_joint_trajectory",
+                                               "the trajectory controller's FollowJointTrajectory action "
+                                               "(execution: action)")
+    controller_response_timeout: float = spec(5.0, "wait this long for the action server and for it to accept "
+                                              "or reject a goal", unit="s", gt=0.0, le=60.0)
+    path_tolerance: float = spec(0.0, "position tolerance of every joint while the controller follows the path, "
+                                 "sent with the goal (0 = the controller's constraints.<joint>.trajectory)",
+                                 unit="rad", ge=0.0, le=10.0)
+    command_out_topic: str = spec("/joint_trajectory_controller/joint_trajectory", "trajectory output topic "
+                                  "(execution: topic, and the nav_msgs/Path input in that mode)", read_only=True)
     joint_topic: str = spec("/joint_states", "measured joint states", read_only=True)
     joint_state_timeout: float = spec(0.5, "joint states older than this refuse a goal", unit="s", gt=0.0,
                                       le=60.0)
     preempt: bool = spec(False, "a new goal while one runs: false = reject the new goal, true = cancel the "
                          "running goal (holding the arm) and accept the new one")
-    goal_tolerance: float = spec(0.01, "execution is done when every joint is this close to the end",
-                                 unit="rad", gt=0.0, le=1.0)
-    execution_timeout_margin: float = spec(2.0, "abort execution this long after the planned duration",
+    goal_tolerance: float = spec(0.01, "execution is done when every joint is this close to the end (sent as "
+                                 "the goal's goal_tolerance with execution: action)", unit="rad", gt=0.0, le=1.0)
+    execution_timeout_margin: float = spec(2.0, "abort execution this long after the planned duration (sent as "
+                                           "the goal's goal_time_tolerance with execution: action)",
                                            unit="s", gt=0.0, le=600.0)
 
     def cross_field_problems(self) -> list[str]:

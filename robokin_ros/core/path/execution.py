@@ -1,4 +1,5 @@
-"""Execution monitor: decides, from measured joint positions over time, when a published trajectory is done.
+"""Execution decisions: when a published trajectory is done (from measured joint positions over time), and what
+a trajectory controller's FollowJointTrajectory result means for the path goal.
 
 ROS-free and clock-free: the caller passes the time [s] and the measured positions at every check, so the
 decisions (done, timed out, progress, messages) are tested without a robot or a clock.
@@ -10,7 +11,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from robokin_ros.core.path.result import JointTrajectoryArrays
+from robokin_ros.core.path.result import ExecutionCode, JointTrajectoryArrays
+
+# control_msgs/action/FollowJointTrajectory error codes with an outcome of their own (same numbers as
+# control_msgs, checked by a test); any other failure is EXECUTION_FAILED with the controller's words.
+CONTROLLER_ABORT_CODES = {-4: ExecutionCode.PATH_TOLERANCE_VIOLATED, -5: ExecutionCode.GOAL_TOLERANCE_VIOLATED}
 
 
 class ExecutionState(enum.Enum):
@@ -65,3 +70,19 @@ class ExecutionMonitor:
     def stopped_message(self, now: float, why: str) -> str:
         """The sentence for an execution stopped from outside (`why`: "canceled", "preempted by a new goal")."""
         return f"{why} after {self.elapsed(now):.2f} s; holding at the current state"
+
+
+def controller_outcome(ended: str, error_code: int, error_string: str, action: str) -> tuple[ExecutionCode | None,
+                                                                                             str]:
+    """What a FollowJointTrajectory result means for the path goal: (None, "") on success, else the code and a
+    message that quotes the controller.
+
+    Args:
+        ended: how the controller ended the goal: "succeeded", "aborted" or "canceled" (not asked by us).
+        error_code, error_string: the controller's result. action: the action name (for the message).
+    """
+    if ended == "succeeded" and error_code == 0:
+        return None, ""
+    code = CONTROLLER_ABORT_CODES.get(error_code, ExecutionCode.EXECUTION_FAILED)
+    return code, (f"{code.sentence}: {action} {ended} the goal with error_code {error_code}: "
+                  f"\"{error_string}\"; the controller holds the arm")

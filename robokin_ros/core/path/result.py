@@ -21,6 +21,21 @@ class PathStatus(SentencedCode):
     JOINT_JUMP = 5, "a joint moved more than the jump bound between two samples"
 
 
+class ExecutionCode(SentencedCode):
+    """Outcomes path_ik_node decides while it waits for, executes or stops a planned path (numbered as
+    robokin_interfaces/action/ExecuteCartesianPath's error codes, after PathStatus's)."""
+
+    NO_JOINT_STATE = 6, "no fresh joint state arrived"
+    CANCELED = 7, "the goal was canceled; the arm holds where it is"
+    PREEMPTED = 8, "a newer goal replaced this one; the arm holds where it is"
+    EXECUTION_FAILED = 9, "the arm did not finish the trajectory"
+    INTERNAL_ERROR = 10, "an internal error ended the goal"
+    CONTROLLER_UNAVAILABLE = 11, "the trajectory controller's action server did not answer"
+    CONTROLLER_REJECTED = 12, "the trajectory controller rejected the trajectory"
+    PATH_TOLERANCE_VIOLATED = 13, "the controller aborted: a joint left its path tolerance"
+    GOAL_TOLERANCE_VIOLATED = 14, "the controller aborted: the arm did not settle within the goal tolerance in time"
+
+
 @dataclass(frozen=True)
 class Deviations:
     """Largest deviations from the geometric path on the constrained axes."""

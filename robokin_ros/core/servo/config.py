@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from robokin_ros.core.schema import NodeConfig, spec
 
@@ -11,6 +12,33 @@ class ServoConfig(NodeConfig):
     """Everything the twist servo core and its node need; see README for the parameter table."""
 
     what = "servo configuration"
+    # robokin parameter -> MoveIt Servo's name for the same setting (moveit_servo's servo_parameters.yaml: Jazzy
+    # and later; planning_frame, ee_frame from Iron, num_outgoing_halt_msgs_to_publish from Humble). Each MoveIt
+    # name is accepted too, bare and under `moveit_servo.` (see schema.parameter_aliases); README has the table.
+    moveit_names: ClassVar[dict[str, str]] = {
+        "base_frame": "planning_frame",
+        "tip_frame": "ee_frame",
+        "command_in_type": "command_in_type",
+        "scale.linear": "scale.linear",
+        "scale.rotational": "scale.rotational",
+        "apply_twist_about_tool": "apply_twist_commands_about_ee_frame",
+        "incoming_command_timeout": "incoming_command_timeout",
+        "cartesian_command_in_topic": "cartesian_command_in_topic",
+        "publish_period": "publish_period",
+        "command_out_type": "command_out_type",
+        "command_out_topic": "command_out_topic",
+        "publish_joint_positions": "publish_joint_positions",
+        "publish_joint_velocities": "publish_joint_velocities",
+        "max_expected_latency": "max_expected_latency",
+        "num_outgoing_halt_msgs_to_publish": "num_outgoing_halt_msgs_to_publish",
+        "joint_topic": "joint_topic",
+        "status_topic": "status_topic",
+        "lower_singularity_threshold": "lower_singularity_threshold",
+        "hard_stop_singularity_threshold": "hard_stop_singularity_threshold",
+        "leaving_singularity_threshold_multiplier": "leaving_singularity_threshold_multiplier",
+        "joint_limit_margins": "joint_limit_margins",
+        "override_velocity_scaling_factor": "override_velocity_scaling_factor",
+    }
 
     # --- input ---
     command_in_type: str = spec("unitless", "unitless: twist in [-1, 1] scaled by scale.*; speed_units: SI",
@@ -23,6 +51,11 @@ class ServoConfig(NodeConfig):
                                         "about the tool); false: a spatial twist about the command frame's origin")
     incoming_command_timeout: float = spec(0.1, "a command older than this (by receive time) is stale",
                                            unit="s", gt=0.0, le=10.0)
+    cartesian_command_in_topic: str = spec("~/delta_twist_cmds", "twist command topic (TwistStamped)",
+                                           read_only=True)
+    override_velocity_scaling_factor: float = spec(0.0, "speed override: from 0.01 on, every commanded velocity "
+                                                   "is multiplied by this (MoveIt Servo's meaning); below, none",
+                                                   ge=0.0, le=1.0)
     joint_state_timeout: float = spec(0.1, "joint states older than this halt the servo", unit="s",
                                       gt=0.0, le=10.0)
     # --- loop and output ---
@@ -42,6 +75,8 @@ class ServoConfig(NodeConfig):
     num_outgoing_halt_msgs_to_publish: int = spec(4, "after stopping, publish this many hold messages, then "
                                                   "go silent; 0 = keep holding forever", ge=0, le=100000)
     joint_topic: str = spec("/joint_states", "measured joint states", read_only=True)
+    status_topic: str = spec("~/status", "moveit_msgs/ServoStatus for MoveIt Servo clients (robokin's full "
+                             "status goes to ~/robokin_status)", read_only=True)
     status_period: float = spec(0.5, "status is republished at least this often", unit="s", gt=0.0, le=60.0)
     max_state_divergence: float = spec(0.05, "re-anchor the integrated command to the measured state "
                                        "when any joint differs by more", unit="rad", gt=0.0, le=3.2)
@@ -56,8 +91,9 @@ class ServoConfig(NodeConfig):
                                                   "condition number", gt=1.0)
     leaving_singularity_threshold_multiplier: float = spec(2.0, "when moving away from a singularity the "
                                                            "thresholds are multiplied by this", ge=1.0)
-    joint_limit_margin: float = spec(0.02, "a joint this close to its limit and pushed further is locked",
-                                     unit="rad", ge=0.0, le=1.0)
+    joint_limit_margins: tuple = spec((0.02,), "a joint this close to its limit and pushed further is locked; "
+                                      "one value for every joint, or one per joint", unit="rad", ge=0.0, le=1.0,
+                                      per_joint=True, one_for_all=True)
     joint_limit_avoidance_gain: float = spec(1.0, "null-space push away from the outer 25 % of each joint "
                                              "range", unit="1/s", ge=0.0, le=100.0)
     joint_limit_avoidance_zone: float = spec(0.25, "share of the range on each side where the push acts",
@@ -94,6 +130,8 @@ class ServoConfig(NodeConfig):
         if self.command_out_type == "trajectory_msgs/JointTrajectory" and not self.publish_joint_positions:
             problems.append("trajectory_msgs/JointTrajectory output needs publish_joint_positions=true "
                             "(JointTrajectoryController requires positions)")
+        if not self.joint_limit_margins:
+            problems.append("joint_limit_margins=[] needs one value (for every joint) or one per joint")
         if self.max_expected_latency < self.publish_period:
             problems.append(f"max_expected_latency={self.max_expected_latency} must be >= "
                             f"publish_period={self.publish_period}")

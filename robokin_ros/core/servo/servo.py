@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pinocchio as pin
 from numba import njit
 
 from robokin_ros.core.errors import InvalidInputError
@@ -57,7 +58,7 @@ class Servo:
         self._converter = TwistConverter(robot)
         self.update_config(config)
         self._command: TwistCommand | None = None
-        self._command_frame: int | None = None
+        self._command_frame: int | pin.SE3 | None = None     # model frame id, or base_T_frame (TF)
         self._measurement: JointMeasurement | None = None
         self._positions: np.ndarray | None = None      # commanded state, None until anchored
         self._velocities = np.zeros(robot.n)
@@ -75,21 +76,27 @@ class Servo:
         command = getattr(self, "_command", None)
         if command is not None:                       # units/scales may have changed
             self._command_si = command_to_si(command.linear, command.angular, config)
-        self._window_times = window_times(dt, config.max_expected_latency)     # (k,) [s]
+        self._window_times = window_times(dt, config.max_expected_latency)     # (k,) [s] grid before the tail
         self._amax = ik.acceleration_limits
 
-    def set_command(self, command: TwistCommand) -> None:
+    def set_command(self, command: TwistCommand, base_T_frame: pin.SE3 | None = None) -> None:
         """Store a twist command; a bad one raises and is not stored (the previous one keeps ageing).
+
+        `base_T_frame`: the pose of `command.frame` when it is not a model frame (looked up in TF by the
+        caller); the twist then moves the arm exactly as for a model frame at that pose.
 
         Raises:
             InvalidInputError: NaN/inf or wrong sizes, or a non-finite receive time.
-            UnknownFrameError: `command.frame` is not a frame of the model.
+            UnknownFrameError: `command.frame` is not a frame of the model (and no `base_T_frame` is given).
         """
         check_vector("twist command linear", command.linear, 3)
         check_vector("twist command angular", command.angular, 3)
         _check_time("twist command received_at", command.received_at)
-        frame = self.robot.resolve_frame(command.frame)
-        frame = None if frame == self.robot.base_frame_id else frame
+        if base_T_frame is None:
+            frame = self.robot.resolve_frame(command.frame)
+            frame = None if frame == self.robot.base_frame_id else frame
+        else:
+            frame = base_T_frame.copy()
         command_si = command_to_si(command.linear, command.angular, self.config)
         self._command, self._command_frame, self._command_si = command, frame, command_si
 
@@ -107,6 +114,11 @@ class Servo:
         """Stop commanding: `step` reports PAUSED, decelerates a moving arm within the acceleration limits
         (publishing that ramp), then publishes nothing until `resume`."""
         self._paused = True
+
+    @property
+    def paused(self) -> bool:
+        """True between `pause` and `resume`."""
+        return self._paused
 
     def resume(self) -> None:
         """Resume from the latest measurement; the command received before is dropped (a command that arrived
@@ -141,17 +153,19 @@ class Servo:
                                                    self.config.apply_twist_about_tool)
         result = self._ik.solve(q, twist, dt=self._dt, previous_velocities=self._velocities, check=False)
         # = self._advance(v) then self._output(...), fused into one compiled call (~2 us less per tick)
-        v, t, n = result.velocities, self._window_times, len(q)
+        v, grid, n = result.velocities, self._window_times, len(q)
         q_next, q_out, v_out = np.empty(n), np.empty(n), np.empty(n)
-        positions, velocities = np.empty((len(t), n)), np.empty((len(t), n))
-        advance_arrays(q, v, self._dt, self._lower, self._upper, t, q_next, q_out, v_out, positions, velocities)
+        k = len(grid) + 1                                      # the grid, then the deceleration tail
+        t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))
+        advance_arrays(q, v, self._dt, self._lower, self._upper, self._amax, grid, q_next, q_out, v_out,
+                       t, positions, velocities)
         if not math.isfinite(q_next.sum()):
             # Never publish a non-finite command: drop it, re-sync to the measured state and hold.
             self._anchor_needed = True
             return self._hold(ServoStatus.INVALID, "internal error: a non-finite command was discarded; "
                               "re-synced to the measured state", publish=False)
         self._velocities, self._positions = v, q_next
-        window = frozen(TrajectoryWindow, {"times": t.copy(), "positions": positions, "velocities": velocities})
+        window = frozen(TrajectoryWindow, {"times": t, "positions": positions, "velocities": velocities})
         return frozen(ServoOutput, {"positions": q_out, "velocities": v_out, "window": window,
                                     "status": result.status, "message": result.message,
                                     "locked_joints": result.locked_joints, "sigma_min": result.sigma_min,
@@ -232,12 +246,14 @@ class Servo:
                                     "publish": publish})
 
     def _window(self, q: np.ndarray, v: np.ndarray) -> TrajectoryWindow:
-        """Look-ahead from now (time 0, state q - v dt) through dt (q) and on; points extrapolate v, clamped."""
+        """Look-ahead from now (time 0, state q - v dt) through dt (q) and on; points extrapolate v, clamped, and
+        a deceleration tail ends at rest."""
         q = clamped(q - v * self._dt, self._lower, self._upper)
-        t = self._window_times
-        positions, velocities = np.empty((len(t), len(q))), np.empty((len(t), len(q)))     # (k, n)
-        window_arrays(q, v, self._lower, self._upper, t, positions, velocities)
-        return frozen(TrajectoryWindow, {"times": t.copy(), "positions": positions, "velocities": velocities})
+        grid = self._window_times
+        k, n = len(grid) + 1, len(q)
+        t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))     # (k,), (k, n), (k, n)
+        window_arrays(q, v, self._lower, self._upper, self._amax, self._dt, grid, t, positions, velocities)
+        return frozen(TrajectoryWindow, {"times": t, "positions": positions, "velocities": velocities})
 
 
 def _check_time(name: str, value: float) -> None:

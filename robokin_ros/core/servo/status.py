@@ -1,7 +1,27 @@
-"""Servo status codes, numbered as robokin_interfaces/msg/ServoStatus (0-6 as MoveIt Servo), with sentences."""
+"""Servo status codes, numbered as robokin_interfaces/msg/ServoStatus, with sentences, and their MoveIt Servo codes.
+
+Codes -1 to 6 are MoveIt Servo's StatusCode (Jazzy and later, moveit_msgs/msg/ServoStatus) with the same numbers,
+so a MoveIt client reads them right; robokin's own codes start at 10. `moveit_code` is the code a MoveIt client
+sees on `~/status` for each (robokin's own codes map to the nearest MoveIt code; the sentence says the rest).
+"""
 from __future__ import annotations
 
+import enum
+
 from robokin_ros.core.codes import SentencedCode
+
+
+class MoveItServoCode(enum.IntEnum):
+    """moveit_servo's StatusCode (moveit_servo/utils/datatypes.hpp; constants of moveit_msgs/msg/ServoStatus)."""
+
+    INVALID = -1
+    NO_WARNING = 0
+    DECELERATE_FOR_APPROACHING_SINGULARITY = 1
+    HALT_FOR_SINGULARITY = 2
+    DECELERATE_FOR_LEAVING_SINGULARITY = 3
+    DECELERATE_FOR_COLLISION = 4
+    HALT_FOR_COLLISION = 5
+    JOINT_BOUND = 6
 
 
 class ServoStatus(SentencedCode):
@@ -11,8 +31,8 @@ class ServoStatus(SentencedCode):
     OK = 0, "tracking the command"
     DECELERATE_FOR_APPROACHING_SINGULARITY = 1, "near a singularity: slowing down"
     HALT_FOR_SINGULARITY = 2, "at the singularity threshold: motion toward it is halted"
-    JOINT_BOUND = 5, "a joint is at its position limit: motion pushing it further is blocked"
-    DECELERATE_FOR_LEAVING_SINGULARITY = 6, "leaving a singularity: moving slowly"
+    DECELERATE_FOR_LEAVING_SINGULARITY = 3, "leaving a singularity: moving slowly"
+    JOINT_BOUND = 6, "a joint is at its position limit: motion pushing it further is blocked"
     VELOCITY_LIMITED = 10, "command exceeds joint velocity limits: scaled down, direction kept"
     STALE_COMMAND = 11, "no fresh command within the timeout: decelerating to a stop"
     STOPPED = 12, "idle: no command, arm held still"
@@ -25,5 +45,25 @@ class ServoStatus(SentencedCode):
         """True for the states of normal operation (worth an INFO log line); the others deserve a warning."""
         return self in _ROUTINE
 
+    @property
+    def moveit_code(self) -> MoveItServoCode:
+        """The MoveIt Servo code a MoveIt client reads for this status.
+
+        Shared codes keep their number. Of robokin's own: velocity scaling, a stale command, idling and pausing
+        are normal operation for MoveIt Servo (it scales for velocity limits and halts on timeout without a
+        warning), so NO_WARNING; a missing joint state or a rejected command is INVALID, as MoveIt Servo reports
+        a command or robot state it cannot use.
+        """
+        mapped = _MOVEIT_CODE.get(self)
+        return MoveItServoCode(int(self)) if mapped is None else mapped      # NO_WARNING is falsy: test None
+
 
 _ROUTINE = frozenset((ServoStatus.OK, ServoStatus.STOPPED, ServoStatus.PAUSED, ServoStatus.STALE_COMMAND))
+_MOVEIT_CODE = {
+    ServoStatus.VELOCITY_LIMITED: MoveItServoCode.NO_WARNING,
+    ServoStatus.STALE_COMMAND: MoveItServoCode.NO_WARNING,
+    ServoStatus.STOPPED: MoveItServoCode.NO_WARNING,
+    ServoStatus.PAUSED: MoveItServoCode.NO_WARNING,
+    ServoStatus.JOINT_STATE_MISSING: MoveItServoCode.INVALID,
+    ServoStatus.INVALID_COMMAND: MoveItServoCode.INVALID,
+}

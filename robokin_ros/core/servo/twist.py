@@ -22,6 +22,8 @@ from robokin_ros.core.servo.config import ServoConfig
 # accepting it would only overflow the arithmetic downstream.
 MAX_LINEAR_SPEED = 10.0      # [m/s]
 MAX_ANGULAR_SPEED = 20.0     # [rad/s]
+# override_velocity_scaling_factor below this means "no override" (MoveIt Servo's SCALING_OVERRIDE_THRESHOLD)
+SCALING_OVERRIDE_THRESHOLD = 0.01
 
 
 def command_to_si(linear: np.ndarray, angular: np.ndarray, config: ServoConfig) -> np.ndarray:
@@ -44,6 +46,11 @@ def command_to_si(linear: np.ndarray, angular: np.ndarray, config: ServoConfig) 
             raise InvalidInputError(f"speed_units twist of {v:.3g} m/s, {w:.3g} rad/s exceeds what any arm can "
                                     f"do ({MAX_LINEAR_SPEED} m/s, {MAX_ANGULAR_SPEED} rad/s): is command_in_type "
                                     "right?")
+    override = config.override_velocity_scaling_factor
+    if override >= SCALING_OVERRIDE_THRESHOLD:
+        # MoveIt Servo multiplies its joint velocities by the override; scaling the twist before the IK does the
+        # same (velocity limits then scale the rest uniformly, as MoveIt takes the smaller of the two factors)
+        twist *= override
     return twist
 
 
@@ -55,25 +62,29 @@ class TwistConverter:
         self._data = robot.model.createData()        # own data: never disturbs the IK's Jacobian cache
         self._base_T_world = robot.world_T_base.inverse()
 
-    def to_tool_twist_base(self, positions: np.ndarray, twist: np.ndarray, frame_id: int | None,
+    def to_tool_twist_base(self, positions: np.ndarray, twist: np.ndarray, frame_id: int | pin.SE3 | None,
                            about_tool: bool) -> np.ndarray:
         """The tool origin's twist (6,) in base axes [m/s, rad/s].
 
         Args:
             positions: (n,) joint positions where the frames are evaluated.
             twist: (6,) [v; w] in the axes of `frame_id` (None = the base frame) [m/s, rad/s].
-            frame_id: the command frame (None or the base frame id = base).
+            frame_id: the command frame (None or the base frame id = base), or `base_T_frame` of a frame
+                outside the model (looked up in TF): it is then treated exactly as a model frame at that pose.
             about_tool: True = `twist` is the tool origin's velocity; False = spatial twist about the frame's
                 origin (see the module docstring).
         """
         robot = self.robot
-        is_base = frame_id is None or frame_id == robot.base_frame_id
+        external = isinstance(frame_id, pin.SE3)
+        is_base = not external and (frame_id is None or frame_id == robot.base_frame_id)
         if is_base and about_tool:
             return twist
         model, data = robot.model, self._data
         pin.forwardKinematics(model, data, robot.to_pinocchio_q(positions))
         if is_base:
             base_R_frame, base_p_frame = np.eye(3), np.zeros(3)
+        elif external:
+            base_R_frame, base_p_frame = frame_id.rotation, frame_id.translation
         else:
             base_T_frame = self._base_T_world * pin.updateFramePlacement(model, data, frame_id)
             base_R_frame, base_p_frame = base_T_frame.rotation, base_T_frame.translation

@@ -43,9 +43,11 @@ class JointMeasurement:
 
 @dataclass(frozen=True)
 class TrajectoryWindow:
-    """A short look-ahead of the commanded motion for JointTrajectoryController (starts at dt)."""
+    """A short look-ahead of the commanded motion for JointTrajectoryController: the state now (time 0), the
+    commanded velocity extrapolated up to the expected latency, then a deceleration tail ending at rest (the last
+    point's velocities are exactly 0, as a controller's default settings require)."""
 
-    times: np.ndarray        # (k,) [s] strictly increasing, > 0
+    times: np.ndarray        # (k,) [s] strictly increasing, from 0
     positions: np.ndarray    # (k, n)
     velocities: np.ndarray   # (k, n)
 

@@ -35,6 +35,7 @@ from robokin_ros.core.limits import (
     position_velocity_bounds,
 )
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.schema import per_joint_values
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.singularity import damping_status, direction_guard, singularity_scale
 from robokin_ros.core.servo.status import ServoStatus
@@ -49,8 +50,9 @@ _OK_SENTENCE = ServoStatus.OK.sentence
 _OK_ACCELERATION_SENTENCE = f"{_OK_SENTENCE}, acceleration-limited"
 
 # Rows of the `joints` table and entries of the `scalars` vector of `_step`.
-J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE = range(6)
-S_MARGIN, S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK = range(6)
+# J_INNER_*: the limits moved inward by each joint's joint_limit_margins entry (where a joint pushed outward locks)
+J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE, J_INNER_LOWER, J_INNER_UPPER = range(8)
+S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK = range(5)
 
 
 @njit(cache=True)
@@ -64,8 +66,9 @@ def _step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, out):
     Args:
         A: (m, n) task Jacobian. b: (m,) task velocity. q: (n,) positions. prev: (n,) previous velocity.
         use_prev: apply the acceleration window. dt: step [s].
-        joints: (6, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE (avoidance band widths).
-        scalars: (6,) entries S_MARGIN ... S_COND_CHECK.
+        joints: (8, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE (avoidance band widths),
+            J_INNER_LOWER, J_INNER_UPPER (the limits less the margins).
+        scalars: (5,) entries S_LIMIT_GAIN ... S_COND_CHECK.
         work: (4 n + scratch_size(n),) scratch: lower bound, upper bound, secondary velocity, unlimited
             DLS velocity (n each), then the `dls.bounded_dls_into` scratch (so a tick allocates nothing).
         fixed: (n,) int8 output of the DLS. out: (n,) final velocity.
@@ -76,7 +79,7 @@ def _step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, out):
     """
     n = q.shape[0]
     lo, hi, z, dq = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n]
-    position_velocity_bounds(q, joints[J_LOWER], joints[J_UPPER], scalars[S_MARGIN], dt, joints[J_AMAX], lo, hi)
+    position_velocity_bounds(q, joints[J_INNER_LOWER], joints[J_INNER_UPPER], 0.0, dt, joints[J_AMAX], lo, hi)
     nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], joints[J_ZONE], scalars[S_LIMIT_GAIN],
                        joints[J_HOME], scalars[S_POSTURE_GAIN], z)
     s_min, cond, lam = bounded_dls_into(A, b, z, lo, hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
@@ -114,9 +117,11 @@ class VelocityIk:
         self._zeros = np.zeros(n)
         # tables for the compiled `_step`, packed once so a tick passes few arguments
         zone = avoidance_zone_widths(self._lower, self._upper, config.joint_limit_avoidance_zone)
-        self._joints = np.vstack((self._lower, self._upper, self._vmax, self._amax, self._home, zone))   # (6, n)
+        margins = np.array(per_joint_values(config.joint_limit_margins, n))                             # (n,)
+        self._joints = np.vstack((self._lower, self._upper, self._vmax, self._amax, self._home, zone,
+                                  self._lower + margins, self._upper - margins))                          # (8, n)
         cond_check = config.lower_singularity_threshold if config.use_condition_number_thresholds else np.inf
-        self._scalars = np.array([config.joint_limit_margin, config.joint_limit_avoidance_gain, config.posture_gain,
+        self._scalars = np.array([config.joint_limit_avoidance_gain, config.posture_gain,
                                   config.singularity_sigma_threshold, config.max_damping, cond_check])
         # work buffers reused every step (results get fresh arrays): bounds, secondary, unlimited velocity
         self._work = np.empty(4 * n + scratch_size(n))

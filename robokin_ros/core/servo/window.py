@@ -1,8 +1,16 @@
 """The look-ahead window the servo publishes each tick: times, then positions and velocities clamped to limits.
 
+The window extrapolates the commanded velocity up to the expected latency, then ends with a deceleration tail:
+a last point where every joint is at rest. A trajectory controller with its default settings
+(`allow_nonzero_velocity_at_trajectory_end: false`) rejects any trajectory whose last point moves; and since each
+new window replaces the previous one within a tick, only the window's first milliseconds are ever executed, so
+the tail costs no speed. If the messages stop, the arm follows the tail and stops within its acceleration limits.
+
 numba kernels on plain float64 arrays (`cache=True`), called once per tick by `servo.Servo`.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
@@ -22,35 +30,62 @@ def clamped(q, lower, upper):
 
 
 @njit(cache=True)
-def window_arrays(q, v, lower, upper, times, positions, velocities):
-    """Fill the look-ahead (k, n): q + v t clamped to the limits (q is the state at times[0] = 0).
+def stop_time(v, amax, dt):
+    """Duration [s] of the deceleration tail: the time the slowest-to-stop joint needs at its acceleration limit,
+    rounded up to whole periods `dt` [s] (at least one), so that every joint decelerates uniformly at no more
+    than its limit and the tail's time repeats from tick to tick in steady motion."""
+    longest = 0.0
+    for j in range(v.shape[0]):
+        longest = max(longest, abs(v[j]) / amax[j])     # amax = inf gives 0: that joint can stop at once
+    return max(1.0, math.ceil(longest / dt - 1e-9)) * dt
+
+
+@njit(cache=True)
+def window_arrays(q, v, lower, upper, amax, dt, grid, times, positions, velocities):
+    """Fill the look-ahead: (k + 1) times, and (k + 1, n) positions and velocities.
+
+    Points 0..k-1 are at the `grid` times (see `window_times`): q + v t clamped to the limits (q is the state at
+    time 0). Point k, the tail, comes `stop_time` T later: each joint at p + v T / 2 with zero velocity, where
+    (p, v) is point k-1. Constant deceleration from v to 0 over T covers exactly v T / 2, and a cubic Hermite
+    through (p, v) and (p + v T / 2, 0) is that very parabola, so a controller interpolating cubically
+    decelerates uniformly, within the acceleration limits.
 
     A joint's velocity is 0 at the points where it is clamped and at the point just before the first of
-    them, so a controller's cubic interpolation between points cannot overshoot the limit."""
+    them, so a controller's cubic interpolation between points cannot overshoot the limit (Hermite segments
+    with a zero end velocity and a start velocity no steeper than the chord are monotone)."""
+    k = grid.shape[0]
+    tail = stop_time(v, amax, dt)
+    for i in range(k):
+        times[i] = grid[i]
+    times[k] = grid[k - 1] + tail
     for j in range(q.shape[0]):
-        clamped_from = times.shape[0]
-        for i in range(times.shape[0]):
-            p = q[j] + v[j] * times[i]
+        clamped_from = k + 1
+        for i in range(k):
+            p = q[j] + v[j] * grid[i]
             if p > upper[j] or p < lower[j]:
                 positions[i, j], velocities[i, j] = min(max(p, lower[j]), upper[j]), 0.0
-                if clamped_from == times.shape[0]:
+                if clamped_from == k + 1:
                     clamped_from = i
             else:
                 positions[i, j], velocities[i, j] = p, v[j]
-        if 1 < clamped_from < times.shape[0]:
+        p = positions[k - 1, j] + 0.5 * velocities[k - 1, j] * tail
+        if (p > upper[j] or p < lower[j]) and clamped_from == k + 1:
+            clamped_from = k
+        positions[k, j], velocities[k, j] = min(max(p, lower[j]), upper[j]), 0.0
+        if 1 < clamped_from <= k:
             velocities[clamped_from - 1, j] = 0.0
 
 
 def window_times(dt: float, latency: float) -> np.ndarray:
-    """Look-ahead times [s]: 0 (the state now), dt (the next command), then at most LATER_POINTS more up to
-    `latency` [s]."""
+    """The window's grid [s] before its tail: 0 (the state now), dt (the next command), then at most LATER_POINTS
+    more up to `latency` [s]."""
     step = max(dt, latency / LATER_POINTS)
     later = np.arange(1, int(np.ceil(max(latency - dt, 0.0) / step - 1e-9)) + 1) * step + dt
     return np.concatenate(([0.0, dt], later, [] if len(later) else [2 * dt]))
 
 
 @njit(cache=True)
-def advance_arrays(q, v, dt, lower, upper, times, q_next, q_out, v_out, positions, velocities):
+def advance_arrays(q, v, dt, lower, upper, amax, grid, q_next, q_out, v_out, times, positions, velocities):
     """One tracking tick's arrays in one call: q_next = q + v dt, q_out = q_next clamped, v_out = v,
     and the look-ahead of `window_arrays` from the state now, q (so its point at dt is q_out)."""
     for j in range(q.shape[0]):
@@ -58,4 +93,4 @@ def advance_arrays(q, v, dt, lower, upper, times, q_next, q_out, v_out, position
         q_next[j] = p
         q_out[j] = min(max(p, lower[j]), upper[j])
         v_out[j] = v[j]
-    window_arrays(clamped(q, lower, upper), v, lower, upper, times, positions, velocities)
+    window_arrays(clamped(q, lower, upper), v, lower, upper, amax, dt, grid, times, positions, velocities)

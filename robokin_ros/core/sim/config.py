@@ -1,9 +1,16 @@
-"""Configuration of the simulated robot (`sim_robot` node), declared the same way as ServoConfig."""
+"""Configuration of the simulated robot (`sim_robot` node), declared the same way as ServoConfig.
+
+The trajectory controller's switches carry joint_trajectory_controller's parameter names and defaults, so a
+user reproduces their controller by copying its values (per-joint `constraints.<joint>.trajectory|goal` are
+declared by the node once the joints are known).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from robokin_ros.core.schema import NodeConfig, spec
+
+ACTION_SUFFIX = "follow_joint_trajectory"
 
 
 @dataclass(frozen=True)
@@ -23,5 +30,28 @@ class SimRobotConfig(NodeConfig):
                                        "Float64MultiArray position commands in chain order", read_only=True)
     velocity_command_topic: str = spec("/forward_velocity_controller/commands",
                                        "Float64MultiArray velocity commands in chain order", read_only=True)
-    publish_tf: bool = spec(True, "publish base -> chain link poses on /tf", read_only=True)
+    follow_joint_trajectory_action: str = spec("", "FollowJointTrajectory action (empty = <controller namespace "
+                                               "of trajectory_topic>/follow_joint_trajectory, as JTC names it)",
+                                               read_only=True)
+    publish_tf: bool = spec(True, "publish the URDF link tree (moving joints on /tf, fixed ones on /tf_static) "
+                            "while no robot_state_publisher node is running", read_only=True)
     tf_rate: float = spec(50.0, "/tf publish rate", unit="Hz", gt=0.0, le=1000.0, read_only=True)
+    velocity_limit_scale: float = spec(1.0, "share of the URDF velocity limits the simulated arm reaches "
+                                       "(below 1: the arm lags fast commands)", gt=0.0, le=1.0, read_only=True)
+    # --- joint_trajectory_controller switches (JTC's names and defaults) ---
+    allow_partial_joints_goal: bool = spec(False, "JTC: accept trajectories naming only some of the joints")
+    allow_nonzero_velocity_at_trajectory_end: bool = spec(False, "JTC: accept a last point with non-zero velocity")
+    allow_integration_in_goal_trajectories: bool = spec(False, "JTC: accept points without positions (the sim "
+                                                        "still refuses them: it does not integrate)")
+    goal_time: float = spec(0.0, "JTC constraints.goal_time: time allowed past the last point to get within the "
+                            "goal tolerances (0 = wait forever)", unit="s", param="constraints.goal_time", ge=0.0,
+                            le=3600.0)
+    action_monitor_rate: float = spec(20.0, "JTC: FollowJointTrajectory feedback rate", unit="Hz", ge=0.1,
+                                      le=1000.0, read_only=True)
+
+    def action_name(self) -> str:
+        """The FollowJointTrajectory action name (see `follow_joint_trajectory_action`)."""
+        if self.follow_joint_trajectory_action:
+            return self.follow_joint_trajectory_action
+        namespace, slash, _ = self.trajectory_topic.rpartition("/")
+        return f"{namespace}{slash}{ACTION_SUFFIX}"

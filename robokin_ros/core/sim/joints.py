@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.sim.jtc_tolerances import TrackingSample
 from robokin_ros.core.sim.trajectory_follower import TrajectoryFollower, TrajectoryPoints, check_trajectory
 from robokin_ros.core.validation import check_vector
 
@@ -28,6 +29,7 @@ class SimStep:
 
     velocity_limited: tuple[str, ...]    # joints whose command asked more than their velocity limit
     position_limited: tuple[str, ...]    # joints stopped at a position limit
+    tracking: TrackingSample | None = None   # set while a trajectory is followed
 
 
 class SimulatedJoints:
@@ -37,12 +39,15 @@ class SimulatedJoints:
         robot: the chain (limits and joint names).
         initial_positions: (n,) start configuration [rad | m], clamped to the limits; empty = the robot's home.
         now: current time [s] on the caller's clock.
+        velocity_scale: share of the URDF velocity limits the arm reaches (below 1: an arm that lags its
+            commands, to exercise path tolerances).
     """
 
-    def __init__(self, robot: RobotModel, initial_positions: npt.ArrayLike, now: float) -> None:
+    def __init__(self, robot: RobotModel, initial_positions: npt.ArrayLike, now: float,
+                 velocity_scale: float = 1.0) -> None:
         self.joint_names = robot.joint_names
         self._lower, self._upper = robot.limits.lower, robot.limits.upper
-        self._vmax = robot.limits.velocity
+        self._vmax = robot.limits.velocity * velocity_scale
         if len(initial_positions) == 0:
             initial_positions = robot.home()
         initial = check_vector("initial_positions", initial_positions, robot.n)
@@ -51,6 +56,7 @@ class SimulatedJoints:
         self._last = now
         self._velocity_positions, self._velocity_time = self.positions.copy(), now
         self._follower: TrajectoryFollower | None = None
+        self._sampled = False                           # the follower has had its first control cycle
         self._started = now
         self._target: np.ndarray | None = None          # forward position command
         self._velocity_cmd: np.ndarray | None = None    # forward velocity command
@@ -66,6 +72,11 @@ class SimulatedJoints:
             start = self._last
         self._follower = TrajectoryFollower(points, self.positions.copy(), self.velocities.copy())
         self._started, self._target, self._velocity_cmd = start, None, None
+        self._sampled = False
+
+    def hold(self) -> None:
+        """Stop where the arm is (what JTC does after a cancel or an abort)."""
+        self.command_positions(self.positions.copy())
 
     def command_positions(self, positions: np.ndarray) -> None:
         """Forward position command in chain order [rad | m]; InvalidInputError on size or NaN."""
@@ -83,12 +94,14 @@ class SimulatedJoints:
         self._last = now
         if dt <= 0.0:
             return SimStep((), ())
+        tracking = None
         if self._velocity_cmd is not None:
             wanted = self._velocity_cmd * dt
         elif self._target is not None:
             wanted = self._target - self.positions
         elif self._follower is not None:
-            wanted = self._follower.sample(now - self._started) - self.positions
+            tracking = self._track(now - self._started)
+            wanted = tracking.desired - self.positions
         else:
             wanted = np.zeros_like(self.positions)
         max_step = self._vmax * dt
@@ -109,4 +122,10 @@ class SimulatedJoints:
             self._velocity_positions, self._velocity_time = new.copy(), now
         names = self.joint_names
         return SimStep(tuple(names[i] for i in np.flatnonzero(speed_limited)),
-                       tuple(names[i] for i in np.flatnonzero(position_limited)))
+                       tuple(names[i] for i in np.flatnonzero(position_limited)), tracking)
+
+    def _track(self, t: float) -> TrackingSample:
+        """The trajectory sample at `t` [s] after its start, against the state at the start of the cycle."""
+        first, self._sampled = not self._sampled, True
+        end = self._follower.end_time
+        return TrackingSample(self._follower.sample(t), self.positions.copy(), t < end, first, t - end)

@@ -92,6 +92,11 @@ class TrajectoryFollower:
             self._times, self._positions, self._velocities = points.times, points.positions, velocities
         self._hermite = hermite
 
+    @property
+    def end_time(self) -> float:
+        """time_from_start of the last point [s]."""
+        return float(self._times[-1])
+
     def sample(self, t: float) -> np.ndarray:
         """Desired positions (n,) [rad | m] `t` [s] after the start (before 0: the start; after the end: the last
         point)."""

@@ -1,0 +1,89 @@
+"""A FollowJointTrajectory client for a blocking action execute callback (path_ik_node's), as MoveIt executes.
+
+One ActionClient per action name (the name is a runtime parameter), all in the caller's reentrant callback group,
+so the executor's other threads complete the futures this thread waits on.
+"""
+from __future__ import annotations
+
+import threading
+
+from action_msgs.msg import GoalStatus
+from control_msgs.action import FollowJointTrajectory
+from rclpy.action import ActionClient
+from rclpy.node import Node
+
+from robokin_ros.core.path.result import ExecutionCode
+from robokin_ros.ros.goals import GoalAbort
+
+ENDINGS = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_ABORTED: "aborted",
+           GoalStatus.STATUS_CANCELED: "canceled"}
+
+
+def wait_for(future, timeout: float) -> bool:
+    """Block until an rclpy future is done (completed by another executor thread) or `timeout` [s] passes."""
+    done = threading.Event()
+    future.add_done_callback(lambda _: done.set())
+    return done.wait(timeout) or future.done()
+
+
+class ControllerClient:
+    """Sends trajectories to trajectory controllers' FollowJointTrajectory actions."""
+
+    def __init__(self, node: Node, callback_group) -> None:
+        self._node, self._group = node, callback_group
+        self._clients: dict[str, ActionClient] = {}
+        self._lock = threading.Lock()
+
+    def _client(self, action: str) -> ActionClient:
+        with self._lock:
+            if action not in self._clients:
+                self._clients[action] = ActionClient(self._node, FollowJointTrajectory, action,
+                                                     callback_group=self._group)
+            return self._clients[action]
+
+    def send(self, action: str, goal: FollowJointTrajectory.Goal, timeout: float):
+        """Send a goal and wait for the controller to accept it; the goal handle.
+
+        Raises:
+            GoalAbort: CONTROLLER_UNAVAILABLE (no server, or no answer within `timeout` [s]) or
+                CONTROLLER_REJECTED.
+        """
+        client = self._client(action)
+        if not client.wait_for_server(timeout_sec=timeout):
+            raise GoalAbort(ExecutionCode.CONTROLLER_UNAVAILABLE,
+                            f"{ExecutionCode.CONTROLLER_UNAVAILABLE.sentence}: no FollowJointTrajectory server at "
+                            f"{action} within {timeout:g} s (is the joint_trajectory_controller active?)")
+        future = client.send_goal_async(goal)
+        if not wait_for(future, timeout):
+            raise GoalAbort(ExecutionCode.CONTROLLER_UNAVAILABLE,
+                            f"{ExecutionCode.CONTROLLER_UNAVAILABLE.sentence}: {action} did not accept or reject the "
+                            f"goal within {timeout:g} s")
+        handle = future.result()
+        if not handle.accepted:
+            raise GoalAbort(ExecutionCode.CONTROLLER_REJECTED,
+                            f"{ExecutionCode.CONTROLLER_REJECTED.sentence}: {action} rejected the goal. A "
+                            "joint_trajectory_controller logs why; the trajectory passes its default rules for the "
+                            f"joints {list(goal.trajectory.joint_names)}, so compare the controller's joints and "
+                            "switches (allow_partial_joints_goal, ...)")
+        return handle
+
+    def send_and_forget(self, action: str, goal: FollowJointTrajectory.Goal, on_rejected) -> None:
+        """Send a goal without waiting; `on_rejected(text)` is called if the controller rejects it."""
+        future = self._client(action).send_goal_async(goal)
+
+        def answered(done) -> None:
+            if done.exception() is not None or not done.result().accepted:
+                on_rejected(f"{action} rejected the trajectory")
+        future.add_done_callback(answered)
+
+    @staticmethod
+    def cancel(handle, timeout: float) -> None:
+        """Ask the controller to cancel (a JTC then holds the arm) and wait up to `timeout` [s] for the answer."""
+        wait_for(handle.cancel_goal_async(), timeout)
+
+    def close(self) -> None:
+        """Destroy every action client."""
+        with self._lock:
+            for client in self._clients.values():
+                client.destroy()
+            self._clients.clear()
