@@ -10,6 +10,8 @@ from robokin_ros.demo.graph import NodeGraph
 from robokin_ros.demo.script import SILENCE, Phase, PhaseSpan, Recording, StatusSample
 
 TWIST_RATE_HZ = 100.0
+CONTROLLER_TOPIC = "/joint_trajectory_controller/joint_trajectory"
+REJECTIONS_TOPIC = "/sim_robot/rejected"
 SPIN_SLICE = 0.01       # [s] longest single spin while pacing: the twist rate needs 10 ms resolution
 WAIT_SLICE = 0.05       # [s] longest single spin while waiting for a condition
 
@@ -19,6 +21,8 @@ def make_driver(robot: RobotModel, recording: Recording):
     from geometry_msgs.msg import TwistStamped
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+    from trajectory_msgs.msg import JointTrajectory
 
     from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 
@@ -29,6 +33,16 @@ def make_driver(robot: RobotModel, recording: Recording):
             self.create_subscription(JointState, "/joint_states", self._on_joint_state, 100)
             # robokin's full status (locked joints, sigma_min); /servo_node/status carries MoveIt Servo's
             self.create_subscription(ServoStatusMsg, "/servo_node/robokin_status", self._on_status, 100)
+            # sim_robot judges every trajectory by a default joint_trajectory_controller's rules: the demo
+            # counts what it was sent and fails on any refusal
+            self.create_subscription(JointTrajectory, CONTROLLER_TOPIC, self._on_trajectory, 100)
+            self.create_subscription(String, REJECTIONS_TOPIC, self._on_rejection, 100)
+
+        def _on_trajectory(self, _msg) -> None:
+            recording.trajectories_sent += 1
+
+        def _on_rejection(self, msg) -> None:
+            recording.rejections.append(msg.data)
 
         def _on_joint_state(self, msg: JointState) -> None:
             order = [msg.name.index(n) for n in robot.joint_names if n in msg.name]

@@ -74,11 +74,15 @@ def _run(executor, driver, robot: RobotModel, recording: Recording, graph: NodeG
     plot = out / "demo.png"
     write_plot(robot, recording, t0, plot)
     print(f"\nplot written to {plot}")
+    print(f"\nController check: sim_robot judged {recording.trajectories_sent} JointTrajectory messages and the "
+          f"path goal by a default joint_trajectory_controller's rules; it refused {len(recording.rejections)}")
+    for reason in dict.fromkeys(recording.rejections):
+        print(f"  refused: {reason}")
     dead = graph.dead() if graph else []
     if dead:
         print("nodes that died:\n  " + "\n  ".join(dead))
         return 1
-    return path_failed
+    return 1 if recording.rejections or not recording.trajectories_sent else path_failed
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -148,6 +148,8 @@ class Recording:
     velocities: list[np.ndarray] = field(default_factory=list)
     status: list[StatusSample] = field(default_factory=list)
     phase_spans: list[PhaseSpan] = field(default_factory=list)
+    trajectories_sent: int = 0                                   # JointTrajectory messages to the controller
+    rejections: list[str] = field(default_factory=list)         # sim_robot's refusals, in the controller's words
 
     def arrays(self, start: float = -np.inf, end: float = np.inf) -> Samples:
         """The joint samples received between `start` and `end` [s], both included."""

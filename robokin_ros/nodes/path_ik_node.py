@@ -115,9 +115,11 @@ class PathIkNode(RobokinNode):
 
     # ---- inputs --------------------------------------------------------------------------------------
     def destroy_node(self) -> None:
-        self._tf_frames.close()
-        self._state_sub.close()
-        self._controller.close()
+        # rclpy's context shutdown also destroys a node whose __init__ raised: close only what was made
+        for part in ("_tf_frames", "_state_sub", "_controller"):
+            closable = getattr(self, part, None)
+            if closable is not None:
+                closable.close()
         super().destroy_node()
 
     def _current_positions(self, cfg: PathConfig) -> np.ndarray:

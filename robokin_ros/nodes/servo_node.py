@@ -30,7 +30,6 @@ from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.servo.command_type import CommandType, CommandTypeSwitch
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.servo import Servo, warm_up
-from robokin_ros.core.servo.stamp_clock import StampClock
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
 from robokin_ros.core.servo.types import ServoOutput
@@ -71,7 +70,6 @@ class ServoNode(RobokinNode):
         self._twist: tuple[TwistStamped, float] | None = None
         self._joint_state: tuple[JointState, float] | None = None
         self._status = StatusReporter()
-        self._stamps = StampClock()
         self._reuse: JointTrajectory | None = None
         self._command_type = CommandTypeSwitch()
         self._tf_frames = TfFrames(self, robot)        # no TF listener until a frame outside the model arrives
@@ -106,7 +104,10 @@ class ServoNode(RobokinNode):
             self._joint_state = (msg, receive_time())
 
     def destroy_node(self) -> None:
-        self._tf_frames.close()
+        # rclpy's context shutdown also destroys a node whose __init__ raised, before _tf_frames existed
+        frames = getattr(self, "_tf_frames", None)
+        if frames is not None:
+            frames.close()
         super().destroy_node()
 
     def _on_pause(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
@@ -141,9 +142,10 @@ class ServoNode(RobokinNode):
     # ---- the loop ----------------------------------------------------------------------------------
     def _tick(self) -> None:
         now = receive_time()
-        # The trajectory's time 0 is this tick: a controller that receives it late samples it at the right
-        # time instead of rushing from its state to the first point (latency jitter would become jerk).
-        stamp = time_msg(self._stamps.next(self.get_clock().now().nanoseconds, self._config))
+        # The trajectory's time 0 is this tick (the core integrates the real time between ticks): a controller
+        # that receives it late samples it at the right time instead of rushing from its state to the first
+        # point (latency jitter would become jerk).
+        stamp = time_msg(self.get_clock().now().nanoseconds)
         self._take_inputs(now)
         output = self._servo.step(now)
         if output.publish:

@@ -8,6 +8,9 @@ Each `step(now)` produces one command. Decisions, in order:
    more than `max_state_divergence` on any joint. Otherwise it integrates from the last command, not from
    the measurement: a lagging controller then causes no sag or drift;
 4. a fresh command -> velocity IK (limits, singularities, acceleration window) -> integrate;
+   the commanded state follows the real time between ticks, not the nominal period: each published window
+   is stamped with the tick's time, and a controller follows the previous window until the next arrives, so
+   a late tick finds the arm further along by the lateness (see `_catch_up`);
 5. no command, or older than `incoming_command_timeout` (receive time) -> STALE_COMMAND: the velocity
    ramps to zero as one uniform factor within the acceleration limits (direction kept), then the position
    is held (STOPPED), published `num_outgoing_halt_msgs_to_publish` times (0 = forever), then silent.
@@ -66,6 +69,7 @@ class Servo:
         self._paused = False
         self._hold_ticks = 0
         self._engaged = False       # True from a tracked command until the hold messages are sent
+        self._last_tick: float | None = None
 
     # ---- inputs -----------------------------------------------------------------------------------
     def update_config(self, config: ServoConfig) -> None:
@@ -131,6 +135,7 @@ class Servo:
     def step(self, now: float) -> ServoOutput:
         """One control tick at time `now` [s] (same clock as the receive times)."""
         _check_time("now", now)
+        self._catch_up(now)
         if self._paused:
             if self._positions is not None and self._velocities.any():
                 self._advance(self._ramp_down(self._velocities))
@@ -219,6 +224,26 @@ class Servo:
         return self._hold(ServoStatus.JOINT_STATE_MISSING, text, publish=holding)
 
     # ---- state ------------------------------------------------------------------------------------
+    def _catch_up(self, now: float) -> None:
+        """Move the commanded state to where the last window puts the arm at `now`.
+
+        The last tick advanced the state by one nominal period; ticks of a Python timer come late (or early) by
+        a fraction of it, and the controller has followed the last window for the real time. Integrating the
+        difference keeps the next window continuous with the motion (an arm that lags by the lateness would be
+        both slower than the command and, with stamps drifting into the past, refused by the controller).
+        A gap longer than the window's constant-velocity part means the arm has run into the window's stopping
+        tail: the state is re-anchored to the measurement with zero velocity, as after any outage.
+        """
+        last, self._last_tick = self._last_tick, now
+        if last is None or self._positions is None:
+            return
+        lateness = now - last - self._dt
+        if lateness > self.config.max_expected_latency:
+            self._anchor_needed = True
+        elif lateness != 0.0 and self._velocities.any():
+            self._positions = clamped(self._positions + self._velocities * max(lateness, -self._dt),
+                                      self._lower, self._upper)
+
     def _anchor_if_needed(self, measured: np.ndarray) -> None:
         q = self._positions
         if self._anchor_needed or q is None or \
