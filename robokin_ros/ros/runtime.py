@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
@@ -140,26 +141,27 @@ def run_node(node_cls: Callable[[], Node], args: list[str] | None = None,
     return 0
 
 
-class SideSubscription:
-    """A subscription served by its own node and SingleThreadedExecutor on a background thread.
+class SideNode:
+    """A node of its own, spun by a SingleThreadedExecutor on a daemon thread once `start` is called.
 
-    For nodes that must run on a MultiThreadedExecutor (a blocking action execute callback) but also
-    take a high-rate topic: rclpy's multi-threaded executor falls behind a 500 Hz /joint_states (gaps of
-    half a second were measured), while a single-threaded one keeps up. The side node is named
-    `<owner>_<suffix>` in the owner's namespace.
+    For work that must not wait on the owner's executor: a high-rate topic beside a blocking action callback
+    (rclpy's multi-threaded executor falls behind a 500 Hz /joint_states: gaps of half a second were measured,
+    while a single-threaded one keeps up), or TF data a lookup waits for. Named `<owner>_<suffix>` in the
+    owner's namespace.
     """
 
-    def __init__(self, owner: Node, suffix: str, msg_type, topic: str, callback, qos=QUEUE_DEPTH) -> None:
-        import threading
-
+    def __init__(self, owner: Node, suffix: str) -> None:
         # A global `-r __node:=NAME` (what launch's `name=` passes) would rename this node to the owner's name
         # too; rcl applies node-local arguments before global ones, so a local remap keeps the side name.
         name = f"{owner.get_name()}_{suffix}"
         self.node = rclpy.create_node(name, namespace=owner.get_namespace(), context=owner.context,
                                       cli_args=["--ros-args", "-r", f"__node:={name}"],
                                       start_parameter_services=False)
-        self.node.create_subscription(msg_type, topic, callback, qos)
         self._executor = SingleThreadedExecutor(context=owner.context)
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Spin the node on its own thread (after its subscriptions are made)."""
         self._executor.add_node(self.node)
         self._thread = threading.Thread(target=self._spin, name=self.node.get_name(), daemon=True)
         self._thread.start()
@@ -173,5 +175,15 @@ class SideSubscription:
     def close(self) -> None:
         """Stop the thread and destroy the side node."""
         self._executor.shutdown(timeout_sec=1.0)
-        self._thread.join(timeout=2.0)
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
         self.node.destroy_node()
+
+
+class SideSubscription(SideNode):
+    """One subscription served by a `SideNode` named `<owner>_<suffix>`."""
+
+    def __init__(self, owner: Node, suffix: str, msg_type, topic: str, callback, qos=QUEUE_DEPTH) -> None:
+        super().__init__(owner, suffix)
+        self.node.create_subscription(msg_type, topic, callback, qos)
+        self.start()

@@ -25,10 +25,8 @@ import threading
 import time
 
 import pinocchio as pin
-import rclpy
 from geometry_msgs.msg import Transform
 from rclpy.duration import Duration
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
@@ -36,6 +34,7 @@ from rclpy.time import Time
 from robokin_ros.core.errors import InvalidInputError, UnknownFrameError
 from robokin_ros.core.frames import TransformLookupError, TransformTree, transform_from_translation_quaternion
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.ros.runtime import SideNode
 
 TF_TOPIC, TF_STATIC_TOPIC = "/tf", "/tf_static"
 # tf2_ros TransformListener's profiles: depth 100; /tf_static transient local so a late listener gets every
@@ -53,33 +52,6 @@ def transform_from_msg(msg: Transform, child: str = "") -> pin.SE3:
     """geometry_msgs/Transform -> `parent_T_child`; InvalidInputError for NaN or a denormalized quaternion."""
     t, q = msg.translation, msg.rotation
     return transform_from_translation_quaternion((t.x, t.y, t.z), (q.x, q.y, q.z, q.w), child)
-
-
-class _SideNode:
-    """A node of its own, spun by a SingleThreadedExecutor on a daemon thread (TF arrives while others block)."""
-
-    def __init__(self, owner: Node) -> None:
-        self.node = rclpy.create_node(f"{owner.get_name()}_tf_listener", namespace=owner.get_namespace(),
-                                      context=owner.context, start_parameter_services=False)
-        self._executor = SingleThreadedExecutor(context=owner.context)
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        self._executor.add_node(self.node)
-        self._thread = threading.Thread(target=self._spin, name=self.node.get_name(), daemon=True)
-        self._thread.start()
-
-    def _spin(self) -> None:
-        try:
-            self._executor.spin()
-        except (ExternalShutdownException, Exception):  # noqa: BLE001 - shutting down: nothing to report
-            pass
-
-    def close(self) -> None:
-        self._executor.shutdown(timeout_sec=1.0)
-        if self._thread is not None:
-            self._thread.join(timeout=2.0)
-        self.node.destroy_node()
 
 
 class _Tf2RosListener:
@@ -102,7 +74,7 @@ class _TopicListener:
     """/tf and /tf_static into a `TransformTree` (the newest transform per child frame)."""
 
     def __init__(self, node: Node) -> None:
-        from tf2_msgs.msg import TFMessage     # vendored in the wheel venv; part of every ROS 2 install
+        from tf2_msgs.msg import TFMessage  # vendored in the wheel venv; part of every ROS 2 install
 
         self._tree = TransformTree()
         self._new_data = threading.Condition()
@@ -146,7 +118,7 @@ class TfFrames:
         self._owner, self._robot, self._first_lookup_wait = node, robot, first_lookup_wait
         self._model_frames: set[str] = set()
         self._lock = threading.Lock()
-        self._side: _SideNode | None = None
+        self._side: SideNode | None = None
         self._listener: _Tf2RosListener | _TopicListener | None = None
         self._started_at = 0.0
 
@@ -194,7 +166,7 @@ class TfFrames:
     def _start(self) -> _Tf2RosListener | _TopicListener:
         with self._lock:             # path_ik_node plans on several threads
             if self._listener is None:
-                side = _SideNode(self._owner)
+                side = SideNode(self._owner, "tf_listener")
                 try:
                     import tf2_ros
                 except ImportError:

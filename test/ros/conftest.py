@@ -74,6 +74,17 @@ class Process:
 
 
 @pytest.fixture
+def probe(ros):
+    """(node, executor): a plain node in the test's context, to look at and talk to node processes."""
+    from rclpy.node import Node
+
+    context, executor = ros
+    node = Node("probe", context=context)
+    executor.add_node(node)
+    return node, executor
+
+
+@pytest.fixture
 def launch(tmp_path):
     """launch(executable, *ros_args) -> Process; every process is stopped (SIGINT, then kill) after the test."""
     started: list[Process] = []

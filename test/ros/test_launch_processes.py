@@ -13,14 +13,6 @@ from robokin_ros.core.embedded import example_robot_data_dir
 CONFIG = "config"
 
 
-@pytest.fixture
-def probe(ros):
-    context, executor = ros
-    node = Node("probe", context=context)
-    executor.add_node(node)
-    return node, executor
-
-
 def _names(node: Node) -> list[str]:
     return [f"{ns.rstrip('/')}/{name}" for name, ns in node.get_node_names_and_namespaces()]
 

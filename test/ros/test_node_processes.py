@@ -10,7 +10,6 @@ import time
 import numpy as np
 import pytest
 from geometry_msgs.msg import TwistStamped
-from rclpy.node import Node
 from ros_helpers import spin_for, spin_until
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
@@ -42,14 +41,6 @@ FLOODER = textwrap.dedent(f"""
             sent += 1
     print("sent", sent, flush=True)
 """)
-
-
-@pytest.fixture
-def probe(ros):
-    context, executor = ros
-    node = Node("probe", context=context)
-    executor.add_node(node)
-    return node, executor
 
 
 def test_servo_and_sim_executables_move_the_arm_and_survive_a_twist_flood(launch, probe):
