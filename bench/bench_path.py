@@ -5,12 +5,21 @@ per sample seeded from the previous one (ETS built from the same Pinocchio chain
 (c) RoboPlan's CartesianPathPlanner (TimeOptimal mode, same URDF, same acceleration limits).
 Deviations of every method are measured the same way: FK (Pinocchio) of its joint output against the dense
 geometric path (point-to-polyline distance). Run: .venv/bin/python bench/bench_path.py  (< 3 min)
+
+Huge goals (issue 9): `--huge [--before REV]` plans thousands of unblended waypoints with this tree and, in a
+subprocess, with the tree of git revision REV (default: the commit before near-collinear corners stopped being
+stops), and prints both in one table. The full run prints that table too.
 """
 from __future__ import annotations
 
+import argparse
+import json
+import subprocess
+import sys
 import tempfile
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -165,6 +174,66 @@ class RoboPlanPeer:
         return traj, elapsed, self.planner.computePeakLimitRatios(traj)
 
 
+# ---- huge goals: this tree vs an older revision ------------------------------------------------------------
+BEFORE_REV = "235b883"     # the last commit where every unblended waypoint was a stop (issue 9, item 5)
+HUGE_CASES = ("circle 3 cm, 5000 wp", "line 10 cm, 1000 collinear wp", "square loops 1 mm, 400 sharp corners")
+
+# run by this tree and by the old tree alike: only APIs both have (plan, PathConfig, RobotModel)
+HUGE_SCRIPT = """
+import json, sys, time
+import numpy as np, pinocchio as pin
+from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.robot import RobotModel
+robot = RobotModel.from_name("panda")
+planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)))
+planner.warm_up()
+q0 = robot.home()
+T0 = robot.fk(q0)
+a = np.linspace(0.0, 2 * np.pi, 5001)[1:]
+square = 1e-3 * np.array([[1.0, 0, 0], [1.0, 1.0, 0], [0, 1.0, 0], [0, 0, 0]])
+cases = [0.015 * np.column_stack([np.cos(a) - 1, np.sin(a), 0 * a]),
+         np.column_stack([np.linspace(1e-4, 0.1, 1000), np.zeros(1000), np.zeros(1000)]),
+         np.resize(square, (400, 3))]
+out = []
+for offsets in cases:
+    waypoints = [pin.SE3(T0.rotation, T0.translation + d) for d in offsets]
+    t0 = time.perf_counter()
+    plan = planner.plan(q0, waypoints, 0.0)
+    out.append(dict(seconds=time.perf_counter() - t0, ok=plan.success, stops=len(plan.ik.path.stops),
+                    duration=plan.timing.duration if plan.timing else float("nan"),
+                    timings={k: float(v) for k, v in plan.timings.items()}))
+print(json.dumps(out))
+"""
+
+
+def run_huge(source_dir: Path) -> list[dict]:
+    """HUGE_SCRIPT's results with `robokin_ros` imported from `source_dir`."""
+    done = subprocess.run([sys.executable, "-c", HUGE_SCRIPT], cwd=source_dir, capture_output=True, text=True,
+                          check=True, env={**__import__("os").environ, "PYTHONPATH": str(source_dir)})
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def huge_goals(before_rev: str) -> None:
+    """Print the huge-goal table: planning time, stops and trajectory duration, before (REV) and now."""
+    root = Path(__file__).resolve().parents[1]
+    now = run_huge(root)
+    with tempfile.TemporaryDirectory() as old_tree:
+        archive = subprocess.run(["git", "-C", str(root), "archive", before_rev, "robokin_ros"], capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", old_tree], input=archive, check=True)
+        before = run_huge(Path(old_tree))
+    print(f"\n## huge goals, Panda, blend 0 (before = {before_rev}, now = this tree; plan = one call, warm)\n")
+    print("| goal | stops before / now | plan [s] before / now | now: geometry / IK / downsample / timing [s] "
+          "| trajectory [s] before / now |")
+    print("|---|---|---|---|---|")
+    for name, b, n in zip(HUGE_CASES, before, now):
+        stages = " / ".join(f"{n['timings'].get(k, float('nan')):.3f}"
+                            for k in ("geometry", "ik", "downsample", "timing"))
+        print(f"| {name} | {b['stops']} / {n['stops']} | {b['seconds']:.2f} / {n['seconds']:.2f} | {stages} "
+              f"| {b['duration']:.2f} / {n['duration']:.2f} |")
+
+
 # ---- run -------------------------------------------------------------------------------------------------
 REPEATS = 3          # timings are the best of REPEATS runs (the machine is shared)
 
@@ -232,4 +301,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--huge", action="store_true", help="only the huge-goal table (before vs now)")
+    parser.add_argument("--before", default=BEFORE_REV, help="git revision of the 'before' tree")
+    args = parser.parse_args()
+    if not args.huge:
+        main()
+    huge_goals(args.before)

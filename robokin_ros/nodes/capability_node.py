@@ -5,10 +5,12 @@ Interfaces:
     ~/markers          visualization_msgs/MarkerArray out at `rate`, in the base frame
     ~/export_polytope  std_srvs/Trigger: writes the current force polytope to `stl_path` (binary STL, [N])
 Parameters: CapabilityConfig (see core/capability/config.py) plus `show` (string array, runtime changeable).
-The subscription only stores the newest message; the timer does the work through the core.
+The subscription keeps the newest valid joint state (a joint named twice, a missing joint, NaN, or a stamp older
+than the state in use are logged and ignored: core/stamp_order.py); the timer does the work through the core.
 """
 from __future__ import annotations
 
+import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
@@ -18,8 +20,9 @@ from robokin_ros.core.capability.analysis import CapabilityAnalysis, analyze, to
 from robokin_ros.core.capability.config import DEFAULT_SHOW, SHOW_ITEMS, CapabilityConfig, check_show_items
 from robokin_ros.core.capability.polytope import ForcePolytope, tool_force_polytope, write_stl
 from robokin_ros.core.errors import RobokinError
+from robokin_ros.core.stamp_order import StampOrder
 from robokin_ros.ros.capability_markers import capability_markers
-from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state
+from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state, time_nanoseconds
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.runtime import LATEST_ONLY, RobokinNode, receive_time, run_node
 
@@ -45,7 +48,8 @@ class CapabilityNode(RobokinNode):
         self._show = check_show_items(self.declare_parameter("show", list(DEFAULT_SHOW), descriptor).value)
         self.add_on_set_parameters_callback(self._check_show)
         self.add_post_set_parameters_callback(self._store_show)
-        self._joint_state: JointState | None = None
+        self._positions: np.ndarray | None = None         # (n,) of the newest valid joint state
+        self._stamp_order = StampOrder()
         self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, LATEST_ONLY)
         self._publisher = self.create_publisher(MarkerArray, "~/markers", LATEST_ONLY)
         self.create_service(Trigger, "~/export_polytope", self._on_export)
@@ -75,15 +79,23 @@ class CapabilityNode(RobokinNode):
                 self._show = tuple(parameter.value or ())
 
     def _on_joint_state(self, msg: JointState) -> None:
-        if concerns_chain(msg, self._chain_joints):
-            self._joint_state = msg
+        # checked on arrival: a refused state must not replace the valid one the markers are drawn from
+        if not concerns_chain(msg, self._chain_joints):
+            return
+        now = receive_time()
+        try:
+            positions = measurement_from_joint_state(msg, self._robot.joint_names, now).positions
+            self._stamp_order.admit(self._robot.joint_names, time_nanoseconds(msg.header.stamp), now)
+        except RobokinError as err:
+            self._log.warning(f"joint state {err}"[:LOG_KEY_CHARS], f"ignoring joint state: {err}")
+            return
+        self._positions = positions
 
     def _current(self, need_polytope: bool) -> tuple[CapabilityAnalysis, ForcePolytope | None]:
         """Analysis (and polytope) at the newest joint state; RobokinError when there is none or it is bad."""
-        if self._joint_state is None:
-            raise RobokinError(f"no joint state received yet on {self._config.joint_topic}")
-        positions = measurement_from_joint_state(self._joint_state, self._robot.joint_names,
-                                                 receive_time()).positions
+        positions = self._positions
+        if positions is None:
+            raise RobokinError(f"no joint state accepted yet on {self._config.joint_topic}")
         cfg, torque = self._config, self._torque
         analysis = analyze(self._robot, positions, torque.limits, torque.reason, cfg.singular_sigma)
         polytope = tool_force_polytope(analysis, cfg.polytope_method, cfg.singular_sigma) if need_polytope else None
@@ -93,7 +105,7 @@ class CapabilityNode(RobokinNode):
         try:
             analysis, polytope = self._current("polytope" in self._show)
         except RobokinError as err:
-            if self._joint_state is None:
+            if self._positions is None:
                 self._log.info("waiting", f"no markers: {err}")
             else:
                 self._log.error(str(err)[:LOG_KEY_CHARS], f"no markers: {err}")

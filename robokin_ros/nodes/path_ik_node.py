@@ -5,13 +5,16 @@ Interfaces (names relative to the node):
   joint state; unless `plan_only`, executes the trajectory. `execution: action` (default, as MoveIt does) sends
   it as a control_msgs/FollowJointTrajectory goal to `follow_joint_trajectory_action` with `path_tolerance`,
   `goal_tolerance` and `execution_timeout_margin` as the goal's tolerances, and reports the controller's
-  acceptance and result in its own words (ros/trajectory_execution.py); cancel and preemption cancel the
-  controller's goal (a JTC then holds the arm). `execution: topic` publishes on `command_out_topic` and
-  follows `joint_topic` until every joint is within `goal_tolerance` of the end; cancel -> a hold trajectory
-  at the current state. Every trajectory sent passes joint_trajectory_controller's default rules (checked
-  before sending). A goal arriving while one runs is rejected (`preempt: false`, default) or cancels the
-  running one, which ends with PREEMPTED (`preempt: true`; bookkeeping in `ros/goals.py`). Every accepted
-  goal gets a filled result; following the arm is decided by `core/path/execution.py`.
+  acceptance and result in its own words (ros/trajectory_execution.py). `execution: topic` publishes on
+  `command_out_topic` and follows `joint_topic` until every joint is within `goal_tolerance` of the end.
+  Cancel, preemption and the execution timeout (`execution_timeout_margin` past the planned duration, judged
+  from the joint states) send a stop in place of the running trajectory (a new goal, or on the topic): the
+  rest of the planned path re-timed to rest within the acceleration limits (core/path/stopping.py), or a ramp
+  along the measured velocity when the arm is off the plan; the goal ends once the arm is at rest. Every
+  trajectory sent passes joint_trajectory_controller's default rules (checked before sending). A goal arriving
+  while one runs is rejected (`preempt: false`, default) or stops the running one, which ends with PREEMPTED
+  (`preempt: true`; bookkeeping in `ros/goals.py`). Every accepted goal gets a filled result; following the
+  arm is decided by `core/path/execution.py`.
 - Parameters can be changed at run time (`ros2 param set`): the whole new PathConfig is validated and swapped
   with a rebuilt planner; an invalid value is refused with the reason. Robot and topic parameters are read-only.
 - `~/path` (nav_msgs/Path): plan with the configured defaults and send the trajectory (fire and forget).
@@ -25,10 +28,10 @@ import threading
 import time
 
 import numpy as np
-import rclpy
 from nav_msgs.msg import Path
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.duration import Duration
 from rclpy.executors import MultiThreadedExecutor
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
@@ -37,9 +40,11 @@ from visualization_msgs.msg import MarkerArray
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_ros.core.errors import RobokinError, TrajectoryTimingError
 from robokin_ros.core.frames import TransformLookupError
+from robokin_ros.core.path.budget import TIMEOUT, PlanningStopped
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState, controller_outcome
 from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.path.stopping import plan_stop
 from robokin_ros.core.sim.jtc_rules import jtc_rejection
 from robokin_ros.ros.goals import GoalAbort, GoalGate, end_goal
 from robokin_ros.ros.joint_state_cache import JointStateCache
@@ -47,7 +52,6 @@ from robokin_ros.ros.jtc_conversions import follow_goal, trajectory_facts
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.path_conversions import (
     failure_result,
-    hold_trajectory_msg,
     joint_trajectory_msg,
     plan_options,
     waypoints_in_base,
@@ -55,7 +59,7 @@ from robokin_ros.ros.path_conversions import (
 from robokin_ros.ros.path_markers import path_markers
 from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, SideSubscription, receive_time, run_node
 from robokin_ros.ros.tf_frames import TfFrames
-from robokin_ros.ros.trajectory_execution import ENDINGS, ControllerClient
+from robokin_ros.ros.trajectory_execution import ENDINGS, ControllerClient, wait_for
 
 Result = ExecuteCartesianPath.Result
 FIRST_STATE_WAIT = 5.0       # [s] a goal before any joint state has arrived waits this long for one
@@ -63,6 +67,13 @@ FOLLOW_PERIOD = 0.02         # [s] between execution checks (and feedback messag
 EXECUTOR_THREADS = 4
 RESULT_GRACE = 2.0           # [s] past the controller's own deadline (duration + goal time) before giving up on it
 TF_FIRST_LOOKUP_WAIT = 3.0   # [s] after the TF listener starts, a waypoint frame lookup may wait this long for data
+# A stop's first point is this far ahead of the decision: time to compute (10-30 ms, more under load) and deliver
+# it, and a long enough blend for the controller, which interpolates from the arm's state to that first point:
+# a timing error e [s] at speed v costs ~6 v e / lead^2 of acceleration (0.12 s measured up to 1.5x the limit).
+STOP_LEAD = 0.25             # [s]
+STOP_ATTEMPTS = 3
+STOP_SETTLE = 1.0            # [s] past a stop's end, allowed for the arm to settle (the stop goal's goal time)
+GOAL_TIME_EXTRA = 1.0        # [s] added to the controller's goal time: the node's own timeout stops the arm first
 
 
 class PathIkNode(RobokinNode):
@@ -144,8 +155,11 @@ class PathIkNode(RobokinNode):
             return
         cfg, planner = self._settings()
         try:
-            plan = self._plan(planner, self._current_positions(cfg), msg.poses, cfg.blend_radius)
-            if plan.success:
+            plan = self._plan(planner, self._current_positions(cfg), msg.poses, cfg.blend_radius,
+                              should_stop=lambda: not self.context.ok())
+            if plan.success and plan.trajectory.duration == 0.0:
+                self._log.info("path", f"nav_msgs/Path: {plan.ik.message}")
+            elif plan.success:
                 self._send_and_forget(self._checked_msg(plan.trajectory), cfg)
             else:
                 self._log.warning("path", f"nav_msgs/Path refused: {plan.ik.message}")
@@ -153,15 +167,43 @@ class PathIkNode(RobokinNode):
             self._log.warning("path", f"nav_msgs/Path refused: {err}")
 
     # ---- planning ------------------------------------------------------------------------------------
-    def _plan(self, planner: CartesianPathPlanner, q0: np.ndarray, waypoints, blend: float, goal=None):
-        """Plan, validated by the planner (a goal's 0 scaling and empty frame mean the node's default)."""
+    def _plan(self, planner: CartesianPathPlanner, q0: np.ndarray, waypoints, blend: float, goal=None,
+              should_stop=None):
+        """Plan, validated by the planner (a goal's 0 scaling and empty frame mean the node's default);
+        `should_stop` is polled while planning (PlanningStopped), which also ends at `planning_timeout`."""
         try:
             poses = waypoints_in_base(self._robot, q0, waypoints, self._tf_frames.lookup)
         except TransformLookupError as err:
             raise GoalAbort(Result.INVALID_GOAL, f"waypoint frame lookup failed: {err}") from None
-        plan = planner.plan(q0, poses, blend, **({} if goal is None else plan_options(goal)))
+        plan = planner.plan(q0, poses, blend, should_stop=should_stop, **({} if goal is None else plan_options(goal)))
         self._marker_pub.publish(path_markers(plan.ik, self._robot.base_frame, self.get_clock().now().to_msg()))
         return plan
+
+    def _plan_goal(self, goal_handle, planner: CartesianPathPlanner, cfg: PathConfig):
+        """Plan an action goal; GoalAbort when it is canceled or preempted while planning (or right after:
+        nothing is sent then) or when planning exceeds `planning_timeout` (PLANNING_TIMEOUT)."""
+        goal = goal_handle.request
+        try:
+            plan = self._plan(planner, self._current_positions(cfg), goal.waypoints, goal.blend_radius, goal,
+                              should_stop=lambda: self._planning_interrupt(goal_handle) is not None)
+        except PlanningStopped as err:
+            if err.reason == TIMEOUT:
+                raise GoalAbort(Result.PLANNING_TIMEOUT, str(err)) from None
+            code, words = self._planning_interrupt(goal_handle) or (Result.CANCELED, "canceled")
+            raise GoalAbort(code, f"{words} while planning ({err.where}); nothing was sent to the controller") \
+                from None
+        stop = self._planning_interrupt(goal_handle)
+        if stop is not None:
+            raise GoalAbort(stop[0], f"{stop[1]} right after planning; nothing was sent to the controller")
+        return plan
+
+    def _planning_interrupt(self, goal_handle) -> tuple[int, str] | None:
+        """(code, words) when a goal must stop planning: canceled, preempted or shutting down."""
+        if goal_handle.is_cancel_requested:
+            return Result.CANCELED, "canceled"
+        if self._goals.preempted() or not self.context.ok():
+            return Result.PREEMPTED, "preempted by a new goal"
+        return None
 
     # ---- action --------------------------------------------------------------------------------------
     def _execute(self, goal_handle):
@@ -190,7 +232,7 @@ class PathIkNode(RobokinNode):
         goal = goal_handle.request
         cfg, planner = self._settings()          # one consistent pair for the whole goal
         self._feedback(goal_handle, "planning", 0.0)
-        plan = self._plan(planner, self._current_positions(cfg), goal.waypoints, goal.blend_radius, goal)
+        plan = self._plan_goal(goal_handle, planner, cfg)
         ik = plan.ik
         result.fraction, result.arc_length, result.failed_sample = ik.fraction, ik.arc_length, ik.failed_sample
         if not ik.success:
@@ -199,6 +241,9 @@ class PathIkNode(RobokinNode):
                                                            options["axis_frame"]))
             return
         result.trajectory = joint_trajectory_msg(plan.trajectory)
+        if plan.trajectory.duration == 0.0:                 # already at the goal: nothing to send
+            result.error_code, result.message = Result.SUCCESS, ik.message
+            return
         summary = (f"{ik.path.length * 1e3:.1f} mm in {plan.timing.duration:.2f} s, max deviation "
                    f"{max(ik.deviations.position, plan.timing.max_position_deviation) * 1e3:.3f} mm")
         if goal.plan_only:
@@ -227,13 +272,19 @@ class PathIkNode(RobokinNode):
             follow_goal(msg, cfg.path_tolerance, cfg.goal_tolerance, cfg.execution_timeout_margin),
             lambda why: self._log.warning("path", f"nav_msgs/Path not executed: {why}"))
 
-    def _stop_reason(self, goal_handle) -> tuple[int, str] | None:
-        """(code, words) when the goal must stop now: canceled, preempted or shutting down."""
+    def _stop_reason(self, goal_handle, monitor: ExecutionMonitor, now: float, status) -> tuple[int, str] | None:
+        """(code, words) when the goal must stop now: canceled, preempted, shutting down or timed out."""
         if goal_handle.is_cancel_requested:
-            return Result.CANCELED, "canceled"
-        if self._goals.preempted() or not rclpy.ok():
-            return Result.PREEMPTED, "preempted by a new goal"
+            return Result.CANCELED, monitor.stopped_message(now, "canceled")
+        if self._goals.preempted() or not self.context.ok():
+            return Result.PREEMPTED, monitor.stopped_message(now, "preempted by a new goal")
+        if status is not None and status.state == ExecutionState.TIMED_OUT:
+            return Result.EXECUTION_FAILED, status.message
         return None
+
+    def _fresh_positions(self, cfg: PathConfig) -> np.ndarray | None:
+        """The newest joint positions if fresh (waits at most `joint_state_timeout` for one), else None."""
+        return self._states.wait_fresh(cfg.joint_state_timeout, 0.0).positions
 
     def _follow(self, goal_handle, trajectory, cfg: PathConfig) -> None:
         """Execute the trajectory as `cfg.execution` says; GoalAbort when it does not end at the goal."""
@@ -244,24 +295,29 @@ class PathIkNode(RobokinNode):
             self._follow_action(goal_handle, trajectory, msg, cfg)
 
     def _follow_action(self, goal_handle, trajectory, msg: JointTrajectory, cfg: PathConfig) -> None:
-        """Send a FollowJointTrajectory goal and wait for the controller's result, forwarding cancel and
-        preemption; GoalAbort with the controller's words when it rejects or aborts."""
+        """Send a FollowJointTrajectory goal and wait for the controller's result; cancel, preemption and the
+        execution timeout stop the arm (`_stop_arm`); GoalAbort with the controller's words when it rejects or
+        aborts."""
         action = cfg.follow_joint_trajectory_action
+        sent = receive_time()
         handle = self._controller.send(action, follow_goal(msg, cfg.path_tolerance, cfg.goal_tolerance,
-                                                           cfg.execution_timeout_margin),
+                                                           cfg.execution_timeout_margin + GOAL_TIME_EXTRA),
                                        cfg.controller_response_timeout)
         result = handle.get_result_async()
-        monitor = ExecutionMonitor(trajectory, cfg.goal_tolerance, cfg.execution_timeout_margin, receive_time())
+        # the controller starts the trajectory when it accepts it: between sending and hearing of the acceptance
+        started = 0.5 * (sent + receive_time())
+        monitor = ExecutionMonitor(trajectory, cfg.goal_tolerance, cfg.execution_timeout_margin, started)
         deadline = monitor.duration + cfg.execution_timeout_margin + RESULT_GRACE
         while not result.done():
+            q = self._fresh_positions(cfg)
             now = receive_time()
-            stop = self._stop_reason(goal_handle)
-            if stop is not None or monitor.elapsed(now) > deadline:
+            stop = self._stop_reason(goal_handle, monitor, now, None if q is None else monitor.update(now, q))
+            if stop is not None:
+                raise GoalAbort(stop[0], f"{stop[1]}; {self._stop_arm(trajectory, monitor, cfg, handle)}")
+            if monitor.elapsed(now) > deadline:
                 self._controller.cancel(handle, cfg.controller_response_timeout)
-                if stop is None:
-                    raise GoalAbort(Result.EXECUTION_FAILED, f"no result from {action} within {deadline:.2f} s; "
-                                                             "asked it to cancel")
-                raise GoalAbort(stop[0], monitor.stopped_message(now, stop[1]))
+                raise GoalAbort(Result.EXECUTION_FAILED, f"no result from {action} within {deadline:.2f} s; "
+                                                         "asked it to cancel")
             self._feedback(goal_handle, "executing", min(monitor.elapsed(now) / max(monitor.duration, 1e-9), 1.0))
             time.sleep(FOLLOW_PERIOD)
         wrapped = result.result()
@@ -272,24 +328,73 @@ class PathIkNode(RobokinNode):
 
     def _follow_topic(self, goal_handle, trajectory, msg: JointTrajectory, cfg: PathConfig) -> None:
         """Publish the trajectory and follow the joint states until done; GoalAbort when canceled, preempted
-        or timed out (holding the arm where it is)."""
+        or timed out (after stopping the arm, `_stop_arm`)."""
         self._traj_pub.publish(msg)
         monitor = ExecutionMonitor(trajectory, cfg.goal_tolerance, cfg.execution_timeout_margin, receive_time())
         while True:
             q = self._current_positions(cfg)
             now = receive_time()
-            stop = self._stop_reason(goal_handle)
-            if stop is not None:
-                self._traj_pub.publish(hold_trajectory_msg(trajectory.joint_names, q))
-                raise GoalAbort(stop[0], monitor.stopped_message(now, stop[1]))
             status = monitor.update(now, q)
-            if status.state == ExecutionState.TIMED_OUT:
-                self._traj_pub.publish(hold_trajectory_msg(trajectory.joint_names, q))
-                raise GoalAbort(Result.EXECUTION_FAILED, status.message)
+            stop = self._stop_reason(goal_handle, monitor, now, status)
+            if stop is not None:
+                raise GoalAbort(stop[0], f"{stop[1]}; {self._stop_arm(trajectory, monitor, cfg)}")
             self._feedback(goal_handle, "executing", status.progress)
             if status.state == ExecutionState.SUCCEEDED:
                 return
             time.sleep(FOLLOW_PERIOD)
+
+    def _stop_arm(self, trajectory, monitor: ExecutionMonitor, cfg: PathConfig, handle=None) -> str:
+        """Bring the arm to rest within the acceleration limits and wait until it is; words for the result.
+
+        The stop (core/path/stopping.py) follows the planned path from where the arm is on it (the planned time
+        its measured state matches, near the elapsed execution time) plus `STOP_LEAD`, while the arm follows the
+        plan; else it ramps down the measured velocity. It replaces the running trajectory on the controller,
+        stamped so that its first point is the planned state at that time: the controller blends into it
+        instead of holding abruptly (what cancelling its goal would do). Without any joint state, the
+        controller's goal is cancelled instead."""
+        limits = self._settings()[1].limits().acceleration
+        for _ in range(STOP_ATTEMPTS):   # computing takes longer under load: start later rather than blend short
+            decided = receive_time()
+            q = self._fresh_positions(cfg)
+            stop = plan_stop(trajectory.joint_names, trajectory, monitor.elapsed(decided),
+                             monitor.positions if q is None else q, monitor.velocities, limits, STOP_LEAD)
+            lead = decided + STOP_LEAD - receive_time()
+            if lead >= 0.5 * STOP_LEAD:
+                break
+        if stop is not None:
+            msg = joint_trajectory_msg(stop.trajectory, stamp=(self.get_clock().now()
+                                                               + Duration(seconds=max(lead, 0.0))).to_msg())
+            try:
+                self._deliver_stop(msg, stop.trajectory, cfg, decided + STOP_LEAD)
+                how = "along the path" if stop.along_path else "along its velocity"
+                return f"stopped {how} within the acceleration limits in {stop.trajectory.duration:.2f} s"
+            except (GoalAbort, RobokinError) as err:
+                self._log.warning("stop", f"could not send the stop trajectory ({err}); cancelling instead")
+        if handle is not None:
+            self._controller.cancel(handle, cfg.controller_response_timeout)
+            return "the controller's goal was cancelled (the controller holds the arm)"
+        return "no joint state to stop from: the controller was left with its trajectory"
+
+    def _deliver_stop(self, msg: JointTrajectory, stop, cfg: PathConfig, starts: float) -> None:
+        """Send the stop in place of the running trajectory (a new FollowJointTrajectory goal replaces a JTC's
+        goal, a topic message its trajectory) and wait until the arm has come to rest (at most STOP_SETTLE [s]
+        past its end); GoalAbort or RobokinError when it cannot be sent."""
+        rejection = jtc_rejection(trajectory_facts(msg), self._robot.joint_names,
+                                  self.get_clock().now().nanoseconds * 1e-9)
+        if rejection is not None:
+            raise GoalAbort(Result.INTERNAL_ERROR, f"a default joint_trajectory_controller rejects it: {rejection}")
+        if cfg.execution == "topic":
+            self._traj_pub.publish(msg)
+            monitor = ExecutionMonitor(stop, cfg.goal_tolerance, STOP_SETTLE, starts)
+            while (q := self._fresh_positions(cfg)) is not None:
+                if monitor.update(receive_time(), q).state != ExecutionState.RUNNING:
+                    return
+                time.sleep(FOLLOW_PERIOD)
+            return
+        handle = self._controller.send(cfg.follow_joint_trajectory_action,
+                                       follow_goal(msg, cfg.path_tolerance, cfg.goal_tolerance, STOP_SETTLE),
+                                       cfg.controller_response_timeout)
+        wait_for(handle.get_result_async(), starts - receive_time() + stop.duration + 2 * STOP_SETTLE)
 
     def _feedback(self, goal_handle, stage: str, progress: float) -> None:
         goal_handle.publish_feedback(ExecuteCartesianPath.Feedback(stage=stage, progress=float(progress)))

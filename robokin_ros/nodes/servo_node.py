@@ -12,7 +12,8 @@ Interfaces (MoveIt Servo names where it has them):
     ~/pause_servo       std_srvs/SetBool: true pauses, false resumes (as MoveIt Servo since Jazzy)
     ~/switch_command_type  moveit_msgs/ServoCommandType: TWIST (the start type) succeeds; JOINT_JOG and POSE are
                         refused for now
-Callbacks only store the newest message with its receive time; one timer (publish_period) does the work.
+Callbacks only store the newest input with its receive time (joint states checked on arrival, so a refused one
+cannot displace a good one); one timer (publish_period) does the work.
 """
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.servo import Servo, warm_up
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
-from robokin_ros.core.servo.types import ServoOutput
+from robokin_ros.core.servo.tick_stamps import TickStamps
+from robokin_ros.core.servo.types import JointMeasurement, ServoOutput
+from robokin_ros.core.stamp_order import StampOrder
 from robokin_ros.ros.conversions import (
     concerns_chain,
     float64_array_msg,
@@ -40,6 +43,7 @@ from robokin_ros.ros.conversions import (
     moveit_status_msg,
     status_msg,
     time_msg,
+    time_nanoseconds,
     trajectory_msg,
     twist_command_from_msg,
 )
@@ -68,8 +72,11 @@ class ServoNode(RobokinNode):
         self._chain_joints = frozenset(self._joint_names)
         watch_config(self, lambda: self._config, self._apply_config)
         self._twist: tuple[TwistStamped, float] | None = None
-        self._joint_state: tuple[JointState, float] | None = None
+        self._joint_state: JointMeasurement | None = None      # checked on arrival, applied at the next tick
+        self._joint_state_rejection: str | None = None
+        self._stamp_order = StampOrder()
         self._status = StatusReporter()
+        self._stamps = TickStamps()
         self._reuse: JointTrajectory | None = None
         self._command_type = CommandTypeSwitch()
         self._tf_frames = TfFrames(self, robot)        # no TF listener until a frame outside the model arrives
@@ -100,8 +107,18 @@ class ServoNode(RobokinNode):
         self._twist = (msg, receive_time())
 
     def _on_joint_state(self, msg: JointState) -> None:
-        if concerns_chain(msg, self._chain_joints):
-            self._joint_state = (msg, receive_time())
+        # Checked on arrival, not at the tick: a refused state (a joint named twice, an old stamp) must not displace
+        # a good one that arrived earlier in the same tick. Ordered by stamp per joint set: see core/stamp_order.py.
+        if not concerns_chain(msg, self._chain_joints):
+            return
+        now = receive_time()
+        try:
+            measurement = measurement_from_joint_state(msg, self._joint_names, now)
+            self._stamp_order.admit(self._joint_names, time_nanoseconds(msg.header.stamp), now)
+        except RobokinError as err:
+            self._joint_state_rejection = f"joint state rejected: {err}"
+            return
+        self._joint_state = measurement
 
     def destroy_node(self) -> None:
         # rclpy's context shutdown also destroys a node whose __init__ raised, before _tf_frames existed
@@ -145,7 +162,7 @@ class ServoNode(RobokinNode):
         # The trajectory's time 0 is this tick (the core integrates the real time between ticks): a controller
         # that receives it late samples it at the right time instead of rushing from its state to the first
         # point (latency jitter would become jerk).
-        stamp = time_msg(self.get_clock().now().nanoseconds)
+        stamp = time_msg(self._stamps.stamp(now, self.get_clock().now().nanoseconds))
         self._take_inputs(now)
         output = self._servo.step(now)
         if output.publish:
@@ -153,11 +170,13 @@ class ServoNode(RobokinNode):
         self._publish_status(output, now)
 
     def _take_inputs(self, now: float) -> None:
+        if self._joint_state_rejection is not None:
+            self._reject(ServoStatus.JOINT_STATE_MISSING, self._joint_state_rejection, now)
+            self._joint_state_rejection = None
         if self._joint_state is not None:
-            msg, received_at = self._joint_state
-            self._joint_state = None
+            measurement, self._joint_state = self._joint_state, None
             try:
-                self._servo.set_measurement(measurement_from_joint_state(msg, self._joint_names, received_at))
+                self._servo.set_measurement(measurement)
             except RobokinError as err:
                 self._reject(ServoStatus.JOINT_STATE_MISSING, f"joint state rejected: {err}", now)
         if self._twist is not None:

@@ -55,9 +55,20 @@ def concerns_chain(msg: JointState, chain_joints: frozenset[str]) -> bool:
     return not chain_joints.isdisjoint(msg.name)
 
 
+def time_nanoseconds(msg: Time) -> int:
+    """builtin_interfaces/Time -> integer nanoseconds (0 for an unset stamp)."""
+    return msg.sec * 1_000_000_000 + msg.nanosec
+
+
 @lru_cache(maxsize=16)
 def _reorder_index(message_names: tuple[str, ...], joint_names: tuple[str, ...]) -> np.ndarray:
     where = {name: i for i, name in enumerate(message_names)}
+    if len(where) != len(message_names):
+        # which of the values is the joint's is unknowable: taking the last one moved the arm to a phantom
+        counts = {name: message_names.count(name) for name in message_names}
+        repeated = ", ".join(f"'{name}' {'twice' if n == 2 else f'{n} times'}" for name, n in counts.items() if n > 1)
+        raise InvalidInputError(f"joint state names {repeated}: refused, which value is the joint's is ambiguous; "
+                                f"it names {list(message_names)}")
     missing = [name for name in joint_names if name not in where]
     if missing:
         raise InvalidInputError(f"joint state lacks joints {missing} of the chain {list(joint_names)}; "
@@ -75,7 +86,8 @@ def measurement_from_joint_state(msg: JointState, joint_names: tuple[str, ...],
         received_at: receive time [s] on the caller's clock (not the message stamp).
 
     Raises:
-        InvalidInputError: a chain joint is missing, len(name) != len(position), or a NaN/inf position.
+        InvalidInputError: a chain joint is missing, a name appears twice, len(name) != len(position), or a NaN/inf
+            position.
     """
     if len(msg.name) != len(msg.position):
         raise InvalidInputError(f"joint state has {len(msg.name)} names but {len(msg.position)} positions")

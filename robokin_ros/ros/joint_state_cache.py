@@ -2,7 +2,9 @@
 
 A node whose action callback blocks (path execution) reads the arm's state from another thread; this keeps
 the newest valid state under a lock and lets the callback wait for a fresh one. Messages that name none of
-the chain's joints (a gripper on the same topic) are ignored; malformed ones are logged and dropped.
+the chain's joints (a gripper on the same topic) are ignored. Malformed ones (a joint named twice, a missing
+joint, NaN) and ones older than the state in use (core/stamp_order.py) are logged and dropped; the newest
+refusal is kept to explain a wait that found no state.
 """
 from __future__ import annotations
 
@@ -14,10 +16,12 @@ import numpy as np
 from sensor_msgs.msg import JointState
 
 from robokin_ros.core.errors import RobokinError
-from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state
+from robokin_ros.core.stamp_order import StampOrder
+from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state, time_nanoseconds
 from robokin_ros.ros.runtime import ThrottledLogger, receive_time
 
 POLL_PERIOD = 0.005          # [s] between looks for a fresh state while waiting
+KEY_CHARS = 60               # refusals that agree in this many leading characters are throttled as one
 
 
 class StateWait(NamedTuple):
@@ -36,18 +40,23 @@ class JointStateCache:
         self._log = log
         self._lock = threading.Lock()
         self._state: tuple[np.ndarray, float] | None = None
+        self._order = StampOrder()
+        self._refused = ""               # why a state was refused since the last accepted one
 
     def on_message(self, msg: JointState) -> None:
-        """Subscription callback: keep the message's chain positions if it concerns the chain and is valid."""
+        """Subscription callback: keep the message's chain positions if it concerns the chain, is valid and is
+        not older than the state in use."""
         if not concerns_chain(msg, self._chain):
             return
+        now = receive_time()
         try:
-            measured = measurement_from_joint_state(msg, self._joint_names, receive_time())
+            measured = measurement_from_joint_state(msg, self._joint_names, now)
+            with self._lock:
+                self._order.admit(self._joint_names, time_nanoseconds(msg.header.stamp), now)
+                self._state, self._refused = (measured.positions, now), ""
         except RobokinError as err:
-            self._log.warning("joint_state", f"ignoring joint state: {err}")
-            return
-        with self._lock:
-            self._state = (measured.positions, measured.received_at)
+            self._refused = str(err)
+            self._log.warning(f"joint_state {err}"[:KEY_CHARS], f"ignoring joint state: {err}")
 
     def wait_fresh(self, max_age: float, first_wait: float) -> StateWait:
         """Positions no older than `max_age` [s], waiting up to `max_age` for one, or `first_wait` [s] when
@@ -65,4 +74,5 @@ class JointStateCache:
         if fresh:
             return StateWait(state[0], "")
         age = "none received" if state is None else f"last one {receive_time() - state[1]:.2f} s old"
-        return StateWait(None, f"{age}; timeout {max_age} s")
+        refused = f"; refused since: {self._refused}" if self._refused else ""
+        return StateWait(None, f"{age}; timeout {max_age} s{refused}")

@@ -66,10 +66,13 @@ def _base_T_frame(robot: RobotModel, positions: np.ndarray, name: str,
     return None if frame_id == robot.base_frame_id else robot.frame_pose(positions, frame_id)
 
 
-def joint_trajectory_msg(trajectory: JointTrajectoryArrays, frame_id: str = "") -> JointTrajectory:
-    """Time-sampled arrays -> trajectory_msgs/JointTrajectory (zero stamp: start on receipt)."""
+def joint_trajectory_msg(trajectory: JointTrajectoryArrays, frame_id: str = "", stamp=None) -> JointTrajectory:
+    """Time-sampled arrays -> trajectory_msgs/JointTrajectory; `stamp` (builtin_interfaces/Time) is when its time 0
+    is on the controller's clock (None: zero stamp, start on receipt)."""
     msg = JointTrajectory()
     msg.header.frame_id = frame_id
+    if stamp is not None:
+        msg.header.stamp = stamp
     msg.joint_names = list(trajectory.joint_names)
     points = []
     for k, t in enumerate(trajectory.times):
@@ -80,18 +83,6 @@ def joint_trajectory_msg(trajectory: JointTrajectoryArrays, frame_id: str = "") 
         point.time_from_start = duration_msg(float(t))
         points.append(point)
     msg.points = points
-    return msg
-
-
-def hold_trajectory_msg(joint_names: Sequence[str], positions: np.ndarray, hold_time: float = 0.1) -> JointTrajectory:
-    """A one-point trajectory that holds `positions` with zero velocity (stops a running trajectory)."""
-    msg = JointTrajectory()
-    msg.joint_names = list(joint_names)
-    point = JointTrajectoryPoint()
-    point.positions = [float(v) for v in positions]
-    point.velocities = [0.0] * len(positions)
-    point.time_from_start = duration_msg(hold_time)
-    msg.points = [point]
     return msg
 
 

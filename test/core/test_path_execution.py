@@ -38,7 +38,7 @@ def test_progress_is_clamped_and_a_zero_duration_is_safe():
     assert [monitor.update(t, np.zeros(2)).progress for t in (0.0, 0.5, 2.5)] == [0.0, 0.25, 1.0]
     still = ExecutionMonitor(trajectory(duration=0.0, end=(0.0, 0.0)), 0.01, 1.0, 0.0)
     assert still.update(0.0, np.zeros(2)).state == ExecutionState.SUCCEEDED
-    assert monitor.stopped_message(1.234, "canceled") == "canceled after 1.23 s; holding at the current state"
+    assert monitor.stopped_message(1.234, "canceled") == "canceled after 1.23 s"
 
 
 @pytest.mark.parametrize("ended, code, text, expected", [
@@ -58,3 +58,13 @@ def test_controller_results_map_to_codes_quoting_the_controller(ended, code, tex
 
 def test_controller_success_is_no_outcome():
     assert controller_outcome("succeeded", 0, "Goal successfully reached!", "a") == (None, "")
+
+
+def test_monitor_measures_the_velocity_over_its_checks():
+    monitor = ExecutionMonitor(trajectory(), goal_tolerance=0.01, timeout_margin=1.0, start_time=0.0)
+    assert monitor.velocities is None
+    monitor.update(0.10, np.array([0.0, 0.0]))
+    monitor.update(0.105, np.array([9.0, 9.0]))              # closer than the window: ignored
+    monitor.update(0.12, np.array([0.02, -0.01]))
+    np.testing.assert_allclose(monitor.velocities, [1.0, -0.5])
+    np.testing.assert_allclose(monitor.positions, [0.02, -0.01])

@@ -13,6 +13,7 @@ from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.servo import Servo, _max_abs_difference, warm_up
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
+from robokin_ros.core.servo.tick_stamps import TickStamps
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
 from robokin_ros.core.servo.window import window_arrays, window_times
 from robokin_ros.core.sim.joints import SimulatedJoints
@@ -186,6 +187,60 @@ def test_pause_and_resume_never_jump(panda):
     assert np.max(np.abs(out.positions - moved)) <= np.max(out.velocities) * DT + 1e-15
 
 
+def _velocity_steps_over_limit(loop, outputs, before):
+    """Largest per-tick velocity change of `outputs` (after `before`), as a multiple of the acceleration limit."""
+    amax = loop.servo._ik.acceleration_limits
+    velocities = [before] + [o.velocities for o in outputs]
+    return max(float(np.max(np.abs(b - a) / (amax * DT))) for a, b in zip(velocities, velocities[1:]))
+
+
+def test_back_to_back_pause_and_resume_during_a_twist_keep_the_velocity_within_the_acceleration_limits(panda):
+    """Attack from issue 9: pause then resume in consecutive ticks while the arm moves fast. Re-anchoring at the
+    measured state used to zero the commanded velocity in one tick (8.8-14.2 x the acceleration limit)."""
+    loop = Loop(panda, command_in_type="speed_units")
+    loop.run(150, cmd([0.0, 0.3, 0.0]))
+    before = loop.outputs[-1].velocities
+    assert np.abs(before).max() > 0.3
+    outputs = []
+    for _ in range(5):
+        loop.servo.pause()
+        outputs.append(loop.tick(cmd([0.0, 0.3, 0.0])))
+        loop.servo.resume()
+        outputs.append(loop.tick(None))
+        outputs += [loop.tick(cmd([0.0, 0.3, 0.0])) for _ in range(3)]
+    assert _velocity_steps_over_limit(loop, outputs, before) <= 1 + 1e-9
+
+
+def test_joint_states_back_after_an_outage_keep_the_velocity_within_the_acceleration_limits(panda):
+    """Joint states missing for ~100 ms, then back: the re-anchoring must continue the decelerating ramp, not
+    zero it (8.7 x the acceleration limit before)."""
+    loop = Loop(panda, command_in_type="speed_units")
+    loop.run(150, cmd([0.0, 0.3, 0.0]))
+    before = loop.outputs[-1].velocities
+    gap = [loop.tick(cmd([0.0, 0.3, 0.0]), follow=False) for _ in range(60)]     # 120 ms without states
+    assert gap[-1].status == ServoStatus.JOINT_STATE_MISSING and gap[-1].velocities.any()
+    back = loop.run(40, cmd([0.0, 0.3, 0.0]))
+    assert back[-1].status == ServoStatus.OK
+    assert _velocity_steps_over_limit(loop, gap + back, before) <= 1 + 1e-9
+
+
+def test_a_stalled_servo_does_not_count_its_own_stall_against_the_joint_states(panda):
+    """Under CPU load the servo's own tick can come tens of ms late while states keep arriving: the state it
+    holds is then old only because the servo could not take the newer ones. That is not a missing state."""
+    loop = Loop(panda, command_in_type="speed_units")
+    loop.run(50, cmd([0.0, 0.05, 0.0]))
+    last_state = loop.now - 0.045                     # the newest state the servo could take: 45 ms before
+    loop.servo.set_measurement(JointMeasurement(loop.outputs[-1].positions, last_state))
+    late = loop.now + 0.07                            # this tick comes 70 ms late: the state is 115 ms old
+    loop.servo.set_command(cmd([0.0, 0.05, 0.0], at=late))
+    assert loop.servo.step(late).status == ServoStatus.OK
+    # a state that stays old while the servo ticks on time is missing
+    out = None
+    for k in range(1, 60):
+        out = loop.servo.step(late + k * DT)
+    assert out.status == ServoStatus.JOINT_STATE_MISSING
+
+
 def test_integrates_from_command_and_reanchors_on_divergence(panda):
     loop = Loop(panda, command_in_type="speed_units", max_state_divergence=0.05)
     loop.run(20, cmd([0.05, 0, 0]))
@@ -196,10 +251,13 @@ def test_integrates_from_command_and_reanchors_on_divergence(panda):
     np.testing.assert_allclose(out.positions, last.positions + out.velocities * DT, atol=1e-15)
     far = out.positions - 0.2                                  # diverged: re-anchor at the measurement
     loop.servo.set_measurement(JointMeasurement(far, loop.now))
+    before = out.velocities
     out = loop.tick(cmd([0.05, 0, 0]), follow=False)
-    step = out.positions - far
-    assert np.max(np.abs(step)) <= np.max(np.abs(out.velocities)) * DT + 1e-15
-    assert np.max(np.abs(out.velocities)) <= np.max(loop.servo._ik.acceleration_limits) * DT * (1 + 1e-9)
+    # re-anchored at the measurement, carried on by the commanded velocity for the measurement's age (one tick)
+    np.testing.assert_allclose(out.positions, far + before * DT + out.velocities * DT, atol=1e-12)
+    # the commanded velocity carries on through the re-anchoring: no step beyond the acceleration limits
+    assert np.all(np.abs(out.velocities - before) <= loop.servo._ik.acceleration_limits * DT * (1 + 1e-9))
+    assert np.max(np.abs(before)) > 10 * np.max(loop.servo._ik.acceleration_limits) * DT    # it was moving
 
 
 # ---- validation and config -----------------------------------------------------------------------------
@@ -392,17 +450,19 @@ def test_late_and_early_ticks_keep_every_window_continuous_with_the_last(panda):
     assert max(gaps) < 1e-9, max(gaps)
 
 
-def test_a_gap_longer_than_the_window_restarts_from_the_measured_state_at_rest(panda):
-    """After a stall longer than the window's constant-velocity part the arm has run into the stopping tail:
-    continuing the integration would command a position jump, so the servo re-anchors at rest."""
+def test_after_a_stall_longer_than_the_window_the_servo_continues_from_where_the_tail_left_the_arm(panda):
+    """A stall longer than the window: the controller has followed the last window into its stopping tail and
+    holds its end. The next window starts there, at rest, and accelerates within the limits (no position jump
+    back to an extrapolated state, no velocity step)."""
     loop = Loop(panda, command_in_type="speed_units", max_expected_latency=0.05)
     loop.run(100, cmd([0.0, 0.1, 0.0]))
-    measured = loop.outputs[-1].positions + 0.001                # where the arm came to rest on the tail
-    later = loop.now + 0.2
-    loop.servo.set_measurement(JointMeasurement(measured, later))
+    tail_end = loop.outputs[-1].window.positions[-1]
+    assert np.abs(loop.outputs[-1].velocities).max() > 0.05
+    later = loop.now + 0.5
+    loop.servo.set_measurement(JointMeasurement(tail_end + 1e-4, later))
     loop.servo.set_command(cmd([0.0, 0.1, 0.0], at=later))
     out = loop.servo.step(later)
-    np.testing.assert_allclose(out.window.positions[0], measured, atol=1e-12)
+    np.testing.assert_allclose(out.window.positions[0], tail_end, atol=1e-12)
     assert np.all(np.abs(out.velocities) <= loop.servo._ik.acceleration_limits * DT * (1 + 1e-9))
 
 
@@ -557,3 +617,14 @@ def test_command_type_starts_at_twist_and_refuses_the_types_not_served_yet():
     # an input of another kind than the current type is not used (MoveIt Servo drops it)
     switch.current = CommandType.POSE
     assert not switch.accepts(CommandType.TWIST) and switch.accepts(CommandType.POSE)
+
+
+def test_tick_stamps_keep_the_ticks_spacing_and_follow_a_clock_step():
+    stamps = TickStamps()
+    assert stamps.stamp(10.0, 5_000_300_000) == 5_000_300_000      # the first read came 300 us late
+    assert stamps.stamp(10.002, 5_002_000_000) == 5_002_000_000     # an on-time read: the smaller offset wins
+    # reads 5 ms late under load: the stamps keep the receive clock's 2 ms spacing
+    assert stamps.stamp(10.004, 5_009_000_000) == 5_004_000_000
+    # a clock step beyond 20 ms (simulated time, NTP): re-measured
+    assert stamps.stamp(10.006, 9_000_000_000) == 9_000_000_000
+    assert stamps.stamp(10.008, 9_002_000_100) == 9_002_000_000

@@ -31,6 +31,9 @@ def test_joint_state_round_trip_and_reordering_by_name():
     (JointState(name=["j1", "j2", "j3"], position=[0.0, 0.0]), "3 names but 2 positions"),
     (JointState(name=["j1", "j2", "j3"], position=[0.0, float("nan"), 0.0]), "non-finite entries at indices [1]"),
     (JointState(), "lacks joints ['j1', 'j2', 'j3']"),
+    # the last value used to win: j1 would read 0.3
+    (JointState(name=["j1", "j2", "j3", "j1"], position=[0.0, 0.0, 0.0, 0.3]), "names 'j1' twice"),
+    (JointState(name=["j1", "j2", "j3", "g", "g", "g"], position=[0.0] * 6), "names 'g' 3 times"),
 ])
 def test_bad_joint_states_are_named(msg, words):
     with pytest.raises(InvalidInputError) as err:
@@ -125,6 +128,8 @@ def test_status_msg_carries_every_field_and_its_code_reads_back():
 def test_time_msg_splits_nanoseconds():
     msg = cv.time_msg(12 * 1_000_000_000 + 345)
     assert (msg.sec, msg.nanosec) == (12, 345)
+    assert cv.time_nanoseconds(msg) == 12 * 1_000_000_000 + 345
+    assert cv.time_nanoseconds(Time()) == 0
     assert cv.duration_seconds(msg) == pytest.approx(12.000000345, abs=1e-12)
 
 

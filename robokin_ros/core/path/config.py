@@ -65,6 +65,8 @@ class PathConfig(NodeConfig):
     trajectory_rate_hz: float = spec(100.0, "sample rate of the output trajectory", unit="Hz", gt=0.0, le=2000.0)
     control_rate_hz: float = spec(500.0, "rate at which the timed trajectory is verified", unit="Hz",
                                   gt=0.0, le=10000.0)
+    planning_timeout: float = spec(10.0, "planning (geometry, IK, downsampling, timing) ends with "
+                                   "PLANNING_TIMEOUT when it takes longer", unit="s", gt=0.0, le=3600.0)
     # --- node ---
     execution: str = spec("action", "how a planned path is executed: 'action' sends a control_msgs/"
                           "FollowJointTrajectory goal (as MoveIt does) and reports the controller's result; 'topic' "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.interpolate import CubicSpline
 
+from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.chain import ChainFk
 from robokin_ros.core.path.checks import AxisSelection, pose_errors
 from robokin_ros.core.path.geometry import DensePath
@@ -34,7 +35,8 @@ def spline(ss: np.ndarray, positions: np.ndarray) -> CubicSpline:
 
 def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolerance: float,
                position_tolerance: float, orientation_tolerance: float,
-               axes: AxisSelection = AxisSelection(np.arange(6), True)) -> DownsampleResult:
+               axes: AxisSelection = AxisSelection(np.arange(6), True),
+               budget: PlanningBudget = UNLIMITED) -> DownsampleResult:
     """Indices of dense samples to keep so the spline through them stays within every tolerance.
 
     Args:
@@ -45,6 +47,7 @@ def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolera
         position_tolerance: max tool position deviation [m] on the constrained axes.
         orientation_tolerance: max tool orientation deviation [rad] on the constrained axes.
         axes: constrained axes, as for the solver.
+        budget: checked before every refinement round (PlanningStopped).
     """
     count = len(positions)
     ss = path_parameter(positions)
@@ -54,6 +57,7 @@ def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolera
     if count > 2:
         keep[count // 2] = True          # three points give the spline a curved first guess
     for round_ in range(_MAX_ROUNDS + 1):
+        budget.check("downsampling", round_, _MAX_ROUNDS)
         if round_ == _MAX_ROUNDS:
             keep[:] = True                # give up reducing: every dense sample is kept
         idx = np.flatnonzero(keep)

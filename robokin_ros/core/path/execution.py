@@ -15,6 +15,7 @@ from robokin_ros.core.path.result import ExecutionCode, JointTrajectoryArrays
 
 # control_msgs/action/FollowJointTrajectory error codes with an outcome of their own (same numbers as
 # control_msgs, checked by a test); any other failure is EXECUTION_FAILED with the controller's words.
+MIN_VELOCITY_WINDOW = 0.01   # [s] shortest interval the measured velocity is differenced over
 CONTROLLER_ABORT_CODES = {-4: ExecutionCode.PATH_TOLERANCE_VIOLATED, -5: ExecutionCode.GOAL_TOLERANCE_VIOLATED}
 
 
@@ -50,6 +51,9 @@ class ExecutionMonitor:
         self.goal_tolerance = goal_tolerance
         self.timeout_margin = timeout_margin
         self.start_time = start_time
+        self.positions: np.ndarray | None = None       # (n,) measured positions of the newest velocity sample
+        self.velocities: np.ndarray | None = None      # (n,) differenced over the checks (None until two)
+        self._measured_at = start_time
 
     def elapsed(self, now: float) -> float:
         """[s] since the trajectory was published."""
@@ -57,6 +61,7 @@ class ExecutionMonitor:
 
     def update(self, now: float, positions: np.ndarray) -> ExecutionStatus:
         """The state at time `now` [s] with measured `positions` (n,) [rad | m]."""
+        self._measure(now, positions)
         elapsed = self.elapsed(now)
         error = float(np.abs(positions - self.end).max())
         if elapsed >= self.duration and error <= self.goal_tolerance:
@@ -67,9 +72,19 @@ class ExecutionMonitor:
                                    f"planned {self.duration:.2f} s (max joint error {error:.4f} rad)")
         return ExecutionStatus(ExecutionState.RUNNING, min(elapsed / max(self.duration, 1e-9), 1.0), "")
 
+    def _measure(self, now: float, positions: np.ndarray) -> None:
+        """Keep the newest positions and the velocity since the previous check (checks closer than
+        MIN_VELOCITY_WINDOW [s] are skipped: receive-time jitter would dominate the difference)."""
+        if self.positions is not None and now - self._measured_at < MIN_VELOCITY_WINDOW:
+            return
+        if self.positions is not None:
+            self.velocities = (positions - self.positions) / (now - self._measured_at)
+        self.positions, self._measured_at = np.array(positions, dtype=float), now
+
     def stopped_message(self, now: float, why: str) -> str:
-        """The sentence for an execution stopped from outside (`why`: "canceled", "preempted by a new goal")."""
-        return f"{why} after {self.elapsed(now):.2f} s; holding at the current state"
+        """The start of the sentence for an execution stopped from outside (`why`: "canceled", "preempted by a
+        new goal"); the caller adds how the arm was stopped."""
+        return f"{why} after {self.elapsed(now):.2f} s"
 
 
 def controller_outcome(ended: str, error_code: int, error_string: str, action: str) -> tuple[ExecutionCode | None,

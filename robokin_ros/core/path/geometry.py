@@ -16,6 +16,12 @@ Handling of awkward input (documented contract, tested):
 - A blend radius larger than half the shorter neighbouring segment: `BlendRadiusError` (default) or, with
   `clamp_blend=True`, clamped to that half; clamped corners are listed in `DensePath.clamped_corners`.
 - Corners next to a pure-rotation segment and collinear corners are not blended (radius 0 reported).
+- An unblended interior corner is a stop (`DensePath.stops`: the timing brings the arm to rest there) unless
+  its turn is at most `max_unstopped_turn` (see `unstopped_turn_limit`): collinear and near-collinear
+  waypoints, e.g. a polyline sampling a curve, are passed at speed. The turn is the angle between the
+  directions of the two segments in the combined space where `max_step` of travel weighs like
+  `max_angle_step` of rotation (the metric of `DensePath.progress`), so a change of rotation axis or a start
+  of rotation counts too.
 - Dense samples are at most `MAX_STEP` (1 mm) and `MAX_ANGLE_STEP` (1 mrad) apart; callers may ask for
   finer spacing, never coarser, because the solver's one-step-per-sample accuracy relies on it.
 - A path needing more than `max_samples` (default `MAX_DENSE_SAMPLES`) dense samples is refused with
@@ -30,7 +36,8 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.errors import BlendRadiusError, EmptyPathError, PathInputError
-from robokin_ros.core.so3 import exp3_scaled, relative_angles
+from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
+from robokin_ros.core.so3 import exp3_scaled, log3_batch, relative_angles
 
 MAX_STEP = 1e-3            # [m] coarsest allowed dense spacing in translation
 MAX_ANGLE_STEP = 1e-3      # [rad] coarsest allowed dense spacing in rotation
@@ -38,6 +45,8 @@ QUATERNION_NORM_TOLERANCE = 1e-3
 DUPLICATE_TOLERANCE = 1e-7  # [m | rad]
 MAX_DENSE_SAMPLES = 2_000_000   # ~1000x a full-reach move at 1 mm; about 0.5 GB of dense arrays
 _ROTATION_TOLERANCE = 1e-6
+_COLLINEAR_TURN = 1.5e-6   # [rad] a turn below this is rounding noise: collinear (as for blends, cos > 1 - 1e-12)
+MAX_UNSTOPPED_TURN = 0.5 * np.pi   # [rad] a corner turning more always stops, whatever the tolerances
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,15 @@ class DensePath:
     def pose(self, index: int) -> pin.SE3:
         """Dense sample `index` as base_T_tool."""
         return pin.SE3(self.rotations[index], self.positions[index])
+
+
+def resting_path(start: pin.SE3, waypoint_count: int) -> DensePath:
+    """The one-sample path of a request whose `waypoint_count` waypoints all equal `start` (all dropped)."""
+    p, R = np.array(start.translation, float), np.array(start.rotation, float)
+    return DensePath(positions=p[None], rotations=R[None], mid_positions=np.empty((0, 3)),
+                     mid_rotations=np.empty((0, 3, 3)), arc_length=np.zeros(1), progress=np.ones(1),
+                     segment=np.zeros(1, dtype=int), blend_radii=(), clamped_corners=(),
+                     dropped_waypoints=tuple(range(waypoint_count)))
 
 
 def pose_from_position_quaternion(position: Sequence[float], quaternion_xyzw: Sequence[float],
@@ -118,19 +136,34 @@ class _Node:
     index: int       # waypoint index (-1 = start)
 
 
+def _checked_poses(start: pin.SE3, waypoints: Sequence[pin.SE3]) -> tuple[np.ndarray, np.ndarray]:
+    """Positions (K+1, 3) and rotations (K+1, 3, 3) of start and waypoints, checked in one batch (the
+    per-pose check runs only to name the first bad one)."""
+    p = np.array([start.translation, *(pose.translation for pose in waypoints)], dtype=float)
+    R = np.array([start.rotation, *(pose.rotation for pose in waypoints)], dtype=float)
+    orthonormal = np.abs(np.einsum("kji,kjl->kil", R, R) - np.eye(3)).max(axis=(1, 2)) <= _ROTATION_TOLERANCE
+    good = np.isfinite(p).all(axis=1) & np.isfinite(R).all(axis=(1, 2)) & orthonormal & (np.linalg.det(R) >= 0)
+    for k in np.flatnonzero(~good)[:1]:
+        _check_pose(start if k == 0 else waypoints[k - 1], k - 1)      # raises, naming the waypoint
+    return p, R
+
+
 def _nodes(start: pin.SE3, waypoints: Sequence[pin.SE3]) -> tuple[list[_Node], list[int]]:
     if len(waypoints) == 0:
         raise EmptyPathError("the path has no waypoints")
-    p0, R0 = _check_pose(start, -1)
-    nodes, dropped = [_Node(p0, R0, -1)], []
-    for i, pose in enumerate(waypoints):
-        p, R = _check_pose(pose, i)
+    p, R = _checked_poses(start, waypoints)
+    near = ((np.linalg.norm(np.diff(p, axis=0), axis=1) < DUPLICATE_TOLERANCE)
+            & (log3_batch(np.einsum("kji,kjl->kil", R[:-1], R[1:])).angle < DUPLICATE_TOLERANCE))
+    nodes, dropped = [_Node(p[0], R[0], -1)], []
+    for i in range(len(waypoints)):
         last = nodes[-1]
-        if (np.linalg.norm(p - last.p) < DUPLICATE_TOLERANCE
-                and np.linalg.norm(pin.log3(last.R.T @ R)) < DUPLICATE_TOLERANCE):
+        # without a dropped predecessor the previous node is the previous waypoint: `near` decides
+        if (near[i] if last.index == i - 1 else
+                np.linalg.norm(p[i + 1] - last.p) < DUPLICATE_TOLERANCE
+                and np.linalg.norm(pin.log3(last.R.T @ R[i + 1])) < DUPLICATE_TOLERANCE):
             dropped.append(i)
             continue
-        nodes.append(_Node(p, R, i))
+        nodes.append(_Node(p[i + 1], R[i + 1], i))
     if len(nodes) == 1:
         raise EmptyPathError(f"the path has no motion: all {len(waypoints)} waypoint(s) equal the start pose")
     return nodes, dropped
@@ -156,13 +189,48 @@ def _corner_radii(nodes: list[_Node], lengths: np.ndarray, directions: np.ndarra
     return radii, clamped
 
 
+def unstopped_turn_limit(position_tolerance: float, orientation_tolerance: float, max_step: float = MAX_STEP,
+                         max_angle_step: float = MAX_ANGLE_STEP) -> float:
+    """Largest turn [rad] of an unblended corner the arm may pass without stopping.
+
+    Not stopping lets the timed joint spline round the corner. With a knot at every dense sample it can do so
+    within one sample on each side, which cuts the corner by at most h/2 * sin(turn/2) (h: the dense spacing;
+    the quadratic Bezier B0 = C - h d1, B2 = C + h d2 passes h/4 * |d2 - d1| from C). The turn is allowed when
+    that cut is within the tolerances (position with `max_step`, orientation with `max_angle_step`), capped at
+    MAX_UNSTOPPED_TURN. The cut is a bound for choosing, not the guarantee: downsampling and the timed-deviation
+    check still verify the spline against the path at every sample and midpoint.
+
+    Args:
+        position_tolerance: [m] e.g. the downsampling position tolerance.
+        orientation_tolerance: [rad] e.g. the downsampling orientation tolerance.
+        max_step, max_angle_step: the dense spacing [m], [rad].
+    """
+    ratio = 2.0 * min(position_tolerance / max_step, orientation_tolerance / max_angle_step)
+    return float(min(2.0 * np.arcsin(min(ratio, 1.0)), MAX_UNSTOPPED_TURN))
+
+
+def corner_turns(nodes: list[_Node], max_step: float, max_angle_step: float) -> np.ndarray:
+    """Turn [rad] at every node (0 at both ends): angle between the neighbouring segments' directions in the
+    combined space (translation / max_step, rotation / max_angle_step), rotation as the spatial rotation vector
+    (the segment's constant angular velocity direction in the base frame)."""
+    p = np.array([n.p for n in nodes])                                               # (M+1, 3)
+    R = np.array([n.R for n in nodes])                                               # (M+1, 3, 3)
+    w_body = log3_batch(np.einsum("kji,kjl->kil", R[:-1], R[1:])).vector            # (M, 3) of Ra^T Rb
+    w_base = np.einsum("kij,kj->ki", R[:-1], w_body)                                 # (M, 3)
+    motions = np.hstack([np.diff(p, axis=0) / max_step, w_base / max_angle_step])   # (M, 6)
+    directions = motions / np.linalg.norm(motions, axis=1)[:, None]                  # nodes differ: norm > 0
+    chord = np.linalg.norm(directions[1:] - directions[:-1], axis=1)
+    return np.r_[0.0, 2.0 * np.arcsin(np.minimum(0.5 * chord, 1.0)), 0.0]
+
+
 def _segment_rotation(node_a: _Node, w: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Orientation at fraction s of the segment a->b."""
     return node_a.R @ exp3_scaled(w, s)
 
 
-def _pieces(nodes: list[_Node], radii: np.ndarray, step: float, angle_step: float):
-    """Yield (positions_fn, rotations_fn, n_intervals, segment index, ends at a stop) for every piece.
+def _pieces(nodes: list[_Node], radii: np.ndarray, stop_at: np.ndarray, step: float, angle_step: float):
+    """Yield (positions_fn, rotations_fn, n_intervals, segment index, ends at a stop) for every piece;
+    `stop_at` (per node) marks the unblended corners where the arm stops.
 
     n_intervals is a float (possibly inf or huge) so the caller can check the sample budget before any
     integer conversion or allocation.
@@ -178,7 +246,7 @@ def _pieces(nodes: list[_Node], radii: np.ndarray, step: float, angle_step: floa
         n = np.maximum(1.0, np.ceil(max(L * span / step, np.linalg.norm(w) * span / angle_step) - 1e-9))
         yield ((lambda t, a=a, L_vec=deltas[j], s0=s0, span=span: a.p + np.outer(s0 + span * t, L_vec)),
                (lambda t, a=a, w=w, s0=s0, span=span: _segment_rotation(a, w, s0 + span * t)),
-               n, b.index, radii[j + 1] == 0.0 and j + 2 < len(nodes))
+               n, b.index, bool(stop_at[j + 1]))
         r = radii[j + 1]
         if r > 0.0:
             c = nodes[j + 1]
@@ -198,7 +266,8 @@ def _pieces(nodes: list[_Node], radii: np.ndarray, step: float, angle_step: floa
 
 def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float = 0.0, *,
                max_step: float = MAX_STEP, max_angle_step: float = MAX_ANGLE_STEP,
-               clamp_blend: bool = False, max_samples: int = MAX_DENSE_SAMPLES) -> DensePath:
+               clamp_blend: bool = False, max_samples: int = MAX_DENSE_SAMPLES,
+               max_unstopped_turn: float = 0.0, budget: PlanningBudget = UNLIMITED) -> DensePath:
     """Dense samples of the blended path from `start` through `waypoints` (all poses base_T_tool).
 
     Args:
@@ -209,6 +278,9 @@ def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float
         max_angle_step: dense spacing in rotation [rad], 0 < max_angle_step <= 1 mrad.
         clamp_blend: clamp too-large blend radii instead of raising BlendRadiusError.
         max_samples: refuse paths needing more dense samples than this.
+        max_unstopped_turn: [rad] unblended corners turning at most this much are not stops (0: only
+            collinear ones); see `unstopped_turn_limit`.
+        budget: checked between pieces (PlanningStopped).
 
     Raises:
         PathInputError, EmptyPathError, BlendRadiusError: see the module docstring.
@@ -224,12 +296,15 @@ def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float
         lengths = np.linalg.norm(deltas, axis=1)
         directions = deltas / np.where(lengths > 0, lengths, 1.0)[:, None]
         radii, clamped = _corner_radii(nodes, lengths, directions, float(blend_radius), clamp_blend)
-        pieces = list(_pieces(nodes, radii, max_step, max_angle_step))
+        turns = corner_turns(nodes, max_step, max_angle_step)
+        stop_at = (radii == 0.0) & (turns > max(max_unstopped_turn, _COLLINEAR_TURN))
+        pieces = list(_pieces(nodes, radii, stop_at, max_step, max_angle_step))
     _check_budget(pieces, max_samples, max_step, max_angle_step)
 
     positions, rotations, segment = [nodes[0].p[None]], [nodes[0].R[None]], [np.array([nodes[1].index])]
     stops, fine_count = [], 1
-    for pos_fn, rot_fn, n, seg, stop in pieces:
+    for done, (pos_fn, rot_fn, n, seg, stop) in enumerate(pieces):
+        budget.check("geometry", done, len(pieces))
         n = int(n)
         t = np.arange(1, 2 * n + 1) / (2 * n)          # half steps: odd entries become midpoints
         fine_count += 2 * n

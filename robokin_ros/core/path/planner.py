@@ -6,20 +6,35 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
 from scipy.spatial import cKDTree
 
-from robokin_ros.core.errors import InvalidInputError, PathInputError
+from robokin_ros.core.errors import EmptyPathError, InvalidInputError, PathInputError
 from robokin_ros.core.limits import MotionLimits, motion_limits
+from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.checks import AxisSelection, pose_errors
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.downsample import downsample, path_parameter
-from robokin_ros.core.path.geometry import DensePath, build_path
-from robokin_ros.core.path.result import DownsampleResult, JointTrajectoryArrays, PathIkResult, PathPlan, TimingReport
+from robokin_ros.core.path.geometry import (
+    DUPLICATE_TOLERANCE,
+    DensePath,
+    build_path,
+    resting_path,
+    unstopped_turn_limit,
+)
+from robokin_ros.core.path.result import (
+    Deviations,
+    DownsampleResult,
+    JointTrajectoryArrays,
+    PathIkResult,
+    PathPlan,
+    PathStatus,
+    TimingReport,
+)
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.path.timing import sample_times, time_optimal
 from robokin_ros.core.robot import RobotModel
@@ -76,6 +91,13 @@ class CartesianPathPlanner:
         target.translation = target.translation + np.array([0.0, 0.0, WARM_UP_STEP])
         self.solver().solve(build_path(start, [target]), self.robot.home())
 
+    def unstopped_turn(self) -> float:
+        """Largest turn [rad] of an unblended corner passed without stopping: rounding it within one dense
+        sample stays within the downsampling tolerances (`geometry.unstopped_turn_limit`)."""
+        c = self.config
+        return unstopped_turn_limit(c.downsample_position_tolerance, c.downsample_orientation_tolerance,
+                                    c.sample_step, c.sample_angle_step)
+
     def limits(self) -> MotionLimits:
         """Velocity [rad/s] and acceleration [rad/s^2] limits: config overrides, else URDF / defaults."""
         c = self.config
@@ -84,20 +106,27 @@ class CartesianPathPlanner:
     def plan(self, start_positions, waypoints: Sequence[pin.SE3], blend_radius: float | None = None, *,
              tip_frame: str = "", axis_mask: np.ndarray | None = None, axis_frame: str | None = None,
              velocity_scaling: float | None = None, acceleration_scaling: float | None = None,
-             time_parameterize: bool = True) -> PathPlan:
+             time_parameterize: bool = True, should_stop: Callable[[], bool] | None = None) -> PathPlan:
         """Plan a path from the tool pose at `start_positions` through `waypoints` (base frame poses).
+
+        Waypoints that all equal the start pose (within geometry.DUPLICATE_TOLERANCE) give a successful plan
+        "already at the goal": a one-point trajectory holding the start state (duration 0).
 
         Args:
             axis_mask: bool (6,) constrained axes, None = the config's. axis_frame: "tool" / "base", None = config.
             velocity_scaling, acceleration_scaling: fractions of the limits in (0, 1]; None or 0 = the config's
                 default (a goal's 0 means "the node's default").
+            should_stop: polled between units of work in every phase; True ends planning (None = never).
 
         Raises:
             PathInputError (and subclasses), InvalidInputError, UnknownFrameError: bad request, including
-                a waypoint beyond `reach_bound` or a path over the dense sample budget.
+                no waypoints, a waypoint beyond `reach_bound` or a path over the dense sample budget.
             TrajectoryTimingError: the solved path cannot be timed within the limits.
+            PlanningStopped: `should_stop` returned True (CANCELED) or planning took longer than
+                `config.planning_timeout` (TIMEOUT); the exception says in which phase and how far it got.
         """
         c = self.config
+        budget = PlanningBudget(c.planning_timeout, should_stop)
         timings = {}
         t0 = time.perf_counter()
         solver = self.solver(tip_frame)
@@ -107,19 +136,36 @@ class CartesianPathPlanner:
         axes = solver.axes(axis_mask, axis_frame)
         check_reach(waypoints, self.reach_bound(tip_frame))
         R0, p0 = solver.fk(q0[None])
-        path = build_path(pin.SE3(R0[0], p0[0]), waypoints, c.blend_radius if blend_radius is None else blend_radius,
-                          max_step=c.sample_step, max_angle_step=c.sample_angle_step,
-                          clamp_blend=c.clamp_blend_radius)
+        start = pin.SE3(R0[0], p0[0])
+        try:
+            path = build_path(start, waypoints, c.blend_radius if blend_radius is None else blend_radius,
+                              max_step=c.sample_step, max_angle_step=c.sample_angle_step,
+                              clamp_blend=c.clamp_blend_radius, max_unstopped_turn=self.unstopped_turn(),
+                              budget=budget)
+        except EmptyPathError:
+            if len(waypoints) == 0:
+                raise
+            return self._already_there(q0, start, len(waypoints))
         timings["geometry"] = time.perf_counter() - t0
-        ik = solver.solve(path, q0, axis_mask, axis_frame)
+        ik = solver.solve(path, q0, axis_mask, axis_frame, budget)
         timings["ik"] = ik.compute_time
         if not ik.success or not time_parameterize:
             return PathPlan(ik, timings=timings)
+        return self._timed_plan(ik, solver, axes, v_scale, a_scale, budget, timings)
+
+    def _timed_plan(self, ik: PathIkResult, solver: PathIkSolver, axes: AxisSelection, v_scale: float,
+                    a_scale: float, budget: PlanningBudget, timings: dict) -> PathPlan:
+        """Downsample and time every rest-to-rest section of a solved path, join them, verify the deviation."""
+        path = ik.path
         bounds = [0, *path.stops, path.size - 1]
-        whole = _join([self._time_section(ik.positions, path, a, b, solver, axes, v_scale, a_scale)
-                       for a, b in zip(bounds[:-1], bounds[1:])])
+        sections = []
+        for done, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+            budget.check("timing", done, len(bounds) - 1)
+            sections.append(self._time_section(ik.positions, path, a, b, solver, axes, v_scale, a_scale, budget))
+        whole = _join(sections)
         timings["downsample"] = whole.downsample_time
         timings["timing"] = whole.report.compute_time
+        budget.check("verification")
         t2 = time.perf_counter()
         deviation = timed_deviation(whole.control, ik.positions, path, solver, axes)
         report = dataclasses.replace(whole.report, max_position_deviation=deviation.position,
@@ -127,6 +173,18 @@ class CartesianPathPlanner:
                                      verify_time=whole.report.verify_time + time.perf_counter() - t2)
         timings["verify"] = report.verify_time
         return PathPlan(ik, whole.reduced, whole.trajectory, report, timings)
+
+    def _already_there(self, q0: np.ndarray, start: pin.SE3, waypoint_count: int) -> PathPlan:
+        """The successful plan of a request whose waypoints all equal the start pose: hold the start state."""
+        message = (f"already at the goal: the {waypoint_count} waypoint(s) equal the current tool pose (within "
+                   f"{DUPLICATE_TOLERANCE:g} m and {DUPLICATE_TOLERANCE:g} rad); nothing to move")
+        ik = PathIkResult(PathStatus.SUCCESS, message, q0[None].copy(), resting_path(start, waypoint_count), 1.0, 0.0,
+                          Deviations())
+        zeros = np.zeros((1, self.robot.n))
+        trajectory = JointTrajectoryArrays(tuple(self.robot.joint_names), np.zeros(1), q0[None].copy(), zeros,
+                                           zeros.copy())
+        report = TimingReport(0.0, 0.0, 0.0, max_position_deviation=0.0, max_orientation_deviation=0.0)
+        return PathPlan(ik, DownsampleResult(np.zeros(1, dtype=int), 0.0, 0.0, 0.0), trajectory, report, {})
 
     def time_prefix(self, ik: PathIkResult, tip_frame: str = "", axis_mask: np.ndarray | None = None,
                     axis_frame: str | None = None) -> JointTrajectoryArrays | None:
@@ -140,13 +198,13 @@ class CartesianPathPlanner:
         return section.trajectory
 
     def _time_section(self, Q, path: DensePath, first: int, last: int, solver: PathIkSolver, axes: AxisSelection,
-                      v_scale: float, a_scale: float) -> TimedSection:
+                      v_scale: float, a_scale: float, budget: PlanningBudget = UNLIMITED) -> TimedSection:
         """Downsample and time dense samples first..last (rest to rest)."""
         c = self.config
         t0 = time.perf_counter()
         reduced = downsample(Q[first:last + 1], path.section(first, last), solver.fk,
                              c.downsample_joint_tolerance, c.downsample_position_tolerance,
-                             c.downsample_orientation_tolerance, axes)
+                             c.downsample_orientation_tolerance, axes, budget)
         elapsed = time.perf_counter() - t0
         ss = path_parameter(Q[first:last + 1])[reduced.indices]
         v_max, a_max = self.limits()
@@ -200,15 +258,18 @@ def reach_bound(robot: RobotModel, tip_frame: str) -> float:
 
 def check_reach(waypoints: Sequence[pin.SE3], bound: float) -> None:
     """PathInputError naming the first waypoint farther than `bound` [m] from the base origin."""
-    for i, pose in enumerate(waypoints):
-        p = np.asarray(pose.translation, dtype=float)
-        if not np.isfinite(p).all():
-            continue                                           # geometry reports non-finite values
-        scale = float(np.abs(p).max())
-        distance = scale * float(np.linalg.norm(p / scale)) if scale > 0 else 0.0   # no overflow at 1e300
-        if distance > bound:
-            raise PathInputError(f"waypoint {i} is {distance:.4g} m from the base origin, beyond the arm's reach "
-                                 f"bound of {bound:.3f} m (check the units and the frame_id)", i)
+    if len(waypoints) == 0:
+        return
+    p = np.array([pose.translation for pose in waypoints], dtype=float)                  # (K, 3)
+    scale = np.abs(p).max(axis=1)                                                       # no overflow at 1e300
+    with np.errstate(invalid="ignore"):
+        distance = scale * np.linalg.norm(p / np.where(scale > 0, scale, 1.0)[:, None], axis=1)
+    # non-finite waypoints are left to the geometry, which names them
+    far = np.flatnonzero(np.isfinite(p).all(axis=1) & (distance > bound))
+    if len(far):
+        i = int(far[0])
+        raise PathInputError(f"waypoint {i} is {distance[i]:.4g} m from the base origin, beyond the arm's reach "
+                             f"bound of {bound:.3f} m (check the units and the frame_id)", i)
 
 
 def _join(pieces: list[TimedSection]) -> TimedSection:

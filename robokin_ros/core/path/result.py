@@ -34,6 +34,7 @@ class ExecutionCode(SentencedCode):
     CONTROLLER_REJECTED = 12, "the trajectory controller rejected the trajectory"
     PATH_TOLERANCE_VIOLATED = 13, "the controller aborted: a joint left its path tolerance"
     GOAL_TOLERANCE_VIOLATED = 14, "the controller aborted: the arm did not settle within the goal tolerance in time"
+    PLANNING_TIMEOUT = 15, "planning did not finish within its time budget (planning_timeout); nothing was executed"
 
 
 @dataclass(frozen=True)

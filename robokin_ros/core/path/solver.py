@@ -19,6 +19,7 @@ import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.limits import avoidance_zone_widths
+from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.chain import ChainFk
 from robokin_ros.core.path.checks import AxisSelection, BlockCheck, check_block
 from robokin_ros.core.path.config import PathConfig, axis_mask_problems
@@ -82,7 +83,7 @@ class PathIkSolver:
         return _Settings(axes, kernel)
 
     def solve(self, path: DensePath, start_positions: np.ndarray, axis_mask=None,
-              axis_frame: str | None = None) -> PathIkResult:
+              axis_frame: str | None = None, budget: PlanningBudget = UNLIMITED) -> PathIkResult:
         """Solve every dense sample of `path` starting from `start_positions` (n,) [rad | m].
 
         Args:
@@ -90,9 +91,13 @@ class PathIkSolver:
             start_positions: current joint positions.
             axis_mask: bool (6,) constrained axes (vx, vy, vz, wx, wy, wz), None = config.
             axis_frame: "tool" or "base", None = config.
+            budget: checked before every block of CHECK_BLOCK samples.
 
         Returns:
             PathIkResult: SUCCESS with every sample, or the failure reason with the solved prefix.
+
+        Raises:
+            PlanningStopped: the budget's caller canceled or its time ran out.
         """
         t0 = time.perf_counter()
         q0 = self.robot.check_positions(start_positions, "start positions")
@@ -105,6 +110,7 @@ class PathIkSolver:
         bad = BlockCheck() if start_issue is None else start_issue
         k = 1
         while bad.index < 0 and k < path.size:
+            budget.check("IK", k - 1, path.size - 1)
             end = min(k + CHECK_BLOCK, path.size)
             self._solve_block(path, Q, sigma, k, end, s)
             bad, worst = check_block(self.fk, path, Q, k, end, s.axes, self.config, worst)

@@ -2,16 +2,21 @@
 
 Each `step(now)` produces one command. Decisions, in order:
 1. paused -> PAUSED, nothing published;
-2. no joint state yet, or older than `joint_state_timeout` -> JOINT_STATE_MISSING, zero velocity, hold;
-3. (re-)anchor: the commanded state starts from the measured positions (with zero velocity) on the first
-   measurement, after resume, after a joint-state outage, and whenever it diverged from the measurement by
-   more than `max_state_divergence` on any joint. Otherwise it integrates from the last command, not from
+2. no joint state yet, or older than `joint_state_timeout` -> JOINT_STATE_MISSING, ramp to zero, hold; time the
+   servo itself was not running (a tick later than its period) does not count: states that could not be
+   received cannot be missing;
+3. (re-)anchor: the commanded positions start from the measured ones on the first measurement, after resume,
+   after a joint-state outage and after going silent (if the arm is at rest by then: while it still moves it
+   follows this servo's windows), and whenever they diverged from the measurement by more than
+   `max_state_divergence` on any joint; re-anchoring keeps the commanded velocity (zeroing it would be a
+   velocity step far beyond the acceleration limits). Otherwise it integrates from the last command, not from
    the measurement: a lagging controller then causes no sag or drift;
 4. a fresh command -> velocity IK (limits, singularities, acceleration window) -> integrate;
    the commanded state follows the real time between ticks, not the nominal period: each published window
-   is stamped with the tick's time, and a controller follows the previous window until the next arrives, so
-   a late tick finds the arm further along by the lateness (see `_catch_up`);
-5. no command, or older than `incoming_command_timeout` (receive time) -> STALE_COMMAND: the velocity
+   is stamped with the tick's time and a controller follows it until the next arrives, so every tick starts
+   from where the last window has taken the arm by then (see `_catch_up`), late, early or after a stall;
+5. no command, or older than `incoming_command_timeout` (receive time, less the servo's own stall as in 2)
+   -> STALE_COMMAND: the velocity
    ramps to zero as one uniform factor within the acceleration limits (direction kept), then the position
    is held (STOPPED), published `num_outgoing_halt_msgs_to_publish` times (0 = forever), then silent.
 """
@@ -31,7 +36,7 @@ from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.twist import TwistConverter, command_to_si
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand, frozen
 from robokin_ros.core.servo.velocity_ik import VelocityIk
-from robokin_ros.core.servo.window import advance_arrays, clamped, window_arrays, window_times
+from robokin_ros.core.servo.window import advance_arrays, clamped, sample_window, window_arrays, window_times
 from robokin_ros.core.validation import check_vector
 
 _NAN = float("nan")
@@ -70,6 +75,8 @@ class Servo:
         self._hold_ticks = 0
         self._engaged = False       # True from a tracked command until the hold messages are sent
         self._last_tick: float | None = None
+        self._accel_dt = config.publish_period     # time since the last velocity decision, up to one period
+        self._last_window: TrajectoryWindow | None = None     # what the controller follows until the next tick
 
     # ---- inputs -----------------------------------------------------------------------------------
     def update_config(self, config: ServoConfig) -> None:
@@ -135,18 +142,23 @@ class Servo:
     def step(self, now: float) -> ServoOutput:
         """One control tick at time `now` [s] (same clock as the receive times)."""
         _check_time("now", now)
-        self._catch_up(now)
+        stalled = self._catch_up(now)
+        output = self._decide(now, stalled)
+        self._last_window = output.window if output.publish else self._last_window
+        return output
+
+    def _decide(self, now: float, stalled: float) -> ServoOutput:
         if self._paused:
             if self._positions is not None and self._velocities.any():
                 self._advance(self._ramp_down(self._velocities))
                 return self._output(ServoStatus.PAUSED, f"{ServoStatus.PAUSED.sentence} (decelerating)", True)
             return self._hold(ServoStatus.PAUSED, ServoStatus.PAUSED.sentence, publish=False)
         m = self._measurement
-        if m is None or now - m.received_at > self.config.joint_state_timeout:
+        if m is None or now - m.received_at - stalled > self.config.joint_state_timeout:
             return self._joint_state_missing(now)
-        self._anchor_if_needed(m.positions)
+        self._anchor_if_needed(m, now)
         c = self._command
-        if c is None or now - c.received_at > self.config.incoming_command_timeout:
+        if c is None or now - c.received_at - stalled > self.config.incoming_command_timeout:
             return self._stale(c is None)
         return self._track(c)
 
@@ -156,7 +168,8 @@ class Servo:
         q = self._positions
         twist = self._converter.to_tool_twist_base(q, self._command_si, self._command_frame,
                                                    self.config.apply_twist_about_tool)
-        result = self._ik.solve(q, twist, dt=self._dt, previous_velocities=self._velocities, check=False)
+        result = self._ik.solve(q, twist, dt=self._dt, previous_velocities=self._velocities, check=False,
+                                accel_dt=self._accel_dt)
         # = self._advance(v) then self._output(...), fused into one compiled call (~2 us less per tick)
         v, grid, n = result.velocities, self._window_times, len(q)
         q_next, q_out, v_out = np.empty(n), np.empty(n), np.empty(n)
@@ -199,7 +212,7 @@ class Servo:
     def _ramp_down(self, v: np.ndarray) -> np.ndarray:
         """One uniform deceleration step: every joint changes by at most amax*dt, direction kept."""
         with np.errstate(divide="ignore"):
-            shrink = np.min(self._amax * self._dt / np.abs(v))           # share of v removable this tick
+            shrink = np.min(self._amax * self._accel_dt / np.abs(v))     # share of v removable this tick
         v_next = max(0.0, 1.0 - shrink) * v
         lo, hi = np.empty_like(v), np.empty_like(v)
         position_velocity_bounds(self._positions, self._lower, self._upper, 0.0, self._dt, self._amax, lo, hi)
@@ -224,33 +237,50 @@ class Servo:
         return self._hold(ServoStatus.JOINT_STATE_MISSING, text, publish=holding)
 
     # ---- state ------------------------------------------------------------------------------------
-    def _catch_up(self, now: float) -> None:
-        """Move the commanded state to where the last window puts the arm at `now`.
+    def _catch_up(self, now: float) -> float:
+        """Put the commanded state where the last published window has taken the arm at `now`; returns how long
+        the servo itself stalled [s] (the time since the last tick beyond one period).
 
-        The last tick advanced the state by one nominal period; ticks of a Python timer come late (or early) by
-        a fraction of it, and the controller has followed the last window for the real time. Integrating the
-        difference keeps the next window continuous with the motion (an arm that lags by the lateness would be
-        both slower than the command and, with stamps drifting into the past, refused by the controller).
-        A gap longer than the window's constant-velocity part means the arm has run into the window's stopping
-        tail: the state is re-anchored to the measurement with zero velocity, as after any outage.
+        The last tick advanced the state by one nominal period, but a Python timer ticks late (or early) by a
+        fraction of it, and under CPU load by several periods, while the controller follows the window for the
+        real time. Sampling that window (as the controller interpolates it) keeps the next window continuous in
+        position and velocity: the tool keeps the commanded speed, and the stamps, which are the ticks' times,
+        never drift into the past. A stall longer than the window finds the arm on, or at the end of, the
+        window's stopping tail, and the servo continues from there.
         """
         last, self._last_tick = self._last_tick, now
-        if last is None or self._positions is None:
-            return
-        lateness = now - last - self._dt
-        if lateness > self.config.max_expected_latency:
-            self._anchor_needed = True
-        elif lateness != 0.0 and self._velocities.any():
-            self._positions = clamped(self._positions + self._velocities * max(lateness, -self._dt),
-                                      self._lower, self._upper)
+        if last is None:
+            return 0.0
+        elapsed = now - last
+        # An early tick (a timer catching up after a late one) may change the velocity only by what the
+        # acceleration limits allow in the time since the last change; a late one keeps the one-period change.
+        self._accel_dt = min(max(elapsed, 1e-6 * self._dt), self._dt)
+        window = self._last_window
+        if window is not None and self._positions is not None and abs(elapsed - self._dt) > 1e-6 * self._dt:
+            q, v = np.empty(self.robot.n), np.empty(self.robot.n)
+            sample_window(window.times, window.positions, window.velocities, elapsed, q, v)
+            self._positions, self._velocities = q, v
+        return max(0.0, elapsed - self._dt)
 
-    def _anchor_if_needed(self, measured: np.ndarray) -> None:
-        q = self._positions
-        if self._anchor_needed or q is None or \
+    def _anchor_if_needed(self, measurement: JointMeasurement, now: float) -> None:
+        """Re-anchor the commanded positions at the measured ones when asked (resume, outage, silence) or when
+        they diverged; the commanded velocity carries on.
+
+        A request made while the commanded velocity is not zero is dropped: the controller has been following
+        this servo's windows all along (a pause or an outage ramps down through published windows), so the
+        commanded state is where the arm is meant to be, and the measurement only lags it. Anchoring there
+        would step the command back by the lag, which the controller turns into a velocity spike.
+        """
+        q, measured = self._positions, measurement.positions
+        moving = q is not None and self._velocities.any()
+        if q is None or (self._anchor_needed and not moving) or \
                 _max_abs_difference(q, measured) > self.config.max_state_divergence:
-            self._positions = np.asarray(measured, dtype=float).copy()
-            self._velocities = np.zeros(self.robot.n)
-            self._anchor_needed = False
+            v = self._velocities if q is not None else np.zeros(self.robot.n)
+            # The measurement is as old as its transport: the arm has moved on at the commanded velocity since.
+            age = max(0.0, now - measurement.received_at)
+            self._positions = clamped(np.asarray(measured, dtype=float) + v * age, self._lower, self._upper)
+            self._velocities = v
+        self._anchor_needed = False
 
     def _advance(self, velocities: np.ndarray) -> None:
         self._velocities = velocities

@@ -56,7 +56,7 @@ S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK = range(5)
 
 
 @njit(cache=True)
-def _step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, out):
+def _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, out):
     """The whole numeric velocity-IK step in one compiled call (one dispatch per tick).
 
     Position bounds -> secondary velocity -> bounded DLS -> velocity/acceleration/position limiting. When
@@ -65,7 +65,8 @@ def _step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, out):
 
     Args:
         A: (m, n) task Jacobian. b: (m,) task velocity. q: (n,) positions. prev: (n,) previous velocity.
-        use_prev: apply the acceleration window. dt: step [s].
+        use_prev: apply the acceleration window. dt: step [s] (position bounds). accel_dt: time since the
+            previous velocity was decided [s] (the acceleration window).
         joints: (8, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE (avoidance band widths),
             J_INNER_LOWER, J_INNER_UPPER (the limits less the margins).
         scalars: (5,) entries S_LIMIT_GAIN ... S_COND_CHECK.
@@ -89,7 +90,8 @@ def _step(A, b, q, prev, use_prev, dt, joints, scalars, work, fixed, out):
         n_fixed += fixed[j]
     if cond > scalars[S_COND_CHECK]:
         return s_min, cond, lam, 1.0, 0, False, n_fixed
-    scale, outcome = limit_velocity(dq, 1.0, prev, use_prev, joints[J_VMAX], joints[J_AMAX], dt, lo, hi, out)
+    scale, outcome = limit_velocity(dq, 1.0, prev, use_prev, joints[J_VMAX], joints[J_AMAX], accel_dt, lo, hi,
+                                    out)
     return s_min, cond, lam, scale, outcome, True, n_fixed
 
 
@@ -147,7 +149,8 @@ class VelocityIk:
     # ---- step -------------------------------------------------------------------------------------
     def solve(self, positions: npt.ArrayLike, twist: npt.ArrayLike, *, dt: float, frame_id: int | None = None,
               axis_mask: Sequence[bool] | None = None, axis_frame: str = "base",
-              previous_velocities: np.ndarray | None = None, check: bool = True) -> VelocityIkResult:
+              previous_velocities: np.ndarray | None = None, check: bool = True,
+              accel_dt: float | None = None) -> VelocityIkResult:
         """Joint velocities that move the frame with `twist`, within every limit over `dt`.
 
         Args:
@@ -159,6 +162,8 @@ class VelocityIk:
             axis_frame: "base" or "tool": the axes `axis_mask` refers to.
             previous_velocities: (n,) last commanded velocity; None = no acceleration limiting.
             check: validate inputs (False for hot loops whose inputs are already validated).
+            accel_dt: time since `previous_velocities` was decided [s], for the acceleration window (default `dt`):
+                a tick that comes early may change the velocity only by what the limits allow in that time.
 
         Returns:
             VelocityIkResult with the velocities, a status and a message.
@@ -177,15 +182,16 @@ class VelocityIk:
         else:
             A, b = self.robot.frame_jacobian_fast(self.robot.to_pinocchio_q(positions), fid), twist
         use_prev = previous_velocities is not None and self._has_amax
+        accel_dt = dt if accel_dt is None else accel_dt
         prev = previous_velocities if use_prev else self._zeros
         out = _empty(self._n)
         sigma_min, cond, damping, scale, outcome, limited, n_fixed = _step(
-            A, b, positions, prev, use_prev, dt, self._joints, self._scalars, self._work, self._fixed, out)
+            A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed, out)
         sing_status, pre_scale = ServoStatus.OK, 1.0
         if not limited:                                    # condition number above the lower threshold
             jacobian_at = self._task.jacobian_at(fid, axis_mask, axis_frame)
             pre_scale, sing_status = singularity_scale(self.config, jacobian_at, positions, A, self._dq)
-            scale, outcome = limit_velocity(self._dq, pre_scale, prev, use_prev, self._vmax, self._amax, dt,
+            scale, outcome = limit_velocity(self._dq, pre_scale, prev, use_prev, self._vmax, self._amax, accel_dt,
                                             self._lo, self._hi, out)
         if outcome == 0 and sing_status == _OK and n_fixed == 0 and damping == 0.0:      # the hot path
             return frozen(VelocityIkResult, {"velocities": out, "status": _OK, "_prefix": _OK_SENTENCE,
@@ -197,7 +203,7 @@ class VelocityIk:
             guard, off = direction_guard(A, b, self._dq, self.config.locked_direction_tolerance, rows)
             if guard < 1.0:
                 scale, outcome = limit_velocity(self._dq, pre_scale * guard, prev, use_prev, self._vmax,
-                                                self._amax, dt, self._lo, self._hi, out)
+                                                self._amax, accel_dt, self._lo, self._hi, out)
                 blocked = (f"; the other joints cannot follow this twist: the tool would move "
                            f"{np.degrees(np.arcsin(min(off, 1.0))):.0f} deg off its direction: "
                            f"{'halted' if guard == 0.0 else 'slowing'}")

@@ -94,3 +94,31 @@ def advance_arrays(q, v, dt, lower, upper, amax, grid, q_next, q_out, v_out, tim
         q_out[j] = min(max(p, lower[j]), upper[j])
         v_out[j] = v[j]
     window_arrays(clamped(q, lower, upper), v, lower, upper, amax, dt, grid, times, positions, velocities)
+
+
+@njit(cache=True)
+def sample_window(times, positions, velocities, t, q_out, v_out):
+    """Where a controller following the window is `t` [s] after its time 0: positions into q_out (n,), velocities
+    into v_out (n,), by cubic Hermite interpolation between points (JointTrajectoryController's spline for
+    points with positions and velocities); before 0 the first point, after the last point that point at rest."""
+    k = times.shape[0]
+    if t <= times[0]:
+        for j in range(q_out.shape[0]):
+            q_out[j], v_out[j] = positions[0, j], velocities[0, j]
+        return
+    if t >= times[k - 1]:
+        for j in range(q_out.shape[0]):
+            q_out[j], v_out[j] = positions[k - 1, j], velocities[k - 1, j]
+        return
+    i = 0
+    while times[i + 1] <= t:
+        i += 1
+    h = times[i + 1] - times[i]
+    s = (t - times[i]) / h
+    s2, s3 = s * s, s * s * s
+    for j in range(q_out.shape[0]):
+        p0, p1 = positions[i, j], positions[i + 1, j]
+        m0, m1 = velocities[i, j] * h, velocities[i + 1, j] * h
+        q_out[j] = (2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * m1
+        v_out[j] = ((6 * s2 - 6 * s) * p0 + (3 * s2 - 4 * s + 1) * m0 + (-6 * s2 + 6 * s) * p1
+                    + (3 * s2 - 2 * s) * m1) / h

@@ -1,0 +1,237 @@
+"""Stopping a running path within the joint acceleration limits: cancel, preemption and execution timeout.
+
+Two stops, both plain arrays in and a trajectory out (ROS-free and clock-free: times come in as arguments):
+- `path_stop`: the rest of the planned trajectory, re-timed so the path speed falls to zero. With the planned
+  time tau as path parameter, q(t) = q_plan(tau(t)), tau(0) = the stop's start time, dtau/dt = 1 at the start
+  (the planned velocity: no jump) and then falling. The tool never leaves the planned path, and each joint's
+  acceleration q_plan'' * tau'^2 + q_plan' * tau'' stays within its limit: tau'' is chosen at every step as
+  the strongest braking all joints allow (|q_plan''| * tau'^2 <= the planned acceleration, so braking is
+  always possible), reached through a short onset ramp so a controller's cubic or quintic interpolation
+  between the points does not turn an acceleration step into an overshoot.
+- `velocity_stop`: from a measured state along its own velocity, every joint decelerating uniformly so all
+  stop together (a straight line in joint space). For an arm that no longer follows the plan (an execution
+  timeout, or no plan at all).
+`plan_stop` picks one: the path stop from where the measured state is on the plan (`planned_progress`), the
+velocity stop when the arm is off the plan or past its end. Both trajectories start at time 0 and end at rest:
+strictly increasing times, last velocity exactly 0, as a default joint_trajectory_controller requires.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.path.result import JointTrajectoryArrays
+
+STEP = 2e-3                  # [s] integration step of the path speed
+OUTPUT_PERIOD = 0.01         # [s] between the points of a stop trajectory (the planner's 100 Hz)
+ONSET = 0.04                 # [s] the braking reaches its full strength over this ramp
+ACCELERATION_SHARE = 0.95    # of the limits: room for the controller's interpolation between points
+TRACKING_BOUND = 0.05        # [rad | m] farther from the plan, an arm is stopped along its own velocity
+MEASUREMENT_LAG = 0.1        # [s] a measured state may lag the clock's estimate of the progress by this much
+MEASUREMENT_LEAD = 0.05      # [s] ... or lead it by this much
+_MAX_STOP = 60.0             # [s] a bound on the integration; a planned trajectory ends at rest before it
+
+
+class PlannedMotion:
+    """q(tau), q'(tau), q''(tau) of a planned trajectory at any planned time tau [s]: the quintic through its
+    samples' positions, velocities and accelerations (what a JTC interpolates between such points)."""
+
+    def __init__(self, planned: JointTrajectoryArrays) -> None:
+        t, p, v, a = planned.times, planned.positions, planned.velocities, planned.accelerations
+        if len(t) < 2:
+            raise InvalidInputError(f"a planned trajectory needs 2 or more points to stop along, got {len(t)}")
+        h = np.diff(t)[:, None]                                                    # (K-1, 1)
+        dp, v0, v1, a0, a1 = p[1:] - p[:-1], h * v[:-1], h * v[1:], h * h * a[:-1], h * h * a[1:]
+        # polynomial in the segment's share s in [0, 1], matching p, v, a at both ends
+        self._coeffs = np.stack([p[:-1], v0, 0.5 * a0,
+                                 10 * dp - 6 * v0 - 4 * v1 - 1.5 * a0 + 0.5 * a1,
+                                 -15 * dp + 8 * v0 + 7 * v1 + 1.5 * a0 - a1,
+                                 6 * dp - 3 * v0 - 3 * v1 - 0.5 * a0 + 0.5 * a1])         # (6, K-1, n)
+        self.times, self._h = t, h[:, 0]
+        self.duration = planned.duration
+
+    def __call__(self, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, dq/dtau, d2q/dtau2), each (n,), at planned time `tau` [s] (clamped to the trajectory)."""
+        tau = min(max(tau, self.times[0]), self.duration)
+        i = min(int(np.searchsorted(self.times, tau, side="right")) - 1, len(self._h) - 1)
+        h, s, c = self._h[i], (tau - self.times[i]) / self._h[i], self._coeffs[:, i]
+        q = c[0] + s * (c[1] + s * (c[2] + s * (c[3] + s * (c[4] + s * c[5]))))
+        dq = (c[1] + s * (2 * c[2] + s * (3 * c[3] + s * (4 * c[4] + s * 5 * c[5])))) / h
+        ddq = (2 * c[2] + s * (6 * c[3] + s * (12 * c[4] + s * 20 * c[5]))) / (h * h)
+        return q, dq, ddq
+
+
+def braking_bound(dq: np.ndarray, ddq: np.ndarray, speed: float, a_max: np.ndarray) -> float:
+    """The strongest path braking tau'' <= 0 [1/s] that keeps every joint's q'' * speed^2 + q' * tau'' within
+    +-a_max (0 when no braking fits now: the planned motion is itself at a limit)."""
+    moving = np.abs(dq) > 1e-9
+    centrifugal = ddq[moving] * speed * speed                                      # (m,)
+    low = (-a_max[moving] - centrifugal) / dq[moving]
+    high = (a_max[moving] - centrifugal) / dq[moving]
+    lower = np.max(np.minimum(low, high), initial=-np.inf)
+    return float(min(max(lower, -1e6), 0.0))
+
+
+def path_stop(planned: JointTrajectoryArrays, start_time: float, a_max: npt.ArrayLike,
+              period: float = OUTPUT_PERIOD) -> JointTrajectoryArrays:
+    """The planned trajectory from `start_time` on, re-timed to come to rest on the path (module docstring).
+
+    Args:
+        planned: the trajectory being executed (times from 0, ends at rest).
+        start_time: [s] the planned time at which the stop starts (the controller's progress then); clamped to
+            [0, planned duration]: past the end, the stop holds the last point.
+        a_max: (n,) joint acceleration limits [rad/s^2 | m/s^2], > 0.
+        period: [s] between the returned points.
+
+    Returns:
+        The stop, times from 0: row 0 is the planned state at `start_time`, the last row is at rest.
+    """
+    motion = PlannedMotion(planned)
+    limits = ACCELERATION_SHARE * _positive_limits(a_max, len(planned.joint_names))
+    tau, speed, brake = min(max(float(start_time), 0.0), motion.duration), 1.0, 0.0
+    samples = [(0.0, tau, speed, 0.0)]                       # (t, tau, tau', tau'' from there on)
+    t = 0.0
+    while speed > 0.0 and tau < motion.duration and t < _MAX_STOP:
+        _, dq, ddq = motion(tau)
+        target = braking_bound(dq, ddq, speed, limits)
+        brake = max(target, brake + target * STEP / ONSET)   # ramp in, but never brake harder than allowed
+        samples[-1] = (*samples[-1][:3], brake)
+        step = STEP if speed + brake * STEP > 0.0 else speed / -brake
+        tau = min(tau + speed * step + 0.5 * brake * step * step, motion.duration)
+        speed, t = max(speed + brake * step, 0.0), t + step
+        samples.append((t, tau, speed, brake))
+    return _stop_arrays(planned.joint_names, motion, _thin(np.array(samples), period))
+
+
+def _thin(samples: np.ndarray, period: float) -> np.ndarray:
+    """Every `period` of the integration samples plus the last (a last gap under a tenth of a period merges)."""
+    t = samples[:, 0]
+    keep = np.flatnonzero(np.diff(np.floor(t / period + 1e-6), prepend=-1.0) > 0)
+    keep = keep[keep < len(t) - 1]
+    if len(keep) > 1 and t[-1] - t[keep[-1]] < 0.1 * period:
+        keep = keep[:-1]
+    return samples[np.append(keep, len(t) - 1)]
+
+
+def _stop_arrays(joint_names, motion: PlannedMotion, samples: np.ndarray) -> JointTrajectoryArrays:
+    if len(samples) == 1:                                     # already at rest (the end): hold one period
+        samples = np.vstack([samples, [OUTPUT_PERIOD, samples[0, 1], 0.0, 0.0]])
+    rows = [motion(tau) for tau in samples[:, 1]]
+    q = np.array([r[0] for r in rows])                                             # (K, n)
+    dq, ddq = np.array([r[1] for r in rows]), np.array([r[2] for r in rows])      # (K, n)
+    speed, brake = samples[:, 2:3], samples[:, 3:4]
+    velocities = dq * speed
+    velocities[-1] = 0.0                                       # exactly at rest, as a JTC requires
+    return JointTrajectoryArrays(tuple(joint_names), samples[:, 0].copy(), q, velocities,
+                                 ddq * speed ** 2 + dq * brake)
+
+
+def velocity_stop(joint_names, positions: npt.ArrayLike, velocities: npt.ArrayLike, a_max: npt.ArrayLike,
+                  coast: float = 0.0, period: float = OUTPUT_PERIOD) -> JointTrajectoryArrays:
+    """From a measured state, on along its velocity for `coast` [s], then every joint decelerating uniformly
+    within `a_max` so that all reach rest together.
+
+    Args:
+        positions, velocities: (n,) measured state [rad | m], [rad/s | m/s].
+        a_max: (n,) acceleration limits, > 0. coast: [s] >= 0, from the measurement to the stop's time 0
+            (row 0 is the state extrapolated to then).
+        period: [s] between the returned points.
+    """
+    n = len(joint_names)
+    q0 = _finite_vector("positions", positions, n)
+    v0 = _finite_vector("velocities", velocities, n)
+    limits = ACCELERATION_SHARE * _positive_limits(a_max, n)
+    duration = float(np.max(np.abs(v0) / limits))
+    start = q0 + v0 * max(coast, 0.0)
+    times = _output_times(duration, period) if duration > 0.0 else np.array([0.0, period])
+    deceleration = -v0 / duration if duration > 0.0 else np.zeros(n)                  # (n,)
+    tt = np.minimum(times, duration)[:, None]                                         # (K, 1)
+    q = start + v0 * tt + 0.5 * deceleration * tt * tt
+    v = v0 + deceleration * tt
+    v[-1] = 0.0
+    return JointTrajectoryArrays(tuple(joint_names), times, q, v, np.tile(deceleration, (len(times), 1)))
+
+
+def _output_times(duration: float, period: float) -> np.ndarray:
+    """0, period, ... and exactly `duration` (a last gap under a tenth of a period merges into the end)."""
+    times = np.arange(0.0, duration, period)
+    if len(times) > 1 and duration - times[-1] < 0.1 * period:
+        times = times[:-1]
+    return np.append(times, duration)
+
+
+def _positive_limits(a_max: npt.ArrayLike, n: int) -> np.ndarray:
+    limits = np.asarray(a_max, dtype=float)
+    if limits.shape != (n,) or not (np.isfinite(limits).all() and (limits > 0.0).all()):
+        raise InvalidInputError(f"acceleration limits must be {n} finite values > 0, got {limits.tolist()}")
+    return limits
+
+
+def _finite_vector(name: str, values: npt.ArrayLike, n: int) -> np.ndarray:
+    vector = np.asarray(values, dtype=float)
+    if vector.shape != (n,) or not np.isfinite(vector).all():
+        raise InvalidInputError(f"{name} must be {n} finite values, got {vector.tolist()}")
+    return vector
+
+
+class Progress(NamedTuple):
+    """Where a measured state is on the planned trajectory."""
+
+    time: float        # [s] planned time whose planned positions are nearest to the measured ones
+    error: float       # [rad | m] largest joint distance between the two
+
+
+def planned_progress(planned: JointTrajectoryArrays, elapsed: float, positions: npt.ArrayLike) -> Progress:
+    """The planned time, near the clock's estimate `elapsed` [s], at which the plan passes the measured positions.
+
+    The clock estimate is off by the delivery latencies and a measured state is older than the time it is
+    compared at; the arm's own state is what a controller blends from, so the stop starts from it. Searched over
+    [elapsed - MEASUREMENT_LAG, elapsed + MEASUREMENT_LEAD] on a 1 ms grid, refined by one projection on q'.
+    """
+    motion = PlannedMotion(planned)
+    q = np.asarray(positions, dtype=float)
+    low, high = max(elapsed - MEASUREMENT_LAG, 0.0), min(elapsed + MEASUREMENT_LEAD, motion.duration)
+    taus = np.linspace(low, high, max(int((high - low) / 1e-3), 1) + 1)
+    errors = [float(np.abs(q - motion(tau)[0]).max()) for tau in taus]
+    best = float(taus[int(np.argmin(errors))])
+    q_plan, dq, _ = motion(best)
+    if float(dq @ dq) > 1e-12:
+        best = min(max(best + float((q - q_plan) @ dq) / float(dq @ dq), low), high)
+    return Progress(best, float(np.abs(q - motion(best)[0]).max()))
+
+
+class StopPlan(NamedTuple):
+    """The stop chosen for a running execution."""
+
+    trajectory: JointTrajectoryArrays    # times from the stop's start, ends at rest
+    along_path: bool                     # True: the planned path re-timed; False: along the measured velocity
+
+
+def plan_stop(joint_names, planned: JointTrajectoryArrays | None, elapsed: float, positions: npt.ArrayLike | None,
+              velocities: npt.ArrayLike | None, a_max: npt.ArrayLike, coast: float,
+              tracking_bound: float = TRACKING_BOUND) -> StopPlan | None:
+    """The stop for an execution that must end now: along the planned path while the arm follows it, else along
+    the measured velocity; None when neither is known (no plan to follow and no measured state).
+
+    Args:
+        planned: the executing trajectory, or None. elapsed: [s] the clock's estimate of the controller's
+            progress along it now (refined by the measured positions, `planned_progress`).
+        positions, velocities: (n,) the measured state now [rad | m], [rad/s | m/s], or None (velocities
+            None = at rest).
+        a_max: (n,) acceleration limits. coast: [s] from now to the stop's first point (its delivery time).
+        tracking_bound: [rad | m] the arm follows the plan while it is this close to the planned path.
+    """
+    start = elapsed + coast
+    on_plan = planned is not None and len(planned.times) >= 2 and elapsed - MEASUREMENT_LAG < planned.duration
+    if on_plan and positions is not None:
+        progress = planned_progress(planned, elapsed, positions)
+        on_plan, start = progress.error <= tracking_bound, progress.time + coast
+    if on_plan:
+        return StopPlan(path_stop(planned, start, a_max), True)
+    if positions is None:
+        return None
+    moving = np.zeros(len(joint_names)) if velocities is None else velocities
+    return StopPlan(velocity_stop(joint_names, positions, moving, a_max, coast), False)

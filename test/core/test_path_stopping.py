@@ -1,0 +1,143 @@
+"""Stopping a running path (issue 9, item 4): within the acceleration limits, continuous with the plan, at rest,
+on the path. Evidence is independent of the stop's own arithmetic: sim_robot's cubic follower (how a controller
+interpolates the points) sampled at 1 ms and differenced, forward kinematics against the straight line, and the
+default joint_trajectory_controller rules."""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from robokin_ros import CartesianPathPlanner, PathConfig, RobotModel
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.path.stopping import PlannedMotion, path_stop, plan_stop, planned_progress, velocity_stop
+from robokin_ros.core.sim.jtc_rules import PointFacts, TrajectoryFacts, jtc_rejection
+from robokin_ros.core.sim.trajectory_follower import TrajectoryFollower, TrajectoryPoints
+
+A_MAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])     # config/panda_path_ik.yaml [rad/s^2]
+LINE = np.array([0.25, 0.0, 0.0])                                 # [m]
+
+
+@pytest.fixture(scope="module")
+def line_plan():
+    """A 25 cm line at full speed and half the acceleration limits on the Panda, as test/ros/test_path_stop.py
+    runs it: (robot, trajectory, start and end of the line)."""
+    robot = RobotModel.from_name("panda")
+    planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=tuple(A_MAX), velocity_scaling=1.0,
+                                                     acceleration_scaling=0.5))
+    q0 = robot.home()
+    start = robot.fk(q0)
+    plan = planner.plan(q0, [pin.SE3(start.rotation, start.translation + LINE)])
+    assert plan.ik.success
+    return robot, plan.trajectory, start.translation, start.translation + LINE
+
+
+def followed(stop, dt=1e-3):
+    """Positions (K, n) a controller commands along the stop (cubic through positions and velocities)."""
+    follower = TrajectoryFollower(TrajectoryPoints(stop.times, stop.positions, stop.velocities),
+                                  stop.positions[0], stop.velocities[0])
+    return np.array([follower.sample(t) for t in np.arange(0.0, stop.duration + 0.05, dt)])
+
+
+def acceleration_ratio(positions, dt=1e-3, window=10):
+    """Peak |qdd| / a_max from second differences over `window` samples."""
+    q = positions[::window]
+    return float((np.abs(np.diff(q, 2, axis=0)) / (dt * window) ** 2 / A_MAX).max())
+
+
+def line_deviation(robot, positions, start, end):
+    """[m] largest distance of the tool from the line start-end."""
+    direction = (end - start) / np.linalg.norm(end - start)
+    offsets = np.array([robot.fk(q).translation - start for q in positions])     # (K, 3)
+    return float(np.linalg.norm(offsets - np.outer(offsets @ direction, direction), axis=1).max())
+
+
+def facts(stop):
+    points = [PointFacts(p.tolist(), v.tolist(), a.tolist(), [], float(t))
+              for t, p, v, a in zip(stop.times, stop.positions, stop.velocities, stop.accelerations)]
+    return TrajectoryFacts(stop.joint_names, points, 0.0)
+
+
+@pytest.mark.parametrize("share", np.random.default_rng(9).uniform(0.02, 0.98, 12).round(3).tolist())
+def test_path_stop_is_within_the_limits_at_rest_and_on_the_path(line_plan, share):
+    robot, planned, start, end = line_plan
+    t_stop = share * planned.duration
+    stop = path_stop(planned, t_stop, A_MAX)
+    # starts at the planned state, planned velocity included (no jump for the controller to absorb)
+    q, dq, _ = PlannedMotion(planned)(t_stop)
+    np.testing.assert_allclose(stop.positions[0], q, atol=1e-12)
+    np.testing.assert_allclose(stop.velocities[0], dq, atol=1e-9)
+    np.testing.assert_allclose(stop.velocities[0], [np.interp(t_stop, planned.times, planned.velocities[:, j])
+                                                    for j in range(7)], atol=0.03)     # the plan, independently
+    # ends at rest, and a default JTC accepts it
+    assert np.all(stop.velocities[-1] == 0.0)
+    assert jtc_rejection(facts(stop), robot.joint_names, now=0.0) is None
+    # within the limits: the points' accelerations, and what a controller's interpolation commands
+    assert (np.abs(stop.accelerations) / A_MAX).max() <= 1.0 + 2e-3
+    commanded = followed(stop)
+    assert acceleration_ratio(commanded) <= 1.05
+    # on the path (the planned path is within 0.1 mm of the line; its 100 Hz cubic adds a little)
+    assert line_deviation(robot, commanded[::5], start, end) < 2e-4
+    # it never goes past where the plan ends, nor back
+    direction = (end - start) / np.linalg.norm(end - start)
+    progress = np.array([robot.fk(q).translation - start for q in commanded[::5]]) @ direction
+    assert np.all(np.diff(progress) >= -1e-7) and progress[-1] <= np.linalg.norm(end - start) + 1e-6
+
+
+def test_path_stop_from_full_speed_stops_well_short_of_the_end(line_plan):
+    robot, planned, start, end = line_plan
+    peak = int(np.argmax(np.abs(planned.velocities).max(axis=1)))
+    stop = path_stop(planned, planned.times[peak], A_MAX)       # the limits: twice the plan's braking
+    assert stop.duration < 0.7 * (planned.duration - planned.times[peak])
+    assert np.linalg.norm(robot.fk(stop.positions[-1]).translation - end) > 0.02
+
+
+def test_the_old_hold_at_the_measured_state_needs_many_times_the_limit(line_plan):
+    """Control: what the node sent before (one zero-velocity point 0.1 s ahead at the measured positions) fails
+    the same measurement."""
+    _, planned, *_ = line_plan
+    k = int(0.4 * len(planned.times))
+    hold = TrajectoryPoints(np.array([0.1]), planned.positions[k:k + 1], np.zeros((1, 7)))
+    follower = TrajectoryFollower(hold, planned.positions[k], planned.velocities[k])
+    commanded = np.array([follower.sample(t) for t in np.arange(0.0, 0.15, 1e-3)])
+    assert acceleration_ratio(commanded) > 4.0
+
+
+def test_velocity_stop_ramps_every_joint_down_together():
+    names = tuple("abc")
+    q, v = np.array([0.1, -0.2, 0.3]), np.array([1.0, -2.0, 0.5])
+    limits = np.array([5.0, 5.0, 1.0])
+    stop = velocity_stop(names, q, v, limits, coast=0.1)
+    np.testing.assert_allclose(stop.positions[0], q + 0.1 * v)
+    np.testing.assert_allclose(stop.velocities[0], v)
+    assert np.all(stop.velocities[-1] == 0.0) and np.all(np.diff(stop.times) > 0)
+    assert (np.abs(stop.accelerations) <= limits + 1e-12).all()
+    # every point moves along the initial velocity (a straight line in joint space)
+    offsets = stop.positions - stop.positions[0]
+    np.testing.assert_allclose(offsets[:, 0] * v[1] - offsets[:, 1] * v[0], 0.0, atol=1e-12)
+    assert stop.duration == pytest.approx(0.5 / (0.95 * 1.0))               # joint c is the slowest to stop
+    at_rest = velocity_stop(names, q, np.zeros(3), limits)
+    assert len(at_rest.times) == 2 and np.all(at_rest.velocities == 0.0) and np.all(at_rest.positions == q)
+
+
+def test_plan_stop_follows_the_path_only_while_the_arm_follows_the_plan(line_plan):
+    robot, planned, *_ = line_plan
+    names = robot.joint_names
+    t = 0.4 * planned.duration
+    q, dq, _ = PlannedMotion(planned)(t - 0.004)                # a state measured 4 ms behind the clock
+    on = plan_stop(names, planned, t, q, dq, A_MAX, coast=0.1)
+    assert on.along_path
+    np.testing.assert_allclose(on.trajectory.positions[0], PlannedMotion(planned)(t - 0.004 + 0.1)[0], atol=1e-4)
+    assert planned_progress(planned, t, q).time == pytest.approx(t - 0.004, abs=2e-4)
+    off = plan_stop(names, planned, t, q + 0.2, dq, A_MAX, coast=0.1)          # 0.2 rad off the plan
+    assert not off.along_path
+    np.testing.assert_allclose(off.trajectory.positions[0], q + 0.2 + 0.1 * dq)
+    late = plan_stop(names, planned, planned.duration + 1.0, q, dq, A_MAX, coast=0.1)   # timed out: not on plan
+    assert not late.along_path
+    assert plan_stop(names, None, 0.0, None, None, A_MAX, coast=0.1) is None
+
+
+def test_bad_inputs_are_refused_with_the_rule(line_plan):
+    _, planned, *_ = line_plan
+    with pytest.raises(InvalidInputError, match="acceleration limits must be 7 finite values > 0"):
+        path_stop(planned, 0.1, np.zeros(7))
+    with pytest.raises(InvalidInputError, match="velocities must be 2 finite values"):
+        velocity_stop(("a", "b"), [0.0, 0.0], [np.nan, 0.0], [1.0, 1.0])

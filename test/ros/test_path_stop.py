@@ -1,0 +1,235 @@
+"""Cancel, preemption and execution timeout stop the arm within the acceleration limits (issue 9, item 4).
+
+path_ik_node and sim_robot run as separate processes (execution through sim_robot's FollowJointTrajectory action,
+the default). A 25 cm path at full speed is stopped at ~40 % progress; the arm's acceleration is measured
+independently from /joint_states (parabolas fitted to the positions over 50 ms windows, on the messages' stamps)
+from the stop request until the arm is at rest. Before the fix (the controller's goal cancelled, which a
+JTC answers by holding the arm where it is) the same measurement gave 6.7x (cancel), 6.7x (preemption) and 1.6x
+(timeout of an arm at 15 % speed); with the stop along the path 0.95x."""
+import numpy as np
+import pinocchio as pin
+import pytest
+import rclpy
+from action_msgs.msg import GoalStatus
+from conftest import PACKAGE_DIR, Process
+from geometry_msgs.msg import PoseStamped
+from rclpy.action import ActionClient
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from ros_helpers import spin_until
+from sensor_msgs.msg import JointState
+
+from robokin_interfaces.action import ExecuteCartesianPath
+from robokin_ros.core.robot import RobotModel
+
+Result = ExecuteCartesianPath.Result
+PARAMS = str(PACKAGE_DIR / "config" / "panda_path_ik.yaml")
+ACTION = "/path_ik_node/execute_cartesian_path"
+A_MAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])    # config/panda_path_ik.yaml [rad/s^2]
+FIT_WINDOW = 0.05        # [s] of joint states per fitted parabola
+BOUND = 1.2              # measured |qdd| / a_max allowed (10 ms differences of a 500 Hz sim)
+LENGTH = 0.25            # [m]
+
+
+@pytest.fixture(scope="module")
+def panda_model():
+    return RobotModel.from_name("panda")
+
+
+def start_graph(log_dir, sim_args=(), node_args=()):
+    procs = [Process("sim_robot", ["--ros-args", "-p", "robot:=panda", "-p", "publish_tf:=false", *sim_args],
+                     log_dir),
+             Process("path_ik_node", ["--ros-args", "--params-file", PARAMS, *node_args], log_dir)]
+    context = Context()
+    rclpy.init(context=context)
+    executor = SingleThreadedExecutor(context=context)
+    node = rclpy.create_node("path_stop_client", context=context)
+    executor.add_node(node)
+    states = []
+    node.create_subscription(JointState, "/joint_states", states.append, 100)
+    client = ActionClient(node, ExecuteCartesianPath, ACTION)
+    graph = (executor, node, client, states)
+    ready = spin_until(executor, lambda: client.server_is_ready() and states, 60.0)
+    return graph, procs, context, ready
+
+
+def stop_graph(graph, procs, context):
+    executor, node, client, _ = graph
+    client.destroy()
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.try_shutdown(context=context)
+    for p in procs:
+        p.stop()
+
+
+@pytest.fixture
+def graph(tmp_path_factory):
+    """An arm that keeps up with the plan; preemption on. (Per test: two graphs must never run at once, they
+    share the action and topic names.)"""
+    graph, procs, context, ready = start_graph(tmp_path_factory.mktemp("stop"), node_args=["-p", "preempt:=true"])
+    try:
+        assert ready, "path_ik_node or sim_robot did not come up:\n" + "\n".join(p.output for p in procs)
+        yield graph
+    finally:
+        stop_graph(graph, procs, context)
+
+
+@pytest.fixture
+def lagging_graph(tmp_path_factory):
+    """An arm at 15 % of the URDF velocity limits: it falls behind a full-speed plan and times out."""
+    graph, procs, context, ready = start_graph(tmp_path_factory.mktemp("lag"), ["-p", "velocity_limit_scale:=0.15"],
+                                               ["-p", "execution_timeout_margin:=0.1"])
+    try:
+        assert ready, "path_ik_node or sim_robot did not come up:\n" + "\n".join(p.output for p in procs)
+        yield graph
+    finally:
+        stop_graph(graph, procs, context)
+
+
+def joint_positions(model, msg):
+    named = dict(zip(msg.name, msg.position))
+    return np.array([named[n] for n in model.joint_names])
+
+
+def stamp(msg):
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def acceleration_ratio(model, states, t_from, t_to):
+    """Peak |qdd| / a_max over joints and the peak speed [rad/s], from least-squares parabolas through the positions
+    over sliding FIT_WINDOW windows (a 500 Hz sim stamps its states with up to ~2 ms of scheduling jitter; raw
+    second differences over 10 ms would measure the stamps, not the arm)."""
+    t = np.array([stamp(m) for m in states])
+    keep = (t >= t_from - FIT_WINDOW) & (t <= t_to)
+    t, q = t[keep], np.array([joint_positions(model, m) for m, k in zip(states, keep) if k])      # (K,), (K, n)
+    accelerations, speeds = [], []
+    for i in range(len(t)):
+        inside = (t >= t[i]) & (t < t[i] + FIT_WINDOW)
+        if t[inside][-1] - t[i] < 0.8 * FIT_WINDOW:         # the end, or a gap in the received states
+            continue
+        dt = t[inside] - t[i]
+        coeffs = np.polyfit(dt, q[inside], 2)                    # (3, n): highest power first
+        accelerations.append(2.0 * coeffs[0])
+        speeds.append(np.abs(coeffs[1]))
+    return float((np.abs(np.array(accelerations)) / A_MAX).max()), float(np.max(speeds))
+
+
+def wait_still(executor, states, window=60):
+    def still():
+        recent = states[-window:]
+        return len(recent) == window and np.abs(np.array(recent[-1].position)
+                                                - np.array(recent[0].position)).max() < 1e-7
+    assert spin_until(executor, still, 20.0), "the arm never came to rest"
+
+
+def line_goal(model, states, **kwargs):
+    """A LENGTH line along x at full speed (half the acceleration limits), outwards from the home pose, back
+    once out: it runs at up to 1.7 rad/s and is still fast at 40 % + the stop's lead."""
+    q = joint_positions(model, states[-1])
+    start = model.fk(q)
+    direction = np.array([-1.0 if start.translation[0] > model.fk(model.home()).translation[0] + 0.1 else 1.0,
+                          0.0, 0.0])
+    goal = ExecuteCartesianPath.Goal(velocity_scaling=1.0, acceleration_scaling=0.5, **kwargs)
+    target = PoseStamped()
+    p = start.translation + LENGTH * direction
+    target.pose.position.x, target.pose.position.y, target.pose.position.z = (float(v) for v in p)
+    o = target.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in pin.Quaternion(start.rotation).coeffs())
+    goal.waypoints = [target]
+    return goal, start.translation, p
+
+
+def start_at_progress(executor, client, goal, progress):
+    """Send a goal and spin until path_ik_node reports `progress` of its execution; the handle."""
+    seen = []
+    future = client.send_goal_async(goal, feedback_callback=lambda f: seen.append(f.feedback))
+    assert spin_until(executor, future.done, 15.0) and future.result().accepted
+    result = future.result().get_result_async()
+    reached = spin_until(executor, lambda: result.done() or (seen and seen[-1].stage == "executing"
+                                                             and seen[-1].progress >= progress), 30.0)
+    assert reached and not result.done(), f"never reached the progress: {result.result()}"
+    return future.result()
+
+
+def result_of(executor, handle):
+    future = handle.get_result_async()
+    assert spin_until(executor, future.done, 20.0), "no result"
+    return future.result()
+
+
+def stop_figures(model, graph, begun, stopped_at):
+    """(ratio before the stop, ratio from the stop request to rest, peak speed before); prints them."""
+    executor, node, _, states = graph
+    wait_still(executor, states)
+    now = node.get_clock().now().nanoseconds * 1e-9
+    before, speed = acceleration_ratio(model, states, begun, stopped_at)
+    during, _ = acceleration_ratio(model, states, stopped_at, now)
+    print(f"peak |qdd|/a_max before the stop {before:.2f}, during the stop {during:.2f} (speed {speed:.2f} rad/s)")
+    return before, during, speed
+
+
+def off_line(model, states, start, end):
+    """[m] distance of the tool at rest from the line start-end."""
+    p = model.fk(joint_positions(model, states[-1])).translation
+    direction = (end - start) / np.linalg.norm(end - start)
+    return float(np.linalg.norm((p - start) - direction * np.dot(p - start, direction)))
+
+
+def test_cancel_at_40_percent_stops_along_the_path_within_the_limits(graph, panda_model):
+    executor, node, client, states = graph
+    wait_still(executor, states)
+    goal, start, end = line_goal(panda_model, states)
+    begun = node.get_clock().now().nanoseconds * 1e-9
+    handle = start_at_progress(executor, client, goal, 0.4)
+    stopped_at = node.get_clock().now().nanoseconds * 1e-9
+    handle.cancel_goal_async()
+    done = result_of(executor, handle)
+    _, during, speed = stop_figures(panda_model, graph, begun, stopped_at)
+    assert done.status == GoalStatus.STATUS_CANCELED and done.result.error_code == Result.CANCELED
+    assert "stopped along the path within the acceleration limits" in done.result.message, done.result.message
+    assert speed > 1.0, "the path did not run fast enough to test a stop"
+    assert during <= BOUND, f"the stop reached {during:.2f} x the acceleration limit"
+    assert np.linalg.norm(panda_model.fk(joint_positions(panda_model, states[-1])).translation - end) > 0.01
+    assert off_line(panda_model, states, start, end) < 1e-3, "the tool left the path while stopping"
+
+
+def test_preemption_stops_the_first_goal_within_the_limits(graph, panda_model):
+    executor, node, client, states = graph
+    wait_still(executor, states)
+    goal, start, end = line_goal(panda_model, states)
+    begun = node.get_clock().now().nanoseconds * 1e-9
+    handle = start_at_progress(executor, client, goal, 0.4)
+    stopped_at = node.get_clock().now().nanoseconds * 1e-9
+    second, _, _ = line_goal(panda_model, states, plan_only=True)
+    second_future = client.send_goal_async(second)
+    done = result_of(executor, handle)
+    assert done.result.error_code == Result.PREEMPTED, done.result.message
+    assert spin_until(executor, second_future.done, 15.0) and second_future.result().accepted
+    assert result_of(executor, second_future.result()).result.error_code == Result.SUCCESS
+    _, during, speed = stop_figures(panda_model, graph, begun, stopped_at)
+    assert speed > 1.0, "the path did not run fast enough to test a stop"
+    assert during <= BOUND, f"the stop reached {during:.2f} x the acceleration limit"
+    assert off_line(panda_model, states, start, end) < 1e-3, "the tool left the path while stopping"
+
+
+def test_execution_timeout_stops_a_lagging_arm_within_the_limits(lagging_graph, panda_model):
+    executor, node, client, states = lagging_graph
+    wait_still(executor, states)
+    goal, start, end = line_goal(panda_model, states)
+    executing = []                                             # when path_ik_node reported executing
+    future = client.send_goal_async(goal, feedback_callback=lambda f: executing.append(
+        node.get_clock().now().nanoseconds * 1e-9) if f.feedback.stage == "executing" else None)
+    assert spin_until(executor, future.done, 15.0) and future.result().accepted
+    done = result_of(executor, future.result())
+    ended = node.get_clock().now().nanoseconds * 1e-9
+    # the node times out the planned duration + the margin (0.1 s) after the execution started
+    duration = done.result.trajectory.points[-1].time_from_start
+    begun = executing[0]
+    timed_out = begun + duration.sec + 1e-9 * duration.nanosec + 0.1
+    _, during, speed = stop_figures(panda_model, lagging_graph, begun, timed_out)
+    assert done.result.error_code == Result.EXECUTION_FAILED, done.result.message
+    assert "stopped along its velocity within the acceleration limits" in done.result.message, done.result.message
+    assert speed > 0.25, "the lagging arm did not move fast enough to test a stop"
+    assert during <= BOUND, f"the stop reached {during:.2f} x the acceleration limit (result at {ended - begun:.2f} s)"
+    assert np.linalg.norm(panda_model.fk(joint_positions(panda_model, states[-1])).translation - end) > 0.01
