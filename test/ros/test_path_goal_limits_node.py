@@ -8,25 +8,18 @@ import time
 import numpy as np
 import pinocchio as pin
 import pytest
-import rclpy
 from action_msgs.msg import GoalStatus
-from conftest import PACKAGE_DIR, Process
 from geometry_msgs.msg import PoseStamped
-from rclpy.action import ActionClient
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
+from path_graph import PathGraph, current_pose, wait_still
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
 from ros_helpers import spin_for, spin_until
-from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_ros.core.robot import RobotModel
 
 Result = ExecuteCartesianPath.Result
-PARAMS = str(PACKAGE_DIR / "config" / "panda_path_ik.yaml")
-ACTION = "/path_ik_node/execute_cartesian_path"
 CANCEL_ANSWER = 0.2        # [s] issue 9: a goal canceled while planning is answered within this
 
 
@@ -38,39 +31,19 @@ def panda_model():
 @pytest.fixture(scope="module")
 def graph(tmp_path_factory):
     """sim_robot + path_ik_node processes and a client; yields (executor, node, client, states, markers, procs)."""
-    log_dir = tmp_path_factory.mktemp("path_goal_limits")
-    procs = [Process("sim_robot", ["--ros-args", "-p", "robot:=panda", "-p", "publish_tf:=false"], log_dir),
-             Process("path_ik_node", ["--ros-args", "--params-file", PARAMS], log_dir)]
-    context = Context()
-    rclpy.init(context=context)
-    executor = SingleThreadedExecutor(context=context)
-    node = rclpy.create_node("goal_limits_client", context=context)
-    executor.add_node(node)
-    states, markers = [], []
-    node.create_subscription(JointState, "/joint_states", states.append, 10)
-    node.create_subscription(MarkerArray, "/path_ik_node/markers", markers.append, 10)
-    client = ActionClient(node, ExecuteCartesianPath, ACTION)
+    graph = PathGraph(tmp_path_factory.mktemp("path_goal_limits"), "goal_limits_client")
+    markers = []
+    graph.node.create_subscription(MarkerArray, "/path_ik_node/markers", markers.append, 10)
     try:
-        ready = spin_until(executor, lambda: client.server_is_ready() and states, 60.0)
-        assert ready, "path_ik_node or sim_robot did not come up:\n" + "\n".join(p.output for p in procs)
-        yield executor, node, client, states, markers, procs
+        graph.wait_ready()
+        yield graph.executor, graph.node, graph.client, graph.states, markers, graph.procs
     finally:
-        client.destroy()
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-        for p in procs:
-            p.stop()
-
-
-def current(model, states):
-    q = np.array([dict(zip(states[-1].name, states[-1].position))[n] for n in model.joint_names])
-    return q, model.fk(q)
+        graph.close()
 
 
 def goal_through(model, states, offsets, **fields):
     """A goal through current tool position + offsets (N, 3), current orientation, base frame."""
-    _, T = current(model, states)
+    _, T = current_pose(model, states)
     x, y, z, w = pin.Quaternion(T.rotation).coeffs()
     goal = ExecuteCartesianPath.Goal(**fields)
     for d in np.asarray(offsets, float):
@@ -106,14 +79,6 @@ def send(executor, client, goal, timeout=60.0):
     return handle, result.result(), time.monotonic() - t0
 
 
-def wait_still(executor, states, window=60):
-    def still():
-        recent = states[-window:]
-        return len(recent) == window and np.abs(np.array(recent[-1].position)
-                                                - np.array(recent[0].position)).max() < 1e-7
-    assert spin_until(executor, still, 20.0), "the arm never came to rest"
-
-
 def test_huge_goal_is_planned_within_the_budget(graph, panda_model):
     """5000 waypoints on a 3 cm circle, blend 0: before, 32-64 s of planning (4999 stops); now one timing pass,
     well inside planning_timeout (10 s), and a trajectory of ~0.6 s instead of 29 s."""
@@ -132,7 +97,7 @@ def test_cancel_while_planning_is_answered_at_once_and_sends_nothing(graph, pand
     plan drawn, nothing sent to the controller (the arm stays still)."""
     executor, _, client, states, markers, _ = graph
     wait_still(executor, states)
-    q_before, _ = current(panda_model, states)
+    q_before, _ = current_pose(panda_model, states)
     stages = []
     future = client.send_goal_async(goal_through(panda_model, states, square_loops(2000)),
                                     feedback_callback=lambda f: stages.append(f.feedback.stage))
@@ -156,7 +121,7 @@ def test_cancel_while_planning_is_answered_at_once_and_sends_nothing(graph, pand
     assert len(r.result.trajectory.points) == 0
     spin_for(executor, 1.0)                                   # observe: nothing drawn, nothing moves
     assert len(markers) == markers_before, "a plan was completed (and drawn) after the cancel"
-    np.testing.assert_allclose(current(panda_model, states)[0], q_before, atol=1e-6)
+    np.testing.assert_allclose(current_pose(panda_model, states)[0], q_before, atol=1e-6)
 
 
 def test_over_budget_goal_gets_planning_timeout(graph, panda_model):
@@ -191,7 +156,7 @@ def test_goal_at_the_current_pose_succeeds_without_motion(graph, panda_model, pl
     current state, and (executing) nothing sent: the arm stays still."""
     executor, _, client, states, *_ = graph
     wait_still(executor, states)
-    q, _ = current(panda_model, states)
+    q, _ = current_pose(panda_model, states)
     _, res, _ = send(executor, client, goal_through(panda_model, states, [[0.0, 0.0, 0.0]], plan_only=plan_only))
     r = res.result
     assert r.error_code == Result.SUCCESS, r.message
@@ -201,4 +166,4 @@ def test_goal_at_the_current_pose_succeeds_without_motion(graph, panda_model, pl
     np.testing.assert_allclose(r.trajectory.points[0].positions, q, atol=1e-9)
     assert r.fraction == 1.0 and r.arc_length == 0.0
     spin_for(executor, 0.5)
-    np.testing.assert_allclose(current(panda_model, states)[0], q, atol=1e-6)
+    np.testing.assert_allclose(current_pose(panda_model, states)[0], q, atol=1e-6)

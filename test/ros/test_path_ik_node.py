@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 import rclpy
 from action_msgs.msg import GoalStatus
-from conftest import PACKAGE_DIR, Process
+from conftest import Process
 from geometry_msgs.msg import PoseStamped
+from path_graph import ACTION, PARAMS, PathGraph, current_pose, wait_still
 from rclpy.action import ActionClient
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter, parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
 from ros_helpers import spin_until
-from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
@@ -28,8 +28,6 @@ from robokin_ros.core.sim.jtc_rules import jtc_rejection
 from robokin_ros.ros.jtc_conversions import trajectory_facts
 
 Result = ExecuteCartesianPath.Result
-PARAMS = str(PACKAGE_DIR / "config" / "panda_path_ik.yaml")
-ACTION = "/path_ik_node/execute_cartesian_path"
 
 
 @pytest.fixture(scope="module")
@@ -41,36 +39,16 @@ def panda_model():
 def graph(tmp_path_factory):
     """sim_robot + path_ik_node processes and a client node; yields (executor, node, client, states, trajectories,
     procs, rejections): joint states, trajectories on the JTC topic and sim_robot's refusals as they arrive."""
-    log_dir = tmp_path_factory.mktemp("path_ik")
-    procs = [Process("sim_robot", ["--ros-args", "-p", "robot:=panda", "-p", "publish_tf:=false"], log_dir),
-             Process("path_ik_node", ["--ros-args", "--params-file", PARAMS], log_dir)]
-    context = Context()
-    rclpy.init(context=context)
-    executor = SingleThreadedExecutor(context=context)
-    node = rclpy.create_node("path_test_client", context=context)
-    executor.add_node(node)
-    states, trajectories, rejections = [], [], []
-    node.create_subscription(JointState, "/joint_states", states.append, 10)
-    node.create_subscription(String, "/sim_robot/rejected", lambda m: rejections.append(m.data), 10)
-    node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
-                             trajectories.append, 10)
-    client = ActionClient(node, ExecuteCartesianPath, ACTION)
+    graph = PathGraph(tmp_path_factory.mktemp("path_ik"), "path_test_client")
+    trajectories, rejections = [], []
+    graph.node.create_subscription(String, "/sim_robot/rejected", lambda m: rejections.append(m.data), 10)
+    graph.node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory",
+                                   trajectories.append, 10)
     try:
-        ready = spin_until(executor, lambda: client.server_is_ready() and states, 60.0)
-        assert ready, "path_ik_node or sim_robot did not come up:\n" + "\n".join(p.output for p in procs)
-        yield executor, node, client, states, trajectories, procs, rejections
+        graph.wait_ready()
+        yield graph.executor, graph.node, graph.client, graph.states, trajectories, graph.procs, rejections
     finally:
-        client.destroy()
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
-        for p in procs:
-            p.stop()
-
-
-def current_pose(model, states):
-    q = np.array([dict(zip(states[-1].name, states[-1].position))[n] for n in model.joint_names])
-    return q, model.fk(q)
+        graph.close()
 
 
 def pose_stamped(position, quat_xyzw, frame=""):
@@ -295,14 +273,6 @@ def test_far_waypoints_are_invalid_goals_naming_the_waypoint(graph, panda_model)
         assert f"waypoint 1 is {shown} m from the base origin, beyond the arm's reach bound of" in r.message
     _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.02]], plan_only=True))
     assert res.result.error_code == Result.SUCCESS, res.result.message
-
-
-def wait_still(executor, states, window=60):
-    def still():
-        recent = states[-window:]
-        return len(recent) == window and np.abs(np.array(recent[-1].position)
-                                                - np.array(recent[0].position)).max() < 1e-7
-    assert spin_until(executor, still, 20.0), "the arm never came to rest"
 
 
 def test_back_to_back_goals_never_both_run(graph, panda_model):
