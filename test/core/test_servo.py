@@ -1,5 +1,7 @@
 """Servo state machine: tracking, timeouts, halt messages, pause/resume, re-anchoring, frames, limits."""
 import dataclasses
+import subprocess
+import sys
 
 import numpy as np
 import pinocchio as pin
@@ -558,8 +560,17 @@ def test_warm_up_runs_the_tracking_path(panda):
     assert out.status == ServoStatus.OK and out.publish
     assert np.abs(out.velocities).max() > 0.0
 
-
-# ---- trajectory stamps ---------------------------------------------------------------------------------
+    # the catch-up after a late tick is compiled (or loaded) too: its first compile inside the loop stalled the
+    # demo's arm for a second. A fresh interpreter, so that other tests cannot have called it already.
+    probe = ("from robokin_ros.core.robot import RobotModel\n"
+             "from robokin_ros.core.servo.config import ServoConfig\n"
+             "from robokin_ros.core.servo.servo import warm_up\n"
+             "from robokin_ros.core.servo.window import sample_window\n"
+             "assert not sample_window.signatures\n"
+             "warm_up(RobotModel.from_name('panda'), ServoConfig())\n"
+             "print(len(sample_window.signatures))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and int(done.stdout.split()[-1]) >= 1, done.stderr
 
 
 # ---- status reports ------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import pinocchio as pin
 from numba import njit
 
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.limits import position_velocity_bounds
+from robokin_ros.core.limits import limit_velocity, position_velocity_bounds
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.status import ServoStatus
@@ -326,6 +326,20 @@ def warm_up(robot: RobotModel, config: ServoConfig) -> ServoOutput:
     servo = Servo(robot, config)
     servo.set_measurement(JointMeasurement(robot.home(), 0.0))
     servo.set_command(TwistCommand(np.full(3, WARM_UP_TWIST), np.full(3, WARM_UP_TWIST), "", 0.0))
+    now, tracking = 0.0, None
     for k in range(WARM_UP_TICKS):
-        output = servo.step(k * config.publish_period)
-    return output
+        # every other tick late by half a period: the catch-up's window sampling is compiled here too, not on the
+        # first late tick of the real loop (where compiling it stalled the arm for a second)
+        now += config.publish_period * (1.5 if k % 2 else 1.0)
+        tracking = servo.step(now)
+    # the command times out: the ramp-down and hold paths call their kernels from Python, so they load here too
+    for _ in range(math.ceil(config.incoming_command_timeout / config.publish_period) + 3):
+        now += config.publish_period
+        servo.set_measurement(JointMeasurement(robot.home(), now))
+        if servo.step(now).status == ServoStatus.STALE_COMMAND:
+            break
+    # the velocity limiting a joint held at its limit goes through (the hot path runs it inside the IK kernel)
+    n = robot.n
+    limit_velocity(np.zeros(n), 1.0, np.zeros(n), True, np.ones(n), np.ones(n), config.publish_period,
+                   -np.ones(n), np.ones(n), np.empty(n))
+    return tracking
