@@ -13,14 +13,14 @@ from launch_ros.actions import Node
 
 from launch import LaunchDescription
 from robokin_ros.core.embedded import default_base_frame, urdf_xml
+from robokin_ros.launch_support import is_true
 from robokin_ros.paths import config_file, node_params_file, share_dir
 
 ROBOT = "panda"         # the robot robokin_demo drives
-TRUE = ("true", "1", "yes", "on")
 
 
 def _nodes(context):
-    use_sim_time = LaunchConfiguration("use_sim_time").perform(context).lower() in TRUE
+    use_sim_time = is_true(LaunchConfiguration("use_sim_time").perform(context))
     sim_time = {"use_sim_time": use_sim_time}
     nodes = [
         Node(package="robokin_ros", executable="path_ik_node", name="path_ik_node", output="screen",
@@ -28,7 +28,7 @@ def _nodes(context):
         Node(package="robokin_ros", executable="capability_node", name="capability_node", output="screen",
              parameters=[str(config_file("capability.yaml")), sim_time]),
     ]
-    if LaunchConfiguration("rviz").perform(context).lower() in TRUE:
+    if is_true(LaunchConfiguration("rviz").perform(context)):
         nodes += [
             Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
                  parameters=[{"robot_description": urdf_xml(ROBOT)}, sim_time]),

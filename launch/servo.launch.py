@@ -13,33 +13,24 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from launch import LaunchDescription
-from robokin_ros.core.embedded import EMBEDDED_ROBOTS, default_base_frame, urdf_xml
+from robokin_ros.core.embedded import default_base_frame, urdf_xml
+from robokin_ros.launch_support import is_true, robot_arguments, robot_parameters
 from robokin_ros.paths import config_file, node_params_file
-
-TRUE = ("true", "1", "yes", "on")
-
-
-def _arg(context, name: str) -> str:
-    return LaunchConfiguration(name).perform(context)
-
-
-def robot_parameters(context) -> dict:
-    """The robot-source parameters every robokin node shares, plus use_sim_time."""
-    params = {"robot": _arg(context, "robot"), "use_sim_time": _arg(context, "use_sim_time").lower() in TRUE}
-    params.update({key: _arg(context, key) for key in ("base_frame", "tip_frame") if _arg(context, key)})
-    return params
 
 
 def _nodes(context):
-    robot = _arg(context, "robot")
-    shared = robot_parameters(context)
-    params_file = _arg(context, "params_file") or str(node_params_file(robot, "servo"))
+    def _arg(name: str) -> str:
+        return LaunchConfiguration(name).perform(context)
+
+    robot = _arg("robot")
+    shared = robot_parameters(_arg)
+    params_file = _arg("params_file") or str(node_params_file(robot, "servo"))
     nodes = [Node(package="robokin_ros", executable="servo_node", name="servo_node", output="screen",
                   parameters=[params_file, shared])]
-    if _arg(context, "sim").lower() in TRUE:
+    if is_true(_arg("sim")):
         nodes.append(Node(package="robokin_ros", executable="sim_robot", name="sim_robot", output="screen",
                           parameters=[shared]))
-    if _arg(context, "rviz").lower() in TRUE:
+    if is_true(_arg("rviz")):
         base_frame = shared.get("base_frame") or default_base_frame(robot)
         nodes += [
             Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
@@ -53,15 +44,8 @@ def _nodes(context):
 
 def generate_launch_description():
     return LaunchDescription([
-        DeclareLaunchArgument("robot", default_value="panda",
-                              description=f"embedded robot {sorted(EMBEDDED_ROBOTS)} or a URDF path"),
-        DeclareLaunchArgument("base_frame", default_value="", description="chain base (default: the robot's)"),
-        DeclareLaunchArgument("tip_frame", default_value="", description="chain tip (default: the robot's)"),
-        DeclareLaunchArgument("params_file", default_value="",
-                              description="servo parameters (default: config/<robot>_servo.yaml, else "
-                                          "config/generic_servo.yaml)"),
-        DeclareLaunchArgument("sim", default_value="true", description="start sim_robot as the driver"),
+        *(DeclareLaunchArgument(name, default_value=default, description=text)
+          for name, default, text in robot_arguments("servo", sim_default="true")),
         DeclareLaunchArgument("rviz", default_value="false", description="start robot_state_publisher + RViz"),
-        DeclareLaunchArgument("use_sim_time", default_value="false", description="every node follows /clock"),
         OpaqueFunction(function=_nodes),
     ])

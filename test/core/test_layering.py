@@ -1,9 +1,10 @@
 """The package's import graph: no cycles, and no layer imports one above it.
 
 Layers, lowest first: the shared core (errors, validation, schema, embedded, robot, so3, limits, dls), the
-core features (servo, path, capability, sim: each on its own, none imports another), then `ros` and the
-ROS-free `tools`, then `nodes` and the ROS `demo`. Imports are read from the source (also those inside
-functions and under TYPE_CHECKING), so a cycle cannot hide behind a late import.
+core features (servo, path, capability, sim: each on its own, none imports another), then `ros`, the
+ROS-free `tools` and `launch_support` (what the launch files share), then `nodes` and the ROS `demo`. Imports
+are read from the source (also those inside functions and under TYPE_CHECKING), so a cycle cannot hide behind a
+late import.
 """
 import ast
 from pathlib import Path
@@ -54,7 +55,7 @@ def layer(module: str) -> tuple[int, str]:
     if len(parts) == 1 or parts[1] == "paths":
         return (0, "core") if len(parts) > 1 else (4, "api")     # robokin_ros/__init__ re-exports the core
     group = parts[1]
-    return {"ros": 2, "tools": 2, "nodes": 3, "demo": 3}[group], group
+    return {"ros": 2, "tools": 2, "launch_support": 2, "nodes": 3, "demo": 3}[group], group
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

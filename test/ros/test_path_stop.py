@@ -144,13 +144,19 @@ def off_line(model, states, start, end):
     return float(np.linalg.norm((p - start) - direction * np.dot(p - start, direction)))
 
 
-def test_cancel_at_40_percent_stops_along_the_path_within_the_limits(graph, panda_model):
+def line_at_40_percent(graph, model):
+    """From rest, a line goal run to 40 %: (handle, line start, line end, when it was sent, when 40 % was seen)."""
     executor, node, client, states = graph
     wait_still(executor, states)
-    goal, start, end = line_goal(panda_model, states)
+    goal, start, end = line_goal(model, states)
     begun = node.get_clock().now().nanoseconds * 1e-9
     handle = start_at_progress(executor, client, goal, 0.4)
-    stopped_at = node.get_clock().now().nanoseconds * 1e-9
+    return handle, start, end, begun, node.get_clock().now().nanoseconds * 1e-9
+
+
+def test_cancel_at_40_percent_stops_along_the_path_within_the_limits(graph, panda_model):
+    executor, node, client, states = graph
+    handle, start, end, begun, stopped_at = line_at_40_percent(graph, panda_model)
     handle.cancel_goal_async()
     done = result_of(executor, handle)
     _, during, speed = stop_figures(panda_model, graph, begun, stopped_at)
@@ -164,11 +170,7 @@ def test_cancel_at_40_percent_stops_along_the_path_within_the_limits(graph, pand
 
 def test_preemption_stops_the_first_goal_within_the_limits(graph, panda_model):
     executor, node, client, states = graph
-    wait_still(executor, states)
-    goal, start, end = line_goal(panda_model, states)
-    begun = node.get_clock().now().nanoseconds * 1e-9
-    handle = start_at_progress(executor, client, goal, 0.4)
-    stopped_at = node.get_clock().now().nanoseconds * 1e-9
+    handle, start, end, begun, stopped_at = line_at_40_percent(graph, panda_model)
     second, _, _ = line_goal(panda_model, states, plan_only=True)
     second_future = client.send_goal_async(second)
     done = result_of(executor, handle)
