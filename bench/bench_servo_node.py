@@ -1,119 +1,210 @@
-"""servo_node under ROS: loop rate held at 500 Hz and 1 kHz, and twist -> command latency across processes.
+"""servo_node under ROS at 500 Hz and 1 kHz, with sim_robot running: this tree against an earlier one, same run.
 
-Three processes per rate: sim_robot (joint states), the servo node (in a child process of this script that
-timestamps every tick), and this script as the client. Measured:
-  late ticks   share of ticks starting more than 1.5 periods after the previous one (inside the node)
-  rx rate      JointTrajectory messages per second seen by a subscriber in this (another) process
-  latency      publish a TwistStamped -> receive the first JointTrajectory whose velocities reflect it.
-               The command alternates between two tiny opposite twists (well inside the acceleration
-               limit per tick), so the first command computed after the twist shows the new sign.
-Run: .venv/bin/python bench/bench_servo_node.py [--seconds 5]
-Targets: 1 kHz with <= 1 % late ticks; latency median <= 1.5 ms, p99 <= 5 ms.
+Per tree and run: sim_robot starts (joint states at 500 Hz; it follows every command), then for each rate a
+servo_node process starts through the tree's own `servo_node.main` (its executor, its garbage-collector set-up),
+with its timer callback timed. This script is the client in a third process: it streams twists and counts the
+commands it receives. Measured:
+  node tick       the servo's timer callback [us], median / p99, inside the servo process
+  ticks/s         timer callbacks per second inside the servo process
+  rx/s            JointTrajectory messages per second received here
+  gap p99         99th percentile of the time between two received commands [ms]
+  latency         publish a TwistStamped -> receive the first JointTrajectory whose velocities reflect it [ms];
+                  the command alternates between two tiny opposite twists (well inside the acceleration limit
+                  per tick), so the first command computed after the twist shows the new sign
+  ready           process start -> first command received, twists streaming from the start, numba cache warm [s]
+  RSS             the servo's and sim_robot's VmRSS after the measurement [MB]
+Each run also measures the floor under any servo tick here: a bare node that only publishes a fixed,
+pre-serialized 4-point trajectory at 1 kHz to the same subscribers (its tick is the middleware's write).
+Targets (issue 10): tick <= 80 / 250 us, >= 995 commands/s and gap p99 <= 2 ms at 1 kHz, latency <= 1.0 / 3 ms at
+1 kHz and <= 1.5 ms median at 500 Hz, ready <= 2 s, RSS <= 200 MB.
+Run: .venv/bin/python bench/bench_servo_node.py [--runs 3] [--seconds 5] [--before REV]   (~8 min)
 """
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
+import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
 
 import numpy as np  # noqa: E402
-import rclpy  # noqa: E402
-from geometry_msgs.msg import TwistStamped  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-PANDA_ACCELERATION = [15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0]
+# The tree issue 10 ("the ROS layer at 1 kHz") started from.
+BEFORE_REV = "1c8a2d9"
+PANDA_ACCELERATION = "[15.0,7.5,10.0,12.5,15.0,20.0,20.0]"
 TRAJECTORY_TOPIC = "/joint_trajectory_controller/joint_trajectory"
+TWIST_TOPIC = "/servo_node/delta_twist_cmds"
+MAX_TICKS = 400_000
+
+# figure key, label, target, format, lower is better
+FIGURES = [
+    ("tick_med_1000", "node tick median at 1 kHz [us]", "<= 80", "{:.0f}", True),
+    ("tick_p99_1000", "node tick p99 at 1 kHz [us]", "<= 250", "{:.0f}", True),
+    ("ticks_1000", "timer ticks/s at 1 kHz", "", "{:.0f}", False),
+    ("rx_1000", "commands received /s at 1 kHz", ">= 995", "{:.0f}", False),
+    ("gap_p99_1000", "inter-arrival gap p99 at 1 kHz [ms]", "<= 2", "{:.2f}", True),
+    ("lat_med_1000", "twist->command latency median at 1 kHz [ms]", "<= 1.0", "{:.2f}", True),
+    ("lat_p99_1000", "twist->command latency p99 at 1 kHz [ms]", "<= 3", "{:.2f}", True),
+    ("tick_med_500", "node tick median at 500 Hz [us]", "", "{:.0f}", True),
+    ("rx_500", "commands received /s at 500 Hz", "", "{:.0f}", False),
+    ("lat_med_500", "twist->command latency median at 500 Hz [ms]", "<= 1.5", "{:.2f}", True),
+    ("ready", "servo_node ready, warm cache [s]", "<= 2", "{:.2f}", True),
+    ("rss_servo", "servo_node RSS [MB]", "<= 200", "{:.0f}", True),
+    ("rss_sim", "sim_robot RSS [MB]", "<= 200", "{:.0f}", True),
+]
 
 
-def run_servo(period: float, seconds: float) -> None:
-    """Child process: a ServoNode whose ticks are timestamped; prints the tick statistics as JSON."""
-    from robokin_ros.nodes.servo_node import ServoNode
-    rclpy.init()
-    node = ServoNode(parameter_overrides=[
-        Parameter("publish_period", value=period), Parameter("incoming_command_timeout", value=5.0),
-        Parameter("max_joint_acceleration", value=PANDA_ACCELERATION)])
-    starts = np.zeros(int(seconds / period * 1.2) + 100)
-    durations = np.zeros_like(starts)
+# ---- the servo process ------------------------------------------------------------------------------
+def run_servo(ticks_file: str, ros_args: list[str]) -> None:
+    """Child process: the tree's servo_node main(), with its timer callback timed; raw tick times to a file."""
+    from robokin_ros.nodes import servo_node
+
+    starts, durations = np.zeros(MAX_TICKS), np.zeros(MAX_TICKS)
     count = [0]
-    tick = node._timer.callback
+    tick = servo_node.ServoNode._tick
 
-    def timed_tick() -> None:
-        i = count[0]
+    def timed_tick(self) -> None:
         start = time.monotonic()
-        tick()
-        if i < len(starts):
+        tick(self)
+        i = count[0]
+        if i < MAX_TICKS:
             starts[i], durations[i] = start, time.monotonic() - start
             count[0] = i + 1
 
-    node._timer.callback = timed_tick
-    gc.freeze()       # as run_node does
-    executor = SingleThreadedExecutor()
+    servo_node.ServoNode._tick = timed_tick
+    try:
+        servo_node.main(["servo_node", "--ros-args", *ros_args])
+    finally:
+        np.savez(ticks_file, starts=starts[:count[0]], durations=durations[:count[0]])
+
+
+def run_floor(ticks_file: str, seconds: float) -> None:
+    """Child process: the floor under any servo tick here: a bare node whose 1 kHz timer (EventsExecutor) only
+    publishes one fixed 4-point Panda JointTrajectory, pre-serialized (no IK, no inputs, no message building)."""
+    import rclpy
+    from rclpy.serialization import serialize_message
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from robokin_ros.ros.runtime import events_executor
+    rclpy.init()
+    node = rclpy.create_node("floor_servo")
+    pub = node.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, 10)
+    msg = JointTrajectory(joint_names=[f"panda_joint{j}" for j in range(1, 8)])
+    msg.points = [JointTrajectoryPoint(positions=[0.0] * 7, velocities=[0.0] * 7) for _ in range(4)]
+    for i, point in enumerate(msg.points):
+        point.time_from_start.nanosec = 1_000_000 * (i + 1)
+    data = serialize_message(msg)
+    starts, durations = np.zeros(MAX_TICKS), np.zeros(MAX_TICKS)
+    count = [0]
+
+    def tick() -> None:
+        start = time.monotonic()
+        pub.publish(data)
+        i = count[0]
+        if i < MAX_TICKS:
+            starts[i], durations[i] = start, time.monotonic() - start
+            count[0] = i + 1
+
+    node.create_timer(0.001, tick)
+    executor = events_executor()
     executor.add_node(node)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        executor.spin_once(timeout_sec=0.05)
-    n = count[0]
-    gaps = np.diff(starts[:n])
-    print(json.dumps({"ticks": n, "late": float(np.mean(gaps > 1.5 * period)) if n > 1 else 1.0,
-                      "rate": float((n - 1) / (starts[n - 1] - starts[0])) if n > 1 else 0.0,
-                      "tick_median_us": float(np.median(durations[:n]) * 1e6),
-                      "tick_p99_us": float(np.percentile(durations[:n], 99) * 1e6),
-                      "max_gap_ms": float(gaps.max() * 1e3) if n > 1 else 0.0}), flush=True)
-    executor.shutdown()
-    node.destroy_node()
+        executor.spin_once(timeout_sec=0.1)
+    np.savez(ticks_file, starts=starts[:count[0]], durations=durations[:count[0]])
     rclpy.try_shutdown()
 
 
+def measure_floor(tree: Path, seconds: float) -> dict:
+    """The floor node's tick and the commands a client receives from it, with the tree's sim_robot subscribed."""
+    argv, env = node_command(tree, "sim_robot", ["--params-file", str(tree / "config/sim_robot.yaml"),
+                                                 "-p", "publish_tf:=false"])
+    sim = subprocess.Popen(argv, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = Client()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            ticks_file = str(Path(tmp) / "ticks.npz")
+            child = subprocess.Popen([sys.executable, __file__, "--floor-child", ticks_file, str(seconds + 4.0)],
+                                     env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO)
+            if not client.spin_until(lambda: bool(client.received), 30.0):
+                raise RuntimeError("the floor node sent nothing within 30 s")
+            client.spin_until(lambda: False, 1.0)
+            window_start = time.monotonic()
+            arrivals = client.stream(seconds)
+            window_end = time.monotonic()
+            child.wait(timeout=30)
+            ticks = np.load(ticks_file)
+    finally:
+        stop(sim)
+        client.executor.shutdown()
+        client.node.destroy_node()
+    starts, durations = ticks["starts"], ticks["durations"]
+    inside = (starts >= window_start) & (starts <= window_end)
+    return {"tick_med": float(np.median(durations[inside]) * 1e6),
+            "tick_p99": float(np.percentile(durations[inside], 99) * 1e6),
+            "rx": float((len(arrivals) - 1) / (arrivals[-1] - arrivals[0])),
+            "gap_p99": float(np.percentile(np.diff(arrivals), 99) * 1e3)}
+
+
+# ---- this process: the client -----------------------------------------------------------------------
 class Client:
-    """This process: counts JointTrajectory messages and measures twist -> command latency."""
+    """Streams twists, counts JointTrajectory messages, measures twist -> command latency."""
 
     def __init__(self) -> None:
+        import rclpy
+        from geometry_msgs.msg import TwistStamped
+        from trajectory_msgs.msg import JointTrajectory
+
+        from robokin_ros.ros.runtime import events_executor
+        self.twist_type = TwistStamped
         self.node = rclpy.create_node("bench_client")
-        self.executor = SingleThreadedExecutor()
+        self.executor = events_executor()
         self.executor.add_node(self.node)
         self.received: list[tuple[float, float]] = []      # (receive time, velocity of the watched joint)
         self.last_velocities = None
         self.watch = 0
         self.node.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_trajectory, 100)
-        self.pub = self.node.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
+        self.pub = self.node.create_publisher(TwistStamped, TWIST_TOPIC, 10)
 
-    def _on_trajectory(self, msg: JointTrajectory) -> None:
+    def _on_trajectory(self, msg) -> None:
         velocities = msg.points[0].velocities
         self.received.append((time.monotonic(), velocities[self.watch]))
         self.last_velocities = velocities
 
-    def spin_until(self, predicate, timeout: float = 30.0) -> bool:
-        end = time.monotonic() + timeout
+    def spin_until(self, predicate, timeout: float, every=None) -> bool:
+        """Spin until `predicate()` or `timeout` [s]; `every()` is called about every 10 ms meanwhile."""
+        end, next_call = time.monotonic() + timeout, 0.0
         while time.monotonic() < end and not predicate():
-            self.executor.spin_once(timeout_sec=0.01)
+            if every is not None and time.monotonic() >= next_call:
+                every()
+                next_call = time.monotonic() + 0.01
+            self.executor.spin_once(timeout_sec=0.002)
         return predicate()
 
     def twist(self, x: float) -> float:
-        msg = TwistStamped()
+        msg = self.twist_type()
         msg.twist.linear.x = x
         sent = time.monotonic()
         self.pub.publish(msg)
         return sent
 
-    def rate(self, seconds: float) -> float:
+    def stream(self, seconds: float) -> np.ndarray:
+        """Receive times [s] of the commands over `seconds`, one twist holding the servo in motion."""
         self.twist(0.001)
         self.spin_until(lambda: False, 0.3)
         self.received.clear()
         self.spin_until(lambda: False, seconds)
-        times = [t for t, _ in self.received]
-        return (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 else 0.0
+        return np.array([t for t, _ in self.received])
 
     def latency(self, samples: int) -> np.ndarray:
         # find the joint that moves most for +x, then flip the command's sign and wait for that joint's sign
@@ -131,62 +222,178 @@ class Client:
             if self.spin_until(lambda: any(v * want > 0 for _, v in self.received), 1.0):
                 out.append(next(t for t, v in self.received if v * want > 0) - sent)
             self.spin_until(lambda: False, 0.005 + random.random() * 0.005)   # random phase vs. the tick
+        self.watch = 0
         return np.array(out)
 
 
-def bench_rate(client: Client, period: float, seconds: float) -> dict:
-    child = subprocess.Popen([sys.executable, __file__, "--servo-child", str(period), str(seconds + 12.0)],
-                             stdout=subprocess.PIPE, text=True, cwd=REPO)
+def rss_mb(pid: int) -> float:
+    """VmRSS of a running process [MB]."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def node_command(tree: Path, module: str, ros_args: list[str]) -> tuple[list[str], dict]:
+    """argv and environment that run robokin_ros.nodes.<module> from `tree`."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    return [sys.executable, "-m", f"robokin_ros.nodes.{module}", "--ros-args", *ros_args], env
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def measure_rate(client: Client, tree: Path, hz: int, seconds: float) -> dict:
+    """One servo process at `hz`: the figures of FIGURES for that rate (keys without the rate suffix)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ticks_file = str(Path(tmp) / "ticks.npz")
+        ros_args = ["-p", f"publish_period:={1.0 / hz}", "-p", "incoming_command_timeout:=5.0",
+                    "-p", f"max_joint_acceleration:={PANDA_ACCELERATION}"]
+        env = dict(os.environ, PYTHONPATH=str(tree))
+        client.received.clear()
+        spawned = time.monotonic()
+        log = open(Path(tmp) / "servo.log", "w")
+        child = subprocess.Popen([sys.executable, __file__, "--servo-child", ticks_file, *ros_args], env=env,
+                                 cwd=tree, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            if not client.spin_until(lambda: bool(client.received), 60.0, every=lambda: client.twist(0.001)):
+                raise RuntimeError(f"servo_node of {tree} sent no command within 60 s")
+            ready = client.received[0][0] - spawned
+            window_start = time.monotonic()
+            arrivals = client.stream(seconds)
+            window_end = time.monotonic()
+            latency = client.latency(int(seconds * 60))
+            rss = rss_mb(child.pid)
+        finally:
+            stop(child)
+            log.close()
+        if len(arrivals) < 2:
+            raise RuntimeError(f"servo_node of {tree} at {hz} Hz stopped sending commands:\n"
+                               f"{(Path(tmp) / 'servo.log').read_text()[-3000:]}")
+        ticks = np.load(ticks_file)
+    starts, durations = ticks["starts"], ticks["durations"]
+    inside = (starts >= window_start) & (starts <= window_end)
+    if inside.sum() < 2:
+        raise RuntimeError(f"servo_node of {tree} at {hz} Hz recorded {len(starts)} ticks, {inside.sum()} while "
+                           f"measured ({starts[:1]}..{starts[-1:]} vs {window_start}..{window_end})")
+    gaps = np.diff(arrivals)
+    return {"tick_med": float(np.median(durations[inside]) * 1e6),
+            "tick_p99": float(np.percentile(durations[inside], 99) * 1e6),
+            "ticks": float((inside.sum() - 1) / (starts[inside][-1] - starts[inside][0])),
+            "rx": float((len(arrivals) - 1) / (arrivals[-1] - arrivals[0])),
+            "gap_p99": float(np.percentile(gaps, 99) * 1e3),
+            "lat_med": float(np.median(latency) * 1e3), "lat_p99": float(np.percentile(latency, 99) * 1e3),
+            "ready": ready, "rss_servo": rss}
+
+
+def measure_tree(tree: Path, seconds: float) -> dict:
+    """All FIGURES for one tree: sim_robot, then a servo at 500 Hz and one at 1 kHz, with a client of its own."""
+    argv, env = node_command(tree, "sim_robot", ["--params-file", str(tree / "config/sim_robot.yaml"),
+                                                 "-p", "publish_tf:=false"])
+    sim = subprocess.Popen(argv, env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    figures: dict[str, float] = {}
+    client = Client()
     try:
-        if not client.spin_until(lambda: client.pub.get_subscription_count() > 0, 30.0):
-            raise RuntimeError("servo node not discovered")
-        rx_rate = client.rate(seconds)
-        latency = client.latency(int(seconds * 60))
-        out, _ = child.communicate(timeout=60)
+        for hz in (500, 1000):
+            stats = measure_rate(client, tree, hz, seconds)
+            figures.update({f"{key}_{hz}": value for key, value in stats.items()})
+        figures["rss_sim"] = rss_mb(sim.pid)
     finally:
-        if child.poll() is None:
-            child.kill()
-    stats = json.loads(out.strip().splitlines()[-1])
-    stats.update(rx_rate=rx_rate, latency_ms=latency * 1e3)
-    return stats
+        stop(sim)
+        client.executor.shutdown()
+        client.node.destroy_node()
+    figures["ready"] = figures["ready_1000"]
+    figures["rss_servo"] = max(figures["rss_servo_500"], figures["rss_servo_1000"])
+    return figures
+
+
+@contextmanager
+def archived_tree(rev: str):
+    """The package as it was at git revision `rev`, in a temporary directory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "robokin_ros", "config"],
+                                 capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        yield Path(tmp)
+
+
+def warm_numba_cache(tree: Path) -> None:
+    """Compile the tree's servo kernels into its numba cache, so that 'ready' is measured with a warm cache."""
+    code = ("from robokin_ros.core.robot import RobotModel\n"
+            "from robokin_ros.core.servo.config import ServoConfig\n"
+            "from robokin_ros.core.servo.servo import warm_up\n"
+            "warm_up(RobotModel.from_name('panda'), ServoConfig())\n")
+    subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(tree)), cwd=tree, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def spread(values: list[float], fmt: str) -> str:
+    return " / ".join(fmt.format(v) for v in values)
+
+
+def print_table(before: list[dict], now: list[dict], rev: str) -> None:
+    print(f"\n## servo_node, Panda, sim_robot at 500 Hz, {os.cpu_count()} cores; before = {rev}, now = this tree; "
+          f"{len(now)} runs (run 1 / 2 / 3), medians in the last columns\n")
+    print("| figure | target | before, per run | now, per run | before | now | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for key, label, target, fmt, _lower_better in FIGURES:
+        b, n = [r[key] for r in before], [r[key] for r in now]
+        mb, mn = float(np.median(b)), float(np.median(n))
+        print(f"| {label} | {target} | {spread(b, fmt)} | {spread(n, fmt)} | {fmt.format(mb)} | {fmt.format(mn)} | "
+              f"{mn / mb:.2f} |")
+
+
+def print_floor(floors: list[dict]) -> None:
+    print("\n## the floor: a bare node publishing a fixed, pre-serialized 4-point trajectory at 1 kHz "
+          "(EventsExecutor), sim_robot and this client subscribed\n")
+    print("| figure | per run | median |")
+    print("|---|---|---|")
+    for key, label, fmt in (("tick_med", "tick median [us]", "{:.0f}"), ("tick_p99", "tick p99 [us]", "{:.0f}"),
+                            ("rx", "received /s", "{:.0f}"), ("gap_p99", "gap p99 [ms]", "{:.2f}")):
+        values = [f[key] for f in floors]
+        print(f"| {label} | {spread(values, fmt)} | {fmt.format(float(np.median(values)))} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per phase and rate [s]")
-    parser.add_argument("--servo-child", nargs=2, type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per rate [s]")
+    parser.add_argument("--runs", type=int, default=3, help="runs per tree (alternating trees)")
+    parser.add_argument("--before", default=BEFORE_REV, help="git revision of the 'before' tree")
+    parser.add_argument("--servo-child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("--floor-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.servo_child:
-        run_servo(*args.servo_child)
+        run_servo(args.servo_child[0], args.servo_child[1:])
         return
-    sim = subprocess.Popen([str(Path(sys.executable).parent / "sim_robot"), "--ros-args", "--params-file",
-                            str(REPO / "config/sim_robot.yaml"), "-p", "publish_tf:=false"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if args.floor_child:
+        run_floor(args.floor_child[0], float(args.floor_child[1]))
+        return
+    import rclpy
     rclpy.init()
-    client = Client()
-    rows = []
+    before, now, floors = [], [], []
     try:
-        for hz in (500, 1000):
-            stats = bench_rate(client, 1.0 / hz, args.seconds)
-            rows.append((hz, stats))
-            client.received.clear()
+        with archived_tree(args.before) as old_tree:
+            for tree in (old_tree, REPO):
+                warm_numba_cache(tree)
+            for run in range(args.runs):
+                for tree, results in ((old_tree, before), (REPO, now)):
+                    results.append(measure_tree(tree, args.seconds))
+                    print(f"run {run + 1} {'before' if tree is old_tree else 'now'}: "
+                          f"{json.dumps({k: round(v, 3) for k, v in results[-1].items()})}", flush=True)
+                floors.append(measure_floor(REPO, args.seconds))
+                print(f"run {run + 1} floor: {json.dumps({k: round(v, 3) for k, v in floors[-1].items()})}",
+                      flush=True)
     finally:
-        sim.terminate()
-        sim.wait()
-        client.node.destroy_node()
         rclpy.try_shutdown()
-    print(f"\nservo_node, Panda, sim_robot at 500 Hz, {os.cpu_count()} cores (ROS_DOMAIN_ID "
-          f"{os.environ['ROS_DOMAIN_ID']})")
-    print(f"{'loop':>6} | {'ticks/s':>8} | {'late ticks':>10} | {'max gap':>8} | {'tick med/p99':>14} | "
-          f"{'rx rate':>8} | {'latency med':>11} | {'p99':>7} | {'n':>4}")
-    print("-" * 100)
-    for hz, s in rows:
-        lat = s["latency_ms"]
-        med, p99 = (np.median(lat), np.percentile(lat, 99)) if len(lat) else (np.nan, np.nan)
-        print(f"{hz:>4}Hz | {s['rate']:>8.1f} | {100 * s['late']:>9.2f}% | {s['max_gap_ms']:>6.1f}ms | "
-              f"{s['tick_median_us']:>5.0f}/{s['tick_p99_us']:>4.0f} us | {s['rx_rate']:>7.1f} | "
-              f"{med:>8.2f} ms | {p99:>4.2f} ms | {len(lat):>4}")
-    print("targets: 1 kHz with <= 1 % late ticks; latency median <= 1.5 ms, p99 <= 5 ms")
+    print_table(before, now, args.before)
+    print_floor(floors)
 
 
 if __name__ == "__main__":

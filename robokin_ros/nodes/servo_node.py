@@ -17,11 +17,10 @@ cannot displace a good one); one timer (publish_period) does the work.
 """
 from __future__ import annotations
 
-from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TwistStamped
-from sensor_msgs.msg import JointState
 from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
 from moveit_msgs.srv import ServoCommandType
+from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
@@ -48,7 +47,9 @@ from robokin_ros.ros.conversions import (
     twist_command_from_msg,
 )
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, receive_time, run_node
+from robokin_ros.ros.polled_subscription import PolledSubscription
+from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, events_executor, receive_time, run_node
+from robokin_ros.ros.serialized_trajectory import SerializedTrajectory
 from robokin_ros.ros.tf_frames import TfFrames
 
 # Rejections are throttled per kind: a reason's start names the kind, its end carries the values.
@@ -62,6 +63,7 @@ class ServoNode(RobokinNode):
 
     default_name = "servo_node"
     config_class = ServoConfig
+    executor_factory = staticmethod(events_executor)
 
     def __init__(self, node_name: str | None = None, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
@@ -71,18 +73,21 @@ class ServoNode(RobokinNode):
         self._joint_names = tuple(self._servo.joint_names)
         self._chain_joints = frozenset(self._joint_names)
         watch_config(self, lambda: self._config, self._apply_config)
-        self._twist: tuple[TwistStamped, float] | None = None
         self._joint_state: JointMeasurement | None = None      # checked on arrival, applied at the next tick
         self._joint_state_rejection: str | None = None
         self._stamp_order = StampOrder()
         self._status = StatusReporter()
         self._stamps = TickStamps()
         self._reuse: JointTrajectory | None = None
+        self._serialized: dict[int, SerializedTrajectory | None] = {}     # by point count: see _publish_command
+        self._prepare_serialized()
         self._command_type = CommandTypeSwitch()
         self._tf_frames = TfFrames(self, robot)        # no TF listener until a frame outside the model arrives
 
-        # only the newest twist matters: a deeper queue would replay old twists after a stall
-        self.create_subscription(TwistStamped, cfg.cartesian_command_in_topic, self._on_twist, LATEST_ONLY)
+        # Only the newest twist matters: a deeper queue would replay old twists after a stall. The tick takes it
+        # (ros/polled_subscription.py): a client streaming twists faster than the loop costs nothing in Python.
+        self._twists = PolledSubscription(self, "commands", TwistStamped, cfg.cartesian_command_in_topic,
+                                          LATEST_ONLY)
         # several publishers may share the joint-state topic (arm driver, gripper): with a queue of one a gripper's
         # message could evict the arm's before it is taken, so every message is looked at
         self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, QUEUE_DEPTH)
@@ -98,14 +103,6 @@ class ServoNode(RobokinNode):
                                f"{cfg.command_out_type} on {self._command_pub.topic_name}")
 
     # ---- callbacks: store only ----------------------------------------------------------------------
-    def _on_twist(self, msg: TwistStamped) -> None:
-        if not self._command_type.accepts(CommandType.TWIST):
-            # as MoveIt Servo: an input of another type than the current one is dropped
-            self._log.warning("command type", f"twist ignored: the command type is "
-                              f"{self._command_type.current.name} (call ~/switch_command_type with TWIST)")
-            return
-        self._twist = (msg, receive_time())
-
     def _on_joint_state(self, msg: JointState) -> None:
         # Checked on arrival, not at the tick: a refused state (a joint named twice, an old stamp) must not displace
         # a good one that arrived earlier in the same tick. Ordered by stamp per joint set: see core/stamp_order.py.
@@ -122,9 +119,9 @@ class ServoNode(RobokinNode):
 
     def destroy_node(self) -> None:
         # rclpy's context shutdown also destroys a node whose __init__ raised, before _tf_frames existed
-        frames = getattr(self, "_tf_frames", None)
-        if frames is not None:
-            frames.close()
+        for side in (getattr(self, "_tf_frames", None), getattr(self, "_twists", None)):
+            if side is not None:
+                side.close()
         super().destroy_node()
 
     def _on_pause(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
@@ -135,7 +132,7 @@ class ServoNode(RobokinNode):
             response.message = "servo paused: commands are ignored until resumed"
         else:
             self._servo.resume()
-            self._twist = None     # a command that arrived while paused must not move the arm now
+            self._twists.drop_pending()     # a command that arrived while paused must not move the arm now
             response.message = "servo resumed from the measured joint state"
         response.success = True
         self.get_logger().info(response.message)
@@ -155,6 +152,13 @@ class ServoNode(RobokinNode):
     def _apply_config(self, config: ServoConfig) -> None:
         self._servo.update_config(config)    # raises ConfigError: the update is rejected whole
         self._config = config
+        self._prepare_serialized()
+
+    def _prepare_serialized(self) -> None:
+        """Locate the byte layouts of the windows the servo can publish now, rather than on a tick."""
+        for points in self._servo.window_point_counts:
+            if points not in self._serialized:
+                self._serialized[points] = SerializedTrajectory.build(self._joint_names, points)
 
     # ---- the loop ----------------------------------------------------------------------------------
     def _tick(self) -> None:
@@ -162,11 +166,11 @@ class ServoNode(RobokinNode):
         # The trajectory's time 0 is this tick (the core integrates the real time between ticks): a controller
         # that receives it late samples it at the right time instead of rushing from its state to the first
         # point (latency jitter would become jerk).
-        stamp = time_msg(self._stamps.stamp(now, self.get_clock().now().nanoseconds))
+        stamp_ns = self._stamps.stamp(now, self.get_clock().now().nanoseconds)
         self._take_inputs(now)
         output = self._servo.step(now)
         if output.publish:
-            self._publish_command(output, stamp)
+            self._publish_command(output, stamp_ns)
         self._publish_status(output, now)
 
     def _take_inputs(self, now: float) -> None:
@@ -179,11 +183,14 @@ class ServoNode(RobokinNode):
                 self._servo.set_measurement(measurement)
             except RobokinError as err:
                 self._reject(ServoStatus.JOINT_STATE_MISSING, f"joint state rejected: {err}", now)
-        if self._twist is not None:
-            msg, received_at = self._twist
-            self._twist = None
+        twist = self._twists.take_newest()
+        if twist is not None and not self._command_type.accepts(CommandType.TWIST):
+            # as MoveIt Servo: an input of another type than the current one is dropped
+            self._log.warning("command type", f"twist ignored: the command type is "
+                              f"{self._command_type.current.name} (call ~/switch_command_type with TWIST)", now)
+        elif twist is not None:
             try:
-                command = twist_command_from_msg(msg, received_at)
+                command = twist_command_from_msg(twist.message, twist.received_at)
                 # a frame outside the model is looked up in TF (never blocks: "waiting for TF" until it arrives)
                 self._servo.set_command(command, self._tf_frames.pose_if_external(command.frame))
                 self._status.command_accepted()
@@ -194,11 +201,20 @@ class ServoNode(RobokinNode):
         self._status.reject(code, reason, now, self._config.status_period)
         self._log.warning(reason[:REJECTION_KIND_CHARS], reason, now)
 
-    def _publish_command(self, output: ServoOutput, stamp: Time) -> None:
+    def _publish_command(self, output: ServoOutput, stamp_ns: int) -> None:
         cfg = self._config
         if cfg.command_out_type == _TRAJECTORY:
-            self._reuse = trajectory_msg(self._joint_names, output.window, self._reuse)
-            self._reuse.header.stamp = stamp
+            window = output.window
+            # the window's bytes refilled in place (ros/serialized_trajectory.py): a fraction of building the message
+            points = len(window.times)
+            if points not in self._serialized:
+                self._serialized[points] = SerializedTrajectory.build(self._joint_names, points)
+            serialized = self._serialized[points]
+            if serialized is not None:
+                self._command_pub.publish(serialized.fill(window, stamp_ns))
+                return
+            self._reuse = trajectory_msg(self._joint_names, window, self._reuse)
+            self._reuse.header.stamp = time_msg(stamp_ns)
             self._command_pub.publish(self._reuse)
         else:
             values = output.positions if cfg.publish_joint_positions else output.velocities

@@ -47,9 +47,9 @@ from robokin_ros.ros.jtc_conversions import (
     tolerance_requests,
     trajectory_facts,
 )
-from robokin_ros.ros.link_tree_tf import TFMessage, LinkTreeTf
+from robokin_ros.ros.link_tree_tf import LinkTreeTf, TFMessage
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.runtime import QUEUE_DEPTH, RobokinNode, receive_time, run_node
+from robokin_ros.ros.runtime import QUEUE_DEPTH, RobokinNode, events_executor, receive_time, run_node
 
 Result = FollowJointTrajectory.Result
 LOG_KEY_CHARS = 40      # rejections that agree in this many leading characters are throttled as one
@@ -68,6 +68,7 @@ class SimRobot(RobokinNode):
 
     default_name = "sim_robot"
     config_class = SimRobotConfig
+    executor_factory = staticmethod(events_executor)
 
     def __init__(self, node_name: str | None = None, **kwargs) -> None:
         super().__init__(node_name, **kwargs)

@@ -22,6 +22,8 @@ from robokin_ros.ros.params import declare_config
 QUEUE_DEPTH = 10
 LATEST_ONLY = 1
 
+SPIN_SLICE = 0.1     # [s] longest wait inside the executor before run_node looks at the context again
+
 # Receive times come from the monotonic clock, never from message stamps: a zero stamp or a paused
 # simulation clock must not be able to keep a stale command alive.
 receive_time: Callable[[], float] = time.monotonic
@@ -89,16 +91,32 @@ class ThrottledLogger:
             self._logger.error(text + suffix)
 
 
+def events_executor() -> Executor:
+    """rclpy's EventsExecutor (`rclpy.experimental`), else a SingleThreadedExecutor.
+
+    For nodes with a fast timer: the EventsExecutor dispatches from a C++ event queue instead of rebuilding a wait
+    set in Python on every wake-up, which at 1 kHz is most of a tick (see bench/bench_servo_node.py). Its callbacks
+    run one at a time on the spinning thread, as a SingleThreadedExecutor's do.
+    """
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:        # an rclpy before Jazzy
+        return SingleThreadedExecutor()
+    return EventsExecutor()
+
+
 class RobokinNode(Node):
     """Base of every robokin node: its parameters declared from `config_class` and its robot loaded (`boot`)
     into `self._config` and `self._robot`, and `self._log`, a `ThrottledLogger`.
 
-    Subclasses set `default_name` (the node name unless the caller gives one) and `config_class`.
+    Subclasses set `default_name` (the node name unless the caller gives one) and `config_class`, and may set
+    `executor_factory`, the executor `run_node` spins them with.
     """
 
     default_name: ClassVar[str]
     config_class: ClassVar[type]
     log_period: ClassVar[float] = 1.0       # [s] a repeated complaint is logged at most this often
+    executor_factory: ClassVar[Callable[[], Executor]] = SingleThreadedExecutor
 
     def __init__(self, node_name: str | None = None, **kwargs) -> None:
         super().__init__(node_name or self.default_name, **kwargs)
@@ -107,9 +125,9 @@ class RobokinNode(Node):
 
 
 def run_node(node_cls: Callable[[], Node], args: list[str] | None = None,
-             executor_factory: Callable[[], Executor] = SingleThreadedExecutor) -> int:
-    """Run one node until shutdown (SingleThreadedExecutor unless a node's callbacks must block); the process
-    exit code.
+             executor_factory: Callable[[], Executor] | None = None) -> int:
+    """Run one node until shutdown, spun by `executor_factory()` (default: the node class's `executor_factory`,
+    a SingleThreadedExecutor unless the node says otherwise); the process exit code.
 
     A RobokinError while the node starts (bad parameters, unloadable robot) is logged in full and
     gives exit code 1; so does an rcl argument error such as an unparsable parameter file.
@@ -129,10 +147,13 @@ def run_node(node_cls: Callable[[], Node], args: list[str] | None = None,
         # Start-up objects (models, messages, modules) never die: keep them out of the collector's scans,
         # so a full collection cannot stall the control loop for tens of milliseconds.
         gc.freeze()
-        executor = executor_factory()
+        executor = (executor_factory or getattr(node_cls, "executor_factory", SingleThreadedExecutor))()
         executor.add_node(node)
         try:
-            executor.spin()
+            # one callback per call, not executor.spin(): the EventsExecutor's spin() never returns to Python, so
+            # SIGINT / SIGTERM would not stop it (for the other executors spin() is this very loop)
+            while rclpy.ok(context=node.context):
+                executor.spin_once(timeout_sec=SPIN_SLICE)
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
         finally:

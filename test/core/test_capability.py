@@ -84,6 +84,42 @@ def test_acceleration_ellipsoid_matches_aba_at_rest(panda):
                                result.acceleration.semi_axes * result.acceleration_normalization)
 
 
+def _assert_same_ellipsoid(a: cap.Ellipsoid, b: cap.Ellipsoid) -> None:
+    assert a.unit == b.unit
+    for field in ("semi_axes", "axes", "degenerate", "capped"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+
+
+@pytest.mark.parametrize("which", ["panda", "ur5", "panda_from_link1", "panda_no_limits"])
+def test_analyze_equals_the_separate_functions_bit_for_bit(panda, ur5, which):
+    # analyze decomposes all Gram matrices in one stacked call and reads J, the tool pose and M(q) from one
+    # pass; the single-ellipsoid functions and the RobotModel methods are the reference it must reproduce.
+    robot = {"panda": panda, "ur5": ur5, "panda_no_limits": panda,
+             "panda_from_link1": RobotModel.from_name("panda", base_frame="panda_link1")}[which]
+    tau = None if which == "panda_no_limits" else robot.limits.effort
+    rng = np.random.default_rng(11)
+    for q in [robot.random_positions(rng) for _ in range(5)] + [np.zeros(robot.n)]:
+        result = cap.analyze(robot, q, tau, "no limits", singular_sigma=2e-3)
+        J = robot.jacobian(q)
+        np.testing.assert_array_equal(result.jacobian, J)
+        np.testing.assert_array_equal(result.tool_position, robot.fk(q).translation)
+        _assert_same_ellipsoid(result.velocity, cap.velocity_ellipsoid(J[:3], 2e-3))
+        _assert_same_ellipsoid(result.angular_velocity, cap.velocity_ellipsoid(J[3:], 2e-3, "rad/s"))
+        _assert_same_ellipsoid(result.acceleration, cap.acceleration_ellipsoid(J[:3], robot.inertia(q)))
+        _assert_same_ellipsoid(result.force_unweighted, cap.force_ellipsoid(J[:3], singular_sigma=2e-3))
+        assert result.manipulability == cap.manipulability(J[:3], 2e-3)
+        assert result.angular_manipulability == cap.manipulability(J[3:], 2e-3)
+        if tau is None:
+            assert result.force_rms is None and result.force_weighted is None
+            assert result.unavailable_reason == "no limits"
+            continue
+        _assert_same_ellipsoid(result.force_rms, cap.force_ellipsoid(J[:3], tau, rms=True, singular_sigma=2e-3))
+        _assert_same_ellipsoid(result.force_weighted, cap.force_ellipsoid(J[:3], tau, singular_sigma=2e-3))
+        for e in (result.velocity, result.angular_velocity, result.acceleration, result.force_unweighted,
+                  result.force_rms, result.force_weighted):
+            _check_frame(e)
+
+
 def test_rms_and_torque_weighted_coincide_only_for_equal_limits(panda):
     J = panda.jacobian(panda.home())[:3]
     equal = np.full(panda.n, 50.0)

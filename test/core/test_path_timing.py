@@ -1,5 +1,8 @@
 """Timing: toppra verified by finite differences, LSPB / quintic textbook properties, downsampling tolerance,
 and the full planner (first point = start, strictly increasing times, deviation after timing)."""
+import subprocess
+import sys
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -169,3 +172,19 @@ def test_const_accel_trajectory_matches_toppra_and_stretches(panda):
     traj = plan.trajectory
     assert np.all(np.abs(traj.velocities) <= panda.limits.velocity * (1 + 1e-3))
     assert np.all(np.abs(traj.accelerations) <= np.array(PANDA_ACC) * (1 + 1e-3))
+
+
+def test_the_planner_leaves_matplotlib_unloaded_and_toppras_plotting_still_works():
+    """toppra imports pyplot for plotting robokin never calls (~28 MB per planning process); the planner imports it
+    behind stand-ins (core/path/toppra_import.py) that load the real pyplot on first use."""
+    code = ("import sys\n"
+            "import robokin_ros.core.path.planner\n"
+            "assert 'matplotlib' not in sys.modules and 'matplotlib.pyplot' not in sys.modules, 'pyplot loaded'\n"
+            "import toppra.algorithm.algorithm as algorithm\n"
+            "import matplotlib\n"
+            "matplotlib.use('Agg')\n"
+            "import matplotlib.pyplot as real\n"
+            "assert algorithm.plt.figure is real.figure\n"
+            "print('ok')\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr

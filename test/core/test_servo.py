@@ -17,7 +17,7 @@ from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
 from robokin_ros.core.servo.tick_stamps import TickStamps
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
-from robokin_ros.core.servo.window import window_arrays, window_times
+from robokin_ros.core.servo.window import sample_window, window_arrays, window_times
 from robokin_ros.core.sim.joints import SimulatedJoints
 from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints
 
@@ -466,6 +466,44 @@ def test_after_a_stall_longer_than_the_window_the_servo_continues_from_where_the
     out = loop.servo.step(later)
     np.testing.assert_allclose(out.window.positions[0], tail_end, atol=1e-12)
     assert np.all(np.abs(out.velocities) <= loop.servo._ik.acceleration_limits * DT * (1 + 1e-9))
+
+
+def test_a_window_without_limits_in_reach_is_sparse_and_describes_the_same_motion(panda):
+    """Far from the limits the published window has 4 points (now, dt, the last grid time, the tail); a controller
+    interpolating it (cubic Hermite, as JTC) follows exactly the motion of the full grid's window. Near a limit the
+    full grid is published: its points place the stop at the limit."""
+    loop = Loop(panda, command_in_type="speed_units", max_expected_latency=0.05)
+    out = loop.run(30, cmd([0.0, 0.1, 0.05], [0.1, 0.0, 0.0]))[-1]
+    sparse = out.window
+    grid = window_times(DT, 0.05)
+    assert len(sparse.times) == 4 and len(grid) > 3
+    np.testing.assert_array_equal(sparse.times[:3], grid[[0, 1, -1]])
+    n, k = panda.n, len(grid) + 1
+    full = (np.empty(k), np.empty((k, n)), np.empty((k, n)))
+    clamped_any = window_arrays(sparse.positions[0], sparse.velocities[0], panda.limits.lower, panda.limits.upper,
+                                loop.servo._ik.acceleration_limits, DT, grid, *full)
+    assert not clamped_any
+    q_sparse, v_sparse, q_full, v_full = (np.empty(n) for _ in range(4))
+    for t in np.linspace(0.0, full[0][-1] + 0.01, 400):
+        sample_window(sparse.times, sparse.positions, sparse.velocities, t, q_sparse, v_sparse)
+        sample_window(*full, t, q_full, v_full)
+        np.testing.assert_allclose(q_sparse, q_full, atol=1e-12)
+        np.testing.assert_allclose(v_sparse, v_full, atol=1e-9)
+    # the joint this twist moves fastest, 0.1 rad from the limit it moves toward; no margin, so the window's
+    # extrapolation reaches the limit while the servo brakes for it
+    turn = cmd([0, 0, 0], [0, 0, 0.5])
+    v = Loop(panda, command_in_type="speed_units").run(50, turn)[-1].velocities
+    j = int(np.argmax(np.abs(v)))
+    q0 = panda.home()
+    q0[j] = panda.limits.upper[j] - 0.1 if v[j] > 0 else panda.limits.lower[j] + 0.1
+    outs = Loop(panda, q0=q0, command_in_type="speed_units", max_expected_latency=0.05,
+                joint_limit_margins=[0.0] * panda.n).run(400, turn)
+    full_windows = [o.window for o in outs if len(o.window.times) == k]
+    assert full_windows, "a window reaching the limit uses the full grid"
+    assert all(len(o.window.times) in (4, k) for o in outs)
+    for w in full_windows:
+        np.testing.assert_array_equal(w.times[:-1], grid)
+        assert np.any((w.positions[:, j] == panda.limits.upper[j]) | (w.positions[:, j] == panda.limits.lower[j]))
 
 
 def test_window_times_grid():

@@ -28,11 +28,14 @@ Nothing is ever NaN.
 """
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+import pinocchio as pin
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.robot import RobotModel
@@ -97,43 +100,70 @@ class TorqueLimits(NamedTuple):
     reason: str             # "" when `limits` is set, else a sentence naming the joints without limits
 
 
-def _proper(vectors: Array) -> Array:
-    """Make an orthonormal basis right-handed (det +1) so it is a rotation (RViz needs a quaternion)."""
-    if np.linalg.det(vectors) < 0.0:
-        vectors = vectors.copy()
-        vectors[:, 2] *= -1.0
-    return vectors
+def _eigen(grams: Array) -> tuple[Array, Array, Array]:
+    """Singular values (ascending), eigenvectors and det(eigenvectors) < 0 of one 3x3 Gram matrix or a stack.
 
-
-def _from_gram(gram: Array, unit: str, *, inverse: bool = False, limit: float = 1.0,
-               floor: float = 0.0) -> Ellipsoid:
-    """Ellipsoid of the image of a unit ball under B (gram = B Bᵀ), or of {x : ||Bᵀ x|| <= limit} if inverse.
-
-    eigh returns eigenvalues ascending, so the reversed order is descending for the direct ellipsoid and
-    the original order is descending for the inverse one.
+    A stack costs one eigh and one det call: numpy's per-call overhead is most of the price of a 3x3
+    decomposition, and the stacked call runs the same LAPACK routine on each matrix (bit-identical results).
     """
-    eigenvalues, vectors = np.linalg.eigh(gram)                       # (3,), (3, 3)
-    sigma = np.sqrt(np.maximum(eigenvalues, 0.0))
-    if inverse:
-        small = sigma < floor
-        semi = limit / np.maximum(sigma, floor) if floor > 0 else limit / sigma
-        return Ellipsoid(semi, _proper(vectors), unit, np.zeros(3, bool), small)
-    order = slice(None, None, -1)
-    sigma, vectors = sigma[order], vectors[:, order]
-    return Ellipsoid(sigma, _proper(vectors), unit, sigma < floor, np.zeros(3, bool))
+    eigenvalues, vectors = np.linalg.eigh(grams)                      # (..., 3), (..., 3, 3)
+    return np.sqrt(np.maximum(eigenvalues, 0.0)), vectors, np.linalg.det(vectors) < 0.0
+
+
+def _direct(sigma: Array, vectors: Array, negative: bool, unit: str, floor: float) -> Ellipsoid:
+    """Image of a unit ball under B, from `_eigen` of gram = B Bᵀ; eigh's ascending order is reversed.
+
+    Reversing the columns swaps the first and last, which flips the determinant's sign, so the reversed basis
+    is left-handed exactly when eigh's is right-handed. It is then made a rotation (RViz needs a quaternion).
+    """
+    semi, axes = sigma[::-1], vectors[:, ::-1].copy()
+    if not negative:
+        axes[:, 2] *= -1.0
+    return Ellipsoid(semi, axes, unit, semi < floor, np.zeros(3, bool))
+
+
+def _inverse(sigma: Array, vectors: Array, negative: bool, unit: str, limit: float, floor: float) -> Ellipsoid:
+    """{x : ||Bᵀ x|| <= limit} from `_eigen` of gram = B Bᵀ: semi-axes limit/σ are descending in eigh's order."""
+    semi = limit / np.maximum(sigma, floor) if floor > 0 else limit / sigma
+    axes = vectors.copy()
+    if negative:
+        axes[:, 2] *= -1.0
+    return Ellipsoid(semi, axes, unit, np.zeros(3, bool), sigma < floor)
+
+
+def _rms(tau: Array) -> float:
+    """Root mean square of a (n,) vector; the same sum and division as np.mean at a fraction of its cost."""
+    return math.sqrt(np.add.reduce(tau * tau) / tau.size)
+
+
+def _measures(sigma: list[float], singular_sigma: float) -> Manipulability:
+    """Measures from the ascending singular values [σ_3, σ_2, σ_1] of a 3xn block."""
+    s_min, s_mid, s_max = sigma
+    condition = s_max / s_min if s_min > 0.0 else float("inf")
+    isotropy = s_min / s_max if s_max > 0.0 else 0.0
+    return Manipulability(s_max * s_mid * s_min, condition, s_min, s_max, isotropy, s_min < singular_sigma)
+
+
+def _singular_values(grams: Array) -> list:
+    """Ascending singular values of one Gram matrix (3,) or a stack (k, 3) as (nested) lists of floats.
+
+    eigvalsh, not eigh's eigenvalues: LAPACK's values-only path rounds differently, and near a singularity
+    σ_3 = sqrt(λ_3) magnifies that difference in the condition number.
+    """
+    return np.sqrt(np.maximum(np.linalg.eigvalsh(grams), 0.0)).tolist()
 
 
 def velocity_ellipsoid(J: npt.ArrayLike, singular_sigma: float = 1e-3, unit: str = "m/s") -> Ellipsoid:
     """Velocity ellipsoid of a (3, n) Jacobian block for ||dq|| <= 1 [rad/s]."""
     J = np.asarray(J, float)
-    return _from_gram(J @ J.T, unit, floor=singular_sigma)
+    return _direct(*_eigen(J @ J.T), unit, singular_sigma)
 
 
 def acceleration_ellipsoid(J: npt.ArrayLike, M: npt.ArrayLike) -> Ellipsoid:
     """Acceleration ellipsoid {J M⁻¹ τ : ||τ|| <= 1 N m} at rest (no velocity-product terms) [m/s²]."""
     J, M = np.asarray(J, float), np.asarray(M, float)
     K = np.linalg.solve(M, J.T).T                                     # (3, n) = J M⁻¹ (M symmetric)
-    return _from_gram(K @ K.T, "m/s^2")
+    return _direct(*_eigen(K @ K.T), "m/s^2", 0.0)
 
 
 def force_ellipsoid(J: npt.ArrayLike, torque_limits: npt.ArrayLike | None = None, *, rms: bool = False,
@@ -152,23 +182,19 @@ def force_ellipsoid(J: npt.ArrayLike, torque_limits: npt.ArrayLike | None = None
     """
     J = np.asarray(J, float)
     if torque_limits is None:
-        return _from_gram(J @ J.T, "N/(N m)", inverse=True, floor=singular_sigma)
+        return _inverse(*_eigen(J @ J.T), "N/(N m)", 1.0, singular_sigma)
     tau = np.asarray(torque_limits, float)
-    tau_rms = float(np.sqrt(np.mean(tau**2)))
+    tau_rms = _rms(tau)
     if rms:
-        return _from_gram(J @ J.T, "N", inverse=True, limit=tau_rms, floor=singular_sigma)
+        return _inverse(*_eigen(J @ J.T), "N", tau_rms, singular_sigma)
     Jw = J / tau                                                      # (3, n) columns / τ_max
-    return _from_gram(Jw @ Jw.T, "N", inverse=True, floor=singular_sigma / tau_rms)
+    return _inverse(*_eigen(Jw @ Jw.T), "N", 1.0, singular_sigma / tau_rms)
 
 
 def manipulability(J: npt.ArrayLike, singular_sigma: float = 1e-3) -> Manipulability:
     """Yoshikawa index, condition number, σ_min and isotropy of a (3, n) Jacobian block."""
     J = np.asarray(J, float)
-    sigma = np.sqrt(np.maximum(np.linalg.eigvalsh(J @ J.T), 0.0))[::-1]   # (3,) descending
-    s_max, s_min = float(sigma[0]), float(sigma[2])
-    condition = s_max / s_min if s_min > 0.0 else float("inf")
-    isotropy = s_min / s_max if s_max > 0.0 else 0.0
-    return Manipulability(float(np.prod(sigma)), condition, s_min, s_max, isotropy, s_min < singular_sigma)
+    return _measures(_singular_values(J @ J.T), singular_sigma)
 
 
 def force_cap(torque_limits: npt.ArrayLike, singular_sigma: float) -> float:
@@ -201,9 +227,33 @@ def torque_limits_of(robot: RobotModel, override: npt.ArrayLike | None = None) -
     return TorqueLimits(robot.limits.effort.copy(), "")
 
 
+@functools.lru_cache(maxsize=8)
+def _strict_lower(n: int) -> tuple[Array, Array]:
+    """Row and column indices below the diagonal of an (n, n) matrix."""
+    return np.tril_indices(n, -1)
+
+
+def _kinematics(robot: RobotModel, positions: Array) -> tuple[Array, Array, Array]:
+    """Jacobian (6, n) of the tool [linear; angular] in base axes, tool position (3,) [m] and M(q) (n, n).
+
+    The same Pinocchio calls as `RobotModel.jacobian`, `fk` and `inertia`, without checking and converting
+    the positions three times or running forward kinematics again for the tool pose.
+    """
+    q = robot.to_pinocchio_q(positions)
+    J = robot.frame_jacobian_fast(q, robot.tip_frame_id)             # (6, n); also places the tip frame
+    tool_position = robot.world_T_base.actInv(robot.data.oMf[robot.tip_frame_id]).translation   # (3,)
+    M = pin.crba(robot.model, robot.data, q)                          # (n, n), a copy
+    lower = _strict_lower(robot.n)
+    M[lower] = M.T[lower]                   # crba fills the upper triangle only; the lower one is stale
+    return J, tool_position, M
+
+
 def analyze(robot: RobotModel, positions: npt.ArrayLike, torque_limits: Array | None = None,
             unavailable_reason: str = "", singular_sigma: float = 1e-3) -> CapabilityAnalysis:
     """Every ellipsoid and measure of the tool frame at `positions`.
+
+    The four distinct Gram matrices (J_v, J_ω, J_v M⁻¹, J_v diag(1/τ_max)) are decomposed in one stacked
+    call; the results equal those of the single-ellipsoid functions above.
 
     Args:
         robot: the model (its tip frame is the tool).
@@ -216,24 +266,31 @@ def analyze(robot: RobotModel, positions: npt.ArrayLike, torque_limits: Array | 
         InvalidInputError: positions of the wrong size or with NaN/inf.
     """
     positions = robot.check_positions(positions)
-    J = robot.jacobian(positions)                                     # (6, n)
-    tool_position = robot.fk(positions).translation.copy()
-    Jv, Jw = J[:3], J[3:]                                             # (3, n) each
-    velocity = velocity_ellipsoid(Jv, singular_sigma)
-    accel = acceleration_ellipsoid(Jv, robot.inertia(positions))
+    J, tool_position, M = _kinematics(robot, positions)
+    Jv = J[:3]                                                        # (3, n)
+    blocks = np.empty((3 if torque_limits is None else 4, 3, robot.n))   # (k, 3, n)
+    blocks[0], blocks[1] = Jv, J[3:]
+    blocks[2] = np.linalg.solve(M, Jv.T).T                            # J_v M⁻¹ (M symmetric)
+    if torque_limits is not None:
+        np.divide(Jv, torque_limits, out=blocks[3])                   # columns / τ_max
+    grams = blocks @ blocks.transpose(0, 2, 1)                        # (k, 3, 3)
+    v, w, a, *weighted_gram = zip(*_eigen(grams))                     # (σ, vectors, det < 0) per Gram matrix
+    velocity, accel = _direct(*v, "m/s", singular_sigma), _direct(*a, "m/s^2", 0.0)
     a_max = accel.semi_axes[0]
     factor = velocity.semi_axes[0] / a_max if a_max > 0.0 else 1.0
     accel_norm = Ellipsoid(accel.semi_axes * factor, accel.axes, "m/s (normalized)", accel.degenerate,
                            accel.capped)
     weighted = rms = None
     if torque_limits is not None:
-        rms = force_ellipsoid(Jv, torque_limits, rms=True, singular_sigma=singular_sigma)
-        weighted = force_ellipsoid(Jv, torque_limits, singular_sigma=singular_sigma)
+        tau_rms = _rms(np.asarray(torque_limits, float))
+        rms = _inverse(*v, "N", tau_rms, singular_sigma)
+        weighted = _inverse(*weighted_gram[0], "N", 1.0, singular_sigma / tau_rms)
+    linear, angular = _singular_values(grams[:2])
     return CapabilityAnalysis(
         positions=positions, tool_position=tool_position, jacobian=J, velocity=velocity,
-        angular_velocity=velocity_ellipsoid(Jw, singular_sigma, "rad/s"), acceleration=accel,
+        angular_velocity=_direct(*w, "rad/s", singular_sigma), acceleration=accel,
         acceleration_normalized=accel_norm, acceleration_normalization=float(factor),
-        force_unweighted=force_ellipsoid(Jv, singular_sigma=singular_sigma), force_rms=rms,
-        force_weighted=weighted, manipulability=manipulability(Jv, singular_sigma),
-        angular_manipulability=manipulability(Jw, singular_sigma), torque_limits=torque_limits,
+        force_unweighted=_inverse(*v, "N/(N m)", 1.0, singular_sigma), force_rms=rms,
+        force_weighted=weighted, manipulability=_measures(linear, singular_sigma),
+        angular_manipulability=_measures(angular, singular_sigma), torque_limits=torque_limits,
         unavailable_reason="" if torque_limits is not None else unavailable_reason)

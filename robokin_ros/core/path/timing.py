@@ -19,12 +19,13 @@ import time
 from typing import NamedTuple
 
 import numpy as np
-import toppra as ta
-import toppra.algorithm as algo
-import toppra.constraint as constraint
 
 from robokin_ros.core.errors import InvalidInputError, TrajectoryTimingError
 from robokin_ros.core.path.result import JointTrajectoryArrays, TimingReport
+from robokin_ros.core.path.toppra_import import import_toppra
+
+ta = import_toppra()          # matplotlib stays unloaded (see toppra_import.py)
+algo, constraint = ta.algorithm, ta.constraint
 
 logging.getLogger("toppra").setLevel(logging.WARNING)
 

@@ -36,7 +36,14 @@ from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.twist import TwistConverter, command_to_si
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand, frozen
 from robokin_ros.core.servo.velocity_ik import VelocityIk
-from robokin_ros.core.servo.window import advance_arrays, clamped, sample_window, window_arrays, window_times
+from robokin_ros.core.servo.window import (
+    advance_arrays,
+    clamped,
+    sample_window,
+    sparse_window_times,
+    window_arrays,
+    window_times,
+)
 from robokin_ros.core.validation import check_vector
 
 _NAN = float("nan")
@@ -88,7 +95,14 @@ class Servo:
         if command is not None:                       # units/scales may have changed
             self._command_si = command_to_si(command.linear, command.angular, config)
         self._window_times = window_times(dt, config.max_expected_latency)     # (k,) [s] grid before the tail
+        self._sparse_times = sparse_window_times(self._window_times)         # the grid where no joint is clamped
         self._amax = ik.acceleration_limits
+
+    @property
+    def window_point_counts(self) -> tuple[int, ...]:
+        """The numbers of points a published window can have with the current configuration (with its tail):
+        the sparse grid's where no joint meets a limit, the full grid's where one does."""
+        return tuple(sorted({len(self._sparse_times) + 1, len(self._window_times) + 1}))
 
     def set_command(self, command: TwistCommand, base_T_frame: pin.SE3 | None = None) -> None:
         """Store a twist command; a bad one raises and is not stored (the previous one keeps ageing).
@@ -171,12 +185,13 @@ class Servo:
         result = self._ik.solve(q, twist, dt=self._dt, previous_velocities=self._velocities, check=False,
                                 accel_dt=self._accel_dt)
         # = self._advance(v) then self._output(...), fused into one compiled call (~2 us less per tick)
-        v, grid, n = result.velocities, self._window_times, len(q)
+        v, grid, n = result.velocities, self._sparse_times, len(q)
         q_next, q_out, v_out = np.empty(n), np.empty(n), np.empty(n)
         k = len(grid) + 1                                      # the grid, then the deceleration tail
         t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))
-        advance_arrays(q, v, self._dt, self._lower, self._upper, self._amax, grid, q_next, q_out, v_out,
-                       t, positions, velocities)
+        if advance_arrays(q, v, self._dt, self._lower, self._upper, self._amax, grid, q_next, q_out, v_out,
+                          t, positions, velocities) and len(grid) < len(self._window_times):
+            t, positions, velocities = self._full_window(clamped(q, self._lower, self._upper), v)
         if not math.isfinite(q_next.sum()):
             # Never publish a non-finite command: drop it, re-sync to the measured state and hold.
             self._anchor_needed = True
@@ -304,11 +319,22 @@ class Servo:
         """Look-ahead from now (time 0, state q - v dt) through dt (q) and on; points extrapolate v, clamped, and
         a deceleration tail ends at rest."""
         q = clamped(q - v * self._dt, self._lower, self._upper)
-        grid = self._window_times
+        grid = self._sparse_times
         k, n = len(grid) + 1, len(q)
         t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))     # (k,), (k, n), (k, n)
-        window_arrays(q, v, self._lower, self._upper, self._amax, self._dt, grid, t, positions, velocities)
+        if window_arrays(q, v, self._lower, self._upper, self._amax, self._dt, grid, t, positions, velocities) \
+                and len(grid) < len(self._window_times):
+            t, positions, velocities = self._full_window(q, v)
         return frozen(TrajectoryWindow, {"times": t, "positions": positions, "velocities": velocities})
+
+    def _full_window(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The look-ahead on the full grid from the state now, q (within the limits): for a window in which a
+        joint meets a limit, whose stop the intermediate points place."""
+        grid = self._window_times
+        k, n = len(grid) + 1, len(q)
+        t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))
+        window_arrays(q, v, self._lower, self._upper, self._amax, self._dt, grid, t, positions, velocities)
+        return t, positions, velocities
 
 
 def _check_time(name: str, value: float) -> None:

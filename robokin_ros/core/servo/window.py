@@ -42,7 +42,8 @@ def stop_time(v, amax, dt):
 
 @njit(cache=True)
 def window_arrays(q, v, lower, upper, amax, dt, grid, times, positions, velocities):
-    """Fill the look-ahead: (k + 1) times, and (k + 1, n) positions and velocities.
+    """Fill the look-ahead: (k + 1) times, and (k + 1, n) positions and velocities; True if a joint was clamped
+    at a limit anywhere in it.
 
     Points 0..k-1 are at the `grid` times (see `window_times`): q + v t clamped to the limits (q is the state at
     time 0). Point k, the tail, comes `stop_time` T later: each joint at p + v T / 2 with zero velocity, where
@@ -58,6 +59,7 @@ def window_arrays(q, v, lower, upper, amax, dt, grid, times, positions, velociti
     for i in range(k):
         times[i] = grid[i]
     times[k] = grid[k - 1] + tail
+    any_clamped = False
     for j in range(q.shape[0]):
         clamped_from = k + 1
         for i in range(k):
@@ -74,6 +76,8 @@ def window_arrays(q, v, lower, upper, amax, dt, grid, times, positions, velociti
         positions[k, j], velocities[k, j] = min(max(p, lower[j]), upper[j]), 0.0
         if 1 < clamped_from <= k:
             velocities[clamped_from - 1, j] = 0.0
+        any_clamped = any_clamped or clamped_from <= k
+    return any_clamped
 
 
 def window_times(dt: float, latency: float) -> np.ndarray:
@@ -84,16 +88,28 @@ def window_times(dt: float, latency: float) -> np.ndarray:
     return np.concatenate(([0.0, dt], later, [] if len(later) else [2 * dt]))
 
 
+def sparse_window_times(grid: np.ndarray) -> np.ndarray:
+    """The grid's first two and last times: enough for a window in which no joint meets a limit.
+
+    Between dt and the last grid time such a window is q + v t on every joint, and a cubic through two points of a
+    straight line with the line's slope at both ends is that line: the intermediate points add nothing a
+    controller would follow differently. A third fewer bytes to build, send and parse, every tick. Where a joint
+    is clamped the intermediate points do matter (they place the stop at the limit), so the full grid is used.
+    """
+    return grid if len(grid) <= 3 else grid[[0, 1, len(grid) - 1]]
+
+
 @njit(cache=True)
 def advance_arrays(q, v, dt, lower, upper, amax, grid, q_next, q_out, v_out, times, positions, velocities):
     """One tracking tick's arrays in one call: q_next = q + v dt, q_out = q_next clamped, v_out = v,
-    and the look-ahead of `window_arrays` from the state now, q (so its point at dt is q_out)."""
+    and the look-ahead of `window_arrays` from the state now, q (so its point at dt is q_out); returns whether
+    the look-ahead clamped a joint (as `window_arrays`)."""
     for j in range(q.shape[0]):
         p = q[j] + v[j] * dt
         q_next[j] = p
         q_out[j] = min(max(p, lower[j]), upper[j])
         v_out[j] = v[j]
-    window_arrays(clamped(q, lower, upper), v, lower, upper, amax, dt, grid, times, positions, velocities)
+    return window_arrays(clamped(q, lower, upper), v, lower, upper, amax, dt, grid, times, positions, velocities)
 
 
 @njit(cache=True)

@@ -1,0 +1,74 @@
+"""The servo's polled twist subscription: the newest message only, its receive time, the owner's remappings."""
+import time
+
+from geometry_msgs.msg import TwistStamped
+from rclpy.node import Node
+from ros_helpers import spin_until
+
+from robokin_ros.ros.polled_subscription import PolledSubscription
+
+
+def _take_within(polled, executor, timeout_s: float = 10.0):
+    """The first message taken within `timeout_s` (spinning the other nodes meanwhile), or None."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        taken = polled.take_newest()
+        if taken is not None:
+            return taken
+        executor.spin_once(timeout_sec=0.002)
+    return None
+
+
+def _twist(x: float) -> TwistStamped:
+    msg = TwistStamped()
+    msg.twist.linear.x = x
+    return msg
+
+
+def test_only_the_newest_message_is_taken_with_its_receive_time(ros):
+    context, executor = ros
+    owner = Node("servo_node", context=context)
+    polled = PolledSubscription(owner, "commands", TwistStamped, "~/delta_twist_cmds", 1)
+    sender = Node("sender", context=context)
+    executor.add_node(sender)
+    pub = sender.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
+    try:
+        assert polled.topic == "/servo_node/delta_twist_cmds"
+        assert spin_until(executor, lambda: pub.get_subscription_count() > 0)
+        assert polled.take_newest() is None
+        before = time.monotonic()
+        for x in (1.0, 2.0, 3.0):
+            pub.publish(_twist(x))
+        taken = None
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline and (taken is None or taken.message.twist.linear.x < 3.0):
+            taken = polled.take_newest() or taken
+            time.sleep(0.001)
+        assert taken is not None and taken.message.twist.linear.x == 3.0      # older ones were dropped
+        assert before <= taken.received_at <= time.monotonic()
+        assert polled.take_newest() is None                                   # taken once
+        pub.publish(_twist(4.0))
+        later = _take_within(polled, executor)
+        assert later is not None and later.message.twist.linear.x == 4.0
+    finally:
+        polled.close()
+        owner.destroy_node()
+
+
+def test_the_owners_remapping_applies(ros):
+    """`-r ~/delta_twist_cmds:=/teleop/twist` on the servo node moves the polled subscription with it."""
+    context, executor = ros
+    owner = Node("servo_node", context=context, cli_args=["--ros-args", "-r", "~/delta_twist_cmds:=/teleop/twist"])
+    polled = PolledSubscription(owner, "commands", TwistStamped, "~/delta_twist_cmds", 1)
+    sender = Node("sender", context=context)
+    executor.add_node(sender)
+    pub = sender.create_publisher(TwistStamped, "/teleop/twist", 10)
+    try:
+        assert polled.topic == "/teleop/twist"
+        assert spin_until(executor, lambda: pub.get_subscription_count() > 0)
+        pub.publish(_twist(0.5))
+        taken = _take_within(polled, executor)
+        assert taken is not None and taken.message.twist.linear.x == 0.5
+    finally:
+        polled.close()
+        owner.destroy_node()
