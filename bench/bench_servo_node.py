@@ -13,6 +13,7 @@ commands it receives. Measured:
                   per tick), so the first command computed after the twist shows the new sign
   ready           process start -> first command received, twists streaming from the start, numba cache warm [s]
   RSS             the servo's and sim_robot's VmRSS after the measurement [MB]
+  CPU             the servo's and sim_robot's CPU time while the commands are counted [% of one core]
 Each run also measures the floor under any servo tick here: a bare node that only publishes a fixed,
 pre-serialized 4-point trajectory at 1 kHz to the same subscribers (its tick is the middleware's write).
 Targets (issue 10): tick <= 80 / 250 us, >= 995 commands/s and gap p99 <= 2 ms at 1 kHz, latency <= 1.0 / 3 ms at
@@ -55,6 +56,8 @@ FIGURES = [
     ("gap_p99_1000", "inter-arrival gap p99 at 1 kHz [ms]", "<= 2", "{:.2f}", True),
     ("lat_med_1000", "twist->command latency median at 1 kHz [ms]", "<= 1.0", "{:.2f}", True),
     ("lat_p99_1000", "twist->command latency p99 at 1 kHz [ms]", "<= 3", "{:.2f}", True),
+    ("cpu_servo_1000", "servo_node CPU at 1 kHz [% of a core]", "", "{:.0f}", True),
+    ("cpu_sim_1000", "sim_robot CPU, servo at 1 kHz [% of a core]", "", "{:.0f}", True),
     ("tick_med_500", "node tick median at 500 Hz [us]", "", "{:.0f}", True),
     ("rx_500", "commands received /s at 500 Hz", "", "{:.0f}", False),
     ("lat_med_500", "twist->command latency median at 500 Hz [ms]", "<= 1.5", "{:.2f}", True),
@@ -234,6 +237,12 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far [s]."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def node_command(tree: Path, module: str, ros_args: list[str]) -> tuple[list[str], dict]:
     """argv and environment that run robokin_ros.nodes.<module> from `tree`."""
     env = dict(os.environ, PYTHONPATH=str(tree))
@@ -250,7 +259,7 @@ def stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
-def measure_rate(client: Client, tree: Path, hz: int, seconds: float) -> dict:
+def measure_rate(client: Client, tree: Path, hz: int, seconds: float, sim_pid: int) -> dict:
     """One servo process at `hz`: the figures of FIGURES for that rate (keys without the rate suffix)."""
     with tempfile.TemporaryDirectory() as tmp:
         ticks_file = str(Path(tmp) / "ticks.npz")
@@ -267,8 +276,11 @@ def measure_rate(client: Client, tree: Path, hz: int, seconds: float) -> dict:
                 raise RuntimeError(f"servo_node of {tree} sent no command within 60 s")
             ready = client.received[0][0] - spawned
             window_start = time.monotonic()
+            cpu_start = cpu_seconds(child.pid), cpu_seconds(sim_pid)
             arrivals = client.stream(seconds)
             window_end = time.monotonic()
+            cpu_servo, cpu_sim = ((cpu_seconds(pid) - start) / (window_end - window_start)
+                                  for pid, start in zip((child.pid, sim_pid), cpu_start))
             latency = client.latency(int(seconds * 60))
             rss = rss_mb(child.pid)
         finally:
@@ -290,7 +302,7 @@ def measure_rate(client: Client, tree: Path, hz: int, seconds: float) -> dict:
             "rx": float((len(arrivals) - 1) / (arrivals[-1] - arrivals[0])),
             "gap_p99": float(np.percentile(gaps, 99) * 1e3),
             "lat_med": float(np.median(latency) * 1e3), "lat_p99": float(np.percentile(latency, 99) * 1e3),
-            "ready": ready, "rss_servo": rss}
+            "ready": ready, "rss_servo": rss, "cpu_servo": 100 * cpu_servo, "cpu_sim": 100 * cpu_sim}
 
 
 def measure_tree(tree: Path, seconds: float) -> dict:
@@ -302,7 +314,7 @@ def measure_tree(tree: Path, seconds: float) -> dict:
     client = Client()
     try:
         for hz in (500, 1000):
-            stats = measure_rate(client, tree, hz, seconds)
+            stats = measure_rate(client, tree, hz, seconds, sim.pid)
             figures.update({f"{key}_{hz}": value for key, value in stats.items()})
         figures["rss_sim"] = rss_mb(sim.pid)
     finally:

@@ -1,5 +1,6 @@
 """The servo's polled twist subscription: the newest message only, its receive time, the owner's remappings."""
 import time
+from contextlib import contextmanager
 
 from geometry_msgs.msg import TwistStamped
 from rclpy.node import Node
@@ -25,16 +26,27 @@ def _twist(x: float) -> TwistStamped:
     return msg
 
 
-def test_only_the_newest_message_is_taken_with_its_receive_time(ros):
+@contextmanager
+def _polled_and_publisher(ros, topic: str, owner_args: tuple[str, ...] = ()):
+    """(the servo-named owner's polled twist subscription, a publisher on `topic` in another node), matched."""
     context, executor = ros
-    owner = Node("servo_node", context=context)
+    owner = Node("servo_node", context=context, cli_args=["--ros-args", *owner_args] if owner_args else None)
     polled = PolledSubscription(owner, "commands", TwistStamped, "~/delta_twist_cmds", 1)
     sender = Node("sender", context=context)
     executor.add_node(sender)
-    pub = sender.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
+    pub = sender.create_publisher(TwistStamped, topic, 10)
     try:
-        assert polled.topic == "/servo_node/delta_twist_cmds"
         assert spin_until(executor, lambda: pub.get_subscription_count() > 0)
+        yield polled, pub
+    finally:
+        polled.close()
+        owner.destroy_node()
+
+
+def test_only_the_newest_message_is_taken_with_its_receive_time(ros):
+    _, executor = ros
+    with _polled_and_publisher(ros, "/servo_node/delta_twist_cmds") as (polled, pub):
+        assert polled.topic == "/servo_node/delta_twist_cmds"
         assert polled.take_newest() is None
         before = time.monotonic()
         for x in (1.0, 2.0, 3.0):
@@ -50,25 +62,13 @@ def test_only_the_newest_message_is_taken_with_its_receive_time(ros):
         pub.publish(_twist(4.0))
         later = _take_within(polled, executor)
         assert later is not None and later.message.twist.linear.x == 4.0
-    finally:
-        polled.close()
-        owner.destroy_node()
 
 
 def test_the_owners_remapping_applies(ros):
     """`-r ~/delta_twist_cmds:=/teleop/twist` on the servo node moves the polled subscription with it."""
-    context, executor = ros
-    owner = Node("servo_node", context=context, cli_args=["--ros-args", "-r", "~/delta_twist_cmds:=/teleop/twist"])
-    polled = PolledSubscription(owner, "commands", TwistStamped, "~/delta_twist_cmds", 1)
-    sender = Node("sender", context=context)
-    executor.add_node(sender)
-    pub = sender.create_publisher(TwistStamped, "/teleop/twist", 10)
-    try:
+    _, executor = ros
+    with _polled_and_publisher(ros, "/teleop/twist", ("-r", "~/delta_twist_cmds:=/teleop/twist")) as (polled, pub):
         assert polled.topic == "/teleop/twist"
-        assert spin_until(executor, lambda: pub.get_subscription_count() > 0)
         pub.publish(_twist(0.5))
         taken = _take_within(polled, executor)
         assert taken is not None and taken.message.twist.linear.x == 0.5
-    finally:
-        polled.close()
-        owner.destroy_node()
