@@ -12,8 +12,9 @@ Interfaces (MoveIt Servo names where it has them):
     ~/pause_servo       std_srvs/SetBool: true pauses, false resumes (as MoveIt Servo since Jazzy)
     ~/switch_command_type  moveit_msgs/ServoCommandType: TWIST (the start type) succeeds; JOINT_JOG and POSE are
                         refused for now
-Callbacks only store the newest input with its receive time (joint states checked on arrival, so a refused one
-cannot displace a good one); one timer (publish_period) does the work.
+One timer (publish_period) does the work. Joint states arrive by callback and are checked on arrival (a refused one
+cannot displace a good one); the tick takes the newest twist itself (ros/polled_subscription.py) and publishes the
+window as refilled serialized bytes (ros/serialized_trajectory.py). Spun by the EventsExecutor (see run_node).
 """
 from __future__ import annotations
 
