@@ -3,6 +3,8 @@
 Interfaces (MoveIt Servo names where it has them):
     ~/delta_twist_cmds  geometry_msgs/TwistStamped in; header.frame_id = any model frame ("" = base) or a TF frame
                         (topic: cartesian_command_in_topic)
+    ~/delta_joint_cmds  control_msgs/JointJog in: joint names with velocities (or displacements over duration)
+                        (topic: joint_command_in_topic)
     joint_topic         sensor_msgs/JointState in (default /joint_states; reordered by name)
     command_out_topic   trajectory_msgs/JointTrajectory (ends at rest: a default JTC accepts it) or
                         std_msgs/Float64MultiArray out
@@ -10,14 +12,15 @@ Interfaces (MoveIt Servo names where it has them):
     ~/robokin_status    robokin_interfaces/ServoStatus: the full status (stamped, in the base frame); both on
                         change and every status_period
     ~/pause_servo       std_srvs/SetBool: true pauses, false resumes (as MoveIt Servo since Jazzy)
-    ~/switch_command_type  moveit_msgs/ServoCommandType: TWIST (the start type) succeeds; JOINT_JOG and POSE are
-                        refused for now
+    ~/switch_command_type  moveit_msgs/ServoCommandType: TWIST (the start type) and JOINT_JOG succeed; POSE is
+                        refused for now; an idle servo also switches to the type of the input that arrives
 One timer (publish_period) does the work. Joint states arrive by callback and are checked on arrival (a refused one
 cannot displace a good one); the tick takes the newest twist itself (ros/polled_subscription.py) and publishes the
 window as refilled serialized bytes (ros/serialized_trajectory.py). Spun by the EventsExecutor (see run_node).
 """
 from __future__ import annotations
 
+from control_msgs.msg import JointJog
 from geometry_msgs.msg import TwistStamped
 from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
 from moveit_msgs.srv import ServoCommandType
@@ -39,6 +42,7 @@ from robokin_ros.core.stamp_order import StampOrder
 from robokin_ros.ros.conversions import (
     concerns_chain,
     float64_array_msg,
+    joint_jog_command_from_msg,
     measurement_from_joint_state,
     moveit_status_msg,
     status_msg,
@@ -89,6 +93,8 @@ class ServoNode(RobokinNode):
         # (ros/polled_subscription.py): a client streaming twists faster than the loop costs nothing in Python.
         self._twists = PolledSubscription(self, "commands", TwistStamped, cfg.cartesian_command_in_topic,
                                           LATEST_ONLY)
+        self._joint_jogs = PolledSubscription(self, "joint_commands", JointJog, cfg.joint_command_in_topic,
+                                              LATEST_ONLY)
         # several publishers may share the joint-state topic (arm driver, gripper): with a queue of one a gripper's
         # message could evict the arm's before it is taken, so every message is looked at
         self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, QUEUE_DEPTH)
@@ -120,7 +126,8 @@ class ServoNode(RobokinNode):
 
     def destroy_node(self) -> None:
         # rclpy's context shutdown also destroys a node whose __init__ raised, before _tf_frames existed
-        for side in (getattr(self, "_tf_frames", None), getattr(self, "_twists", None)):
+        for side in (getattr(self, "_tf_frames", None), getattr(self, "_twists", None),
+                     getattr(self, "_joint_jogs", None)):
             if side is not None:
                 side.close()
         super().destroy_node()
@@ -134,6 +141,7 @@ class ServoNode(RobokinNode):
         else:
             self._servo.resume()
             self._twists.drop_pending()     # a command that arrived while paused must not move the arm now
+            self._joint_jogs.drop_pending()
             response.message = "servo resumed from the measured joint state"
         response.success = True
         self.get_logger().info(response.message)
@@ -185,11 +193,7 @@ class ServoNode(RobokinNode):
             except RobokinError as err:
                 self._reject(ServoStatus.JOINT_STATE_MISSING, f"joint state rejected: {err}", now)
         twist = self._twists.take_newest()
-        if twist is not None and not self._command_type.accepts(CommandType.TWIST):
-            # as MoveIt Servo: an input of another type than the current one is dropped
-            self._log.warning("command type", f"twist ignored: the command type is "
-                              f"{self._command_type.current.name} (call ~/switch_command_type with TWIST)", now)
-        elif twist is not None:
+        if twist is not None and self._admit(CommandType.TWIST, now):
             try:
                 command = twist_command_from_msg(twist.message, twist.received_at)
                 # a frame outside the model is looked up in TF (never blocks: "waiting for TF" until it arrives)
@@ -197,6 +201,24 @@ class ServoNode(RobokinNode):
                 self._status.command_accepted()
             except RobokinError as err:
                 self._reject(ServoStatus.INVALID_COMMAND, f"{ServoStatus.INVALID_COMMAND.sentence}: {err}", now)
+        joint_jog = self._joint_jogs.take_newest()
+        if joint_jog is not None and self._admit(CommandType.JOINT_JOG, now):
+            try:
+                self._servo.set_joint_command(joint_jog_command_from_msg(joint_jog.message, joint_jog.received_at))
+                self._status.command_accepted()
+            except RobokinError as err:
+                self._reject(ServoStatus.INVALID_COMMAND, f"{ServoStatus.INVALID_COMMAND.sentence}: {err}", now)
+
+    def _admit(self, kind: CommandType, now: float) -> bool:
+        """Whether an input of `kind` is used: of the current command type, or switching an idle servo to it
+        (core/servo/command_type.py); dropped with a warning otherwise, as MoveIt Servo drops it."""
+        before = self._command_type.current
+        result = self._command_type.offer(kind, idle=not self._servo.command_is_fresh(now))
+        if not result.success:
+            self._log.warning(f"command type {kind.name}", result.reason, now)
+        elif self._command_type.current != before:
+            self.get_logger().info(result.reason)
+        return result.success
 
     def _reject(self, code: ServoStatus, reason: str, now: float) -> None:
         self._status.reject(code, reason, now, self._config.status_period)

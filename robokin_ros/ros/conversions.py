@@ -12,6 +12,7 @@ from functools import lru_cache
 import numpy as np
 import pinocchio as pin
 from builtin_interfaces.msg import Duration, Time
+from control_msgs.msg import JointJog
 from geometry_msgs.msg import TransformStamped, TwistStamped
 from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
 from sensor_msgs.msg import JointState
@@ -20,6 +21,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 from robokin_ros.core.errors import InvalidInputError, UnknownJointError
+from robokin_ros.core.servo.joint_jog import JointJogCommand
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.types import JointMeasurement, TrajectoryWindow, TwistCommand
 from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints
@@ -114,6 +116,13 @@ def twist_command_from_msg(msg: TwistStamped, received_at: float) -> TwistComman
     linear, angular = msg.twist.linear, msg.twist.angular
     return TwistCommand(np.array((linear.x, linear.y, linear.z)), np.array((angular.x, angular.y, angular.z)),
                         msg.header.frame_id, received_at)
+
+
+def joint_jog_command_from_msg(msg: JointJog, received_at: float) -> JointJogCommand:
+    """control_msgs/JointJog -> JointJogCommand (names, velocities or displacements, duration [s]). Not validated
+    here: `Servo.set_joint_command` checks names, sizes and values."""
+    return JointJogCommand(tuple(msg.joint_names), tuple(msg.velocities), tuple(msg.displacements),
+                           float(msg.duration), received_at)
 
 
 # ---- JointTrajectory <-> TrajectoryWindow / TrajectoryPoints --------------------------------------

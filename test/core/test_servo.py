@@ -657,15 +657,30 @@ def test_command_type_starts_at_twist_and_refuses_the_types_not_served_yet():
     switch = CommandTypeSwitch()
     assert switch.current == CommandType.TWIST and switch.accepts(CommandType.TWIST)
     assert switch.request(CommandType.TWIST) == (True, "command type is TWIST")
-    for other in (CommandType.JOINT_JOG, CommandType.POSE):
-        result = switch.request(int(other))
-        assert not result.success and f"{other.name} is not supported yet" in result.reason
-        assert "still TWIST" in result.reason and switch.current == CommandType.TWIST
+    result = switch.request(int(CommandType.POSE))
+    assert not result.success and "POSE is not supported yet" in result.reason
+    assert "still TWIST" in result.reason and switch.current == CommandType.TWIST
+    assert switch.request(int(CommandType.JOINT_JOG)) == (True, "command type is JOINT_JOG")
+    assert switch.accepts(CommandType.JOINT_JOG) and not switch.accepts(CommandType.TWIST)
+    switch.request(int(CommandType.TWIST))
     unknown = switch.request(7)
     assert not unknown.success and "unknown command type 7; valid: JOINT_JOG=0, TWIST=1, POSE=2" in unknown.reason
     # an input of another kind than the current type is not used (MoveIt Servo drops it)
     switch.current = CommandType.POSE
     assert not switch.accepts(CommandType.TWIST) and switch.accepts(CommandType.POSE)
+
+
+def test_an_input_of_another_type_switches_only_an_idle_servo():
+    switch = CommandTypeSwitch()
+    busy = switch.offer(CommandType.JOINT_JOG, idle=False)
+    assert not busy.success and "JOINT_JOG input ignored: the command type is TWIST" in busy.reason
+    assert switch.current == CommandType.TWIST
+    idle = switch.offer(CommandType.JOINT_JOG, idle=True)
+    assert idle.success and "switched from TWIST to JOINT_JOG" in idle.reason
+    assert switch.current == CommandType.JOINT_JOG
+    assert switch.offer(CommandType.JOINT_JOG, idle=False).success                 # its own type: always
+    assert not switch.offer(CommandType.POSE, idle=True).success                   # not served: never
+    assert switch.current == CommandType.JOINT_JOG
 
 
 def test_tick_stamps_keep_the_ticks_spacing_and_follow_a_clock_step():

@@ -21,9 +21,11 @@ class ServoConfig(NodeConfig):
         "command_in_type": "command_in_type",
         "scale.linear": "scale.linear",
         "scale.rotational": "scale.rotational",
+        "scale.joint": "scale.joint",
         "apply_twist_about_tool": "apply_twist_commands_about_ee_frame",
         "incoming_command_timeout": "incoming_command_timeout",
         "cartesian_command_in_topic": "cartesian_command_in_topic",
+        "joint_command_in_topic": "joint_command_in_topic",
         "publish_period": "publish_period",
         "command_out_type": "command_out_type",
         "command_out_topic": "command_out_topic",
@@ -47,12 +49,16 @@ class ServoConfig(NodeConfig):
                                param="scale.linear", gt=0.0, le=10.0)
     scale_rotational: float = spec(0.8, "angular speed of a unitless command of 1", unit="rad/s",
                                    param="scale.rotational", gt=0.0, le=20.0)
+    scale_joint: float = spec(0.5, "joint speed of a unitless joint jog of 1", unit="rad/s", param="scale.joint",
+                              gt=0.0, le=20.0)
     apply_twist_about_tool: bool = spec(True, "true: the twist is the tool origin's velocity (rotation "
                                         "about the tool); false: a spatial twist about the command frame's origin")
     incoming_command_timeout: float = spec(0.1, "a command older than this (by receive time) is stale",
                                            unit="s", gt=0.0, le=10.0)
     cartesian_command_in_topic: str = spec("~/delta_twist_cmds", "twist command topic (TwistStamped)",
                                            read_only=True)
+    joint_command_in_topic: str = spec("~/delta_joint_cmds", "joint jog command topic (control_msgs/JointJog)",
+                                       read_only=True)
     override_velocity_scaling_factor: float = spec(0.0, "speed override: from 0.01 on, every commanded velocity "
                                                    "is multiplied by this (MoveIt Servo's meaning); below, none",
                                                    ge=0.0, le=1.0)

@@ -28,10 +28,11 @@ import numpy as np
 import pinocchio as pin
 from numba import njit
 
-from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.errors import InvalidInputError, RobokinError
 from robokin_ros.core.limits import limit_velocity, position_velocity_bounds
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.joint_jog import JointJogCommand, chain_velocities
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.twist import TwistConverter, command_to_si
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand, frozen
@@ -72,7 +73,8 @@ class Servo:
         self._lower, self._upper = robot.limits.lower, robot.limits.upper
         self._converter = TwistConverter(robot)
         self.update_config(config)
-        self._command: TwistCommand | None = None
+        self._command: TwistCommand | JointJogCommand | None = None
+        self._joint_velocities = np.zeros(robot.n)           # a joint jog's velocities, chain order, SI
         self._command_frame: int | pin.SE3 | None = None     # model frame id, or base_T_frame (TF)
         self._measurement: JointMeasurement | None = None
         self._positions: np.ndarray | None = None      # commanded state, None until anchored
@@ -92,8 +94,13 @@ class Servo:
         dt = config.publish_period
         self.config, self._ik, self._dt = config, ik, dt
         command = getattr(self, "_command", None)
-        if command is not None:                       # units/scales may have changed
+        if isinstance(command, TwistCommand):         # units/scales may have changed
             self._command_si = command_to_si(command.linear, command.angular, config)
+        elif command is not None:
+            try:
+                self._joint_velocities = chain_velocities(command, self.joint_names, config)
+            except RobokinError:
+                self._command = None        # no longer a valid command in the new units: it stops being tracked
         self._window_times = window_times(dt, config.max_expected_latency)     # (k,) [s] grid before the tail
         self._sparse_times = sparse_window_times(self._window_times)         # the grid where no joint is clamped
         self._amax = ik.acceleration_limits
@@ -124,6 +131,24 @@ class Servo:
             frame = base_T_frame.copy()
         command_si = command_to_si(command.linear, command.angular, self.config)
         self._command, self._command_frame, self._command_si = command, frame, command_si
+
+    def set_joint_command(self, command: JointJogCommand) -> None:
+        """Store a joint jog (replacing any twist: the newest command of either kind is the one tracked); a bad one
+        raises and is not stored.
+
+        Raises:
+            UnknownJointError: a name that is not a chain joint.
+            InvalidInputError: see `joint_jog.chain_velocities`, or a non-finite receive time.
+        """
+        _check_time("joint jog received_at", command.received_at)
+        velocities = chain_velocities(command, self.joint_names, self.config)
+        self._command, self._command_frame, self._command_si = command, None, None
+        self._joint_velocities = velocities
+
+    def command_is_fresh(self, now: float) -> bool:
+        """True while the stored command (twist or joint jog) is younger than `incoming_command_timeout` at `now`."""
+        c = self._command
+        return c is not None and now - c.received_at <= self.config.incoming_command_timeout
 
     def set_measurement(self, measurement: JointMeasurement) -> None:
         """Store the latest measured joint positions (chain order).
@@ -176,14 +201,18 @@ class Servo:
             return self._stale(c is None)
         return self._track(c)
 
-    def _track(self, command: TwistCommand) -> ServoOutput:
+    def _track(self, command: TwistCommand | JointJogCommand) -> ServoOutput:
         self._hold_ticks = 0
         self._engaged = True
         q = self._positions
-        twist = self._converter.to_tool_twist_base(q, self._command_si, self._command_frame,
-                                                   self.config.apply_twist_about_tool)
-        result = self._ik.solve(q, twist, dt=self._dt, previous_velocities=self._velocities, check=False,
-                                accel_dt=self._accel_dt)
+        if self._command_si is None:            # a joint jog: its velocities, through the same joint limits
+            result = self._ik.limit_joint_velocities(q, self._joint_velocities, dt=self._dt,
+                                                     previous_velocities=self._velocities, accel_dt=self._accel_dt)
+        else:
+            twist = self._converter.to_tool_twist_base(q, self._command_si, self._command_frame,
+                                                       self.config.apply_twist_about_tool)
+            result = self._ik.solve(q, twist, dt=self._dt, previous_velocities=self._velocities, check=False,
+                                    accel_dt=self._accel_dt)
         # = self._advance(v) then self._output(...), fused into one compiled call (~2 us less per tick)
         v, grid, n = result.velocities, self._sparse_times, len(q)
         q_next, q_out, v_out = np.empty(n), np.empty(n), np.empty(n)

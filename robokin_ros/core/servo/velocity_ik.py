@@ -216,6 +216,36 @@ class VelocityIk:
                                          "locked_joints": locked, "sigma_min": sigma_min, "condition_number": cond,
                                          "velocity_scale": scale, "damping": damping})
 
+    def limit_joint_velocities(self, positions: np.ndarray, velocities: np.ndarray, *, dt: float,
+                               previous_velocities: np.ndarray, accel_dt: float) -> VelocityIkResult:
+        """Wanted joint velocities (a joint jog) within the limits a twist's solution meets: velocity limits as one
+        uniform factor (direction kept), the acceleration window, and the position bounds that stop a joint at its
+        margin within its acceleration limit (a joint pushed past its margin is locked there).
+
+        Args:
+            positions: (n,) joint positions. velocities: (n,) wanted velocities [rad/s | m/s], chain order.
+            dt: step [s]. previous_velocities: (n,) last commanded velocity. accel_dt: time since it was decided [s].
+
+        Returns:
+            VelocityIkResult: JOINT_BOUND naming the joints held at a limit, VELOCITY_LIMITED, or OK; no
+            singularity figures (NaN), the joint space has none.
+        """
+        lo, hi, amax = self._lo, self._hi, self._amax
+        position_velocity_bounds(positions, self._joints[J_INNER_LOWER], self._joints[J_INNER_UPPER], 0.0, dt, amax,
+                                 lo, hi)
+        out = _empty(self._n)
+        use_prev = self._has_amax
+        scale, outcome = limit_velocity(velocities, 1.0, previous_velocities if use_prev else self._zeros, use_prev,
+                                        self._vmax, amax, accel_dt, lo, hi, out)
+        names = self.robot.joint_names
+        held = [j for j in range(self._n) if velocities[j] > hi[j] or velocities[j] < lo[j]]
+        locked = tuple(names[j] for j in held if out[j] == 0.0)
+        braking = tuple(names[j] for j in held if out[j] != 0.0)
+        status, prefix = self._describe(_OK, locked, braking, outcome)
+        return frozen(VelocityIkResult, {"velocities": out, "status": status, "message": prefix,
+                                         "locked_joints": locked, "sigma_min": np.nan, "condition_number": np.nan,
+                                         "velocity_scale": scale, "damping": 0.0})
+
     # ---- helpers ----------------------------------------------------------------------------------
     def _debounced(self, status: ServoStatus) -> ServoStatus:
         """Approaching vs leaving a singularity, changed only after DEBOUNCE_STEPS steps agree: pushed into
