@@ -12,22 +12,11 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from launch import LaunchDescription
-from robokin_ros.launch_support import is_true, robot_arguments, robot_parameters
-from robokin_ros.paths import node_params_file
+from robokin_ros.launch_support import arm_nodes, robot_arguments
 
 
 def _nodes(context):
-    def _arg(name: str) -> str:
-        return LaunchConfiguration(name).perform(context)
-
-    robot = _arg("robot")
-    shared = robot_parameters(_arg)
-    params_file = _arg("params_file") or str(node_params_file(robot, "path_ik"))
-    nodes = [Node(package="robokin_ros", executable="path_ik_node", name="path_ik_node", output="screen",
-                  parameters=[params_file, shared])]
-    if is_true(_arg("sim")):
-        nodes.append(Node(package="robokin_ros", executable="sim_robot", name="sim_robot", output="screen",
-                          parameters=[shared]))
+    nodes, _ = arm_nodes(Node, lambda name: LaunchConfiguration(name).perform(context), "path_ik_node", "path_ik")
     return nodes
 
 

@@ -14,8 +14,8 @@ from launch_ros.actions import Node
 
 from launch import LaunchDescription
 from robokin_ros.core.embedded import default_base_frame, urdf_xml
-from robokin_ros.launch_support import is_true, robot_arguments, robot_parameters
-from robokin_ros.paths import config_file, node_params_file
+from robokin_ros.launch_support import arm_nodes, is_true, robot_arguments
+from robokin_ros.paths import config_file
 
 
 def _nodes(context):
@@ -23,13 +23,7 @@ def _nodes(context):
         return LaunchConfiguration(name).perform(context)
 
     robot = _arg("robot")
-    shared = robot_parameters(_arg)
-    params_file = _arg("params_file") or str(node_params_file(robot, "servo"))
-    nodes = [Node(package="robokin_ros", executable="servo_node", name="servo_node", output="screen",
-                  parameters=[params_file, shared])]
-    if is_true(_arg("sim")):
-        nodes.append(Node(package="robokin_ros", executable="sim_robot", name="sim_robot", output="screen",
-                          parameters=[shared]))
+    nodes, shared = arm_nodes(Node, _arg, "servo_node", "servo")
     if is_true(_arg("rviz")):
         base_frame = shared.get("base_frame") or default_base_frame(robot)
         nodes += [

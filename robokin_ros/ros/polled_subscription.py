@@ -13,9 +13,10 @@ from __future__ import annotations
 import time
 from typing import Any, NamedTuple
 
-import rclpy
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
+
+from robokin_ros.ros.runtime import create_side_node
 
 
 class Taken(NamedTuple):
@@ -30,11 +31,7 @@ class PolledSubscription:
 
     def __init__(self, owner: Node, suffix: str, msg_type: type, topic: str, qos: QoSProfile | int,
                  raw: bool = False) -> None:
-        name = f"{owner.get_name()}_{suffix}"
-        # a local remap keeps this name under a global `-r __node:=NAME` (see runtime.SideNode)
-        self.node = rclpy.create_node(name, namespace=owner.get_namespace(), context=owner.context,
-                                      cli_args=["--ros-args", "-r", f"__node:={name}"],
-                                      start_parameter_services=False)
+        self.node = create_side_node(owner, suffix)
         self.topic = owner.resolve_topic_name(topic)
         self._subscription = self.node.create_subscription(msg_type, self.topic, _never_called, qos, raw=raw)
         self._msg_type, self._raw = msg_type, raw

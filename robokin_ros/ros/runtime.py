@@ -162,6 +162,17 @@ def run_node(node_cls: Callable[[], Node], args: list[str] | None = None,
     return 0
 
 
+def create_side_node(owner: Node, suffix: str) -> Node:
+    """A node of its own named `<owner>_<suffix>` in the owner's namespace and context, without parameter services.
+
+    A global `-r __node:=NAME` (what launch's `name=` passes) would rename it to the owner's name too; rcl applies
+    node-local arguments before global ones, so a local remap keeps the side name.
+    """
+    name = f"{owner.get_name()}_{suffix}"
+    return rclpy.create_node(name, namespace=owner.get_namespace(), context=owner.context,
+                             cli_args=["--ros-args", "-r", f"__node:={name}"], start_parameter_services=False)
+
+
 class SideNode:
     """A node of its own, spun by a SingleThreadedExecutor on a daemon thread once `start` is called.
 
@@ -172,12 +183,7 @@ class SideNode:
     """
 
     def __init__(self, owner: Node, suffix: str) -> None:
-        # A global `-r __node:=NAME` (what launch's `name=` passes) would rename this node to the owner's name
-        # too; rcl applies node-local arguments before global ones, so a local remap keeps the side name.
-        name = f"{owner.get_name()}_{suffix}"
-        self.node = rclpy.create_node(name, namespace=owner.get_namespace(), context=owner.context,
-                                      cli_args=["--ros-args", "-r", f"__node:={name}"],
-                                      start_parameter_services=False)
+        self.node = create_side_node(owner, suffix)
         self._executor = SingleThreadedExecutor(context=owner.context)
         self._thread: threading.Thread | None = None
 
