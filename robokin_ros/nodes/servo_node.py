@@ -5,6 +5,8 @@ Interfaces (MoveIt Servo names where it has them):
                         (topic: cartesian_command_in_topic)
     ~/delta_joint_cmds  control_msgs/JointJog in: joint names with velocities (or displacements over duration)
                         (topic: joint_command_in_topic)
+    ~/pose_target_cmds  geometry_msgs/PoseStamped in: the tip frame's target in any model or TF frame; one message
+                        is enough, a stamped stream is followed with feed-forward (topic: pose_command_in_topic)
     joint_topic         sensor_msgs/JointState in (default /joint_states; reordered by name)
     command_out_topic   trajectory_msgs/JointTrajectory (ends at rest: a default JTC accepts it) or
                         std_msgs/Float64MultiArray out
@@ -12,8 +14,8 @@ Interfaces (MoveIt Servo names where it has them):
     ~/robokin_status    robokin_interfaces/ServoStatus: the full status (stamped, in the base frame); both on
                         change and every status_period
     ~/pause_servo       std_srvs/SetBool: true pauses, false resumes (as MoveIt Servo since Jazzy)
-    ~/switch_command_type  moveit_msgs/ServoCommandType: TWIST (the start type) and JOINT_JOG succeed; POSE is
-                        refused for now; an idle servo also switches to the type of the input that arrives
+    ~/switch_command_type  moveit_msgs/ServoCommandType: JOINT_JOG, TWIST (the start type) and POSE; an idle servo
+                        also switches to the type of the input that arrives
 One timer (publish_period) does the work. Joint states arrive by callback and are checked on arrival (a refused one
 cannot displace a good one); the tick takes the newest twist itself (ros/polled_subscription.py) and publishes the
 window as refilled serialized bytes (ros/serialized_trajectory.py). Spun by the EventsExecutor (see run_node).
@@ -21,7 +23,7 @@ window as refilled serialized bytes (ros/serialized_trajectory.py). Spun by the 
 from __future__ import annotations
 
 from control_msgs.msg import JointJog
-from geometry_msgs.msg import TwistStamped
+from geometry_msgs.msg import PoseStamped, TwistStamped
 from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
 from moveit_msgs.srv import ServoCommandType
 from sensor_msgs.msg import JointState
@@ -45,6 +47,7 @@ from robokin_ros.ros.conversions import (
     joint_jog_command_from_msg,
     measurement_from_joint_state,
     moveit_status_msg,
+    pose_target_from_msg,
     status_msg,
     time_msg,
     time_nanoseconds,
@@ -95,6 +98,8 @@ class ServoNode(RobokinNode):
                                           LATEST_ONLY)
         self._joint_jogs = PolledSubscription(self, "joint_commands", JointJog, cfg.joint_command_in_topic,
                                               LATEST_ONLY)
+        self._pose_targets = PolledSubscription(self, "pose_commands", PoseStamped, cfg.pose_command_in_topic,
+                                                LATEST_ONLY)
         # several publishers may share the joint-state topic (arm driver, gripper): with a queue of one a gripper's
         # message could evict the arm's before it is taken, so every message is looked at
         self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, QUEUE_DEPTH)
@@ -127,7 +132,7 @@ class ServoNode(RobokinNode):
     def destroy_node(self) -> None:
         # rclpy's context shutdown also destroys a node whose __init__ raised, before _tf_frames existed
         for side in (getattr(self, "_tf_frames", None), getattr(self, "_twists", None),
-                     getattr(self, "_joint_jogs", None)):
+                     getattr(self, "_joint_jogs", None), getattr(self, "_pose_targets", None)):
             if side is not None:
                 side.close()
         super().destroy_node()
@@ -140,8 +145,8 @@ class ServoNode(RobokinNode):
             response.message = "servo paused: commands are ignored until resumed"
         else:
             self._servo.resume()
-            self._twists.drop_pending()     # a command that arrived while paused must not move the arm now
-            self._joint_jogs.drop_pending()
+            for commands in (self._twists, self._joint_jogs, self._pose_targets):
+                commands.drop_pending()     # a command that arrived while paused must not move the arm now
             response.message = "servo resumed from the measured joint state"
         response.success = True
         self.get_logger().info(response.message)
@@ -192,22 +197,32 @@ class ServoNode(RobokinNode):
                 self._servo.set_measurement(measurement)
             except RobokinError as err:
                 self._reject(ServoStatus.JOINT_STATE_MISSING, f"joint state rejected: {err}", now)
-        twist = self._twists.take_newest()
-        if twist is not None and self._admit(CommandType.TWIST, now):
-            try:
-                command = twist_command_from_msg(twist.message, twist.received_at)
-                # a frame outside the model is looked up in TF (never blocks: "waiting for TF" until it arrives)
-                self._servo.set_command(command, self._tf_frames.pose_if_external(command.frame))
-                self._status.command_accepted()
-            except RobokinError as err:
-                self._reject(ServoStatus.INVALID_COMMAND, f"{ServoStatus.INVALID_COMMAND.sentence}: {err}", now)
-        joint_jog = self._joint_jogs.take_newest()
-        if joint_jog is not None and self._admit(CommandType.JOINT_JOG, now):
-            try:
-                self._servo.set_joint_command(joint_jog_command_from_msg(joint_jog.message, joint_jog.received_at))
-                self._status.command_accepted()
-            except RobokinError as err:
-                self._reject(ServoStatus.INVALID_COMMAND, f"{ServoStatus.INVALID_COMMAND.sentence}: {err}", now)
+        self._take_command(self._twists, CommandType.TWIST, now, self._apply_twist)
+        self._take_command(self._joint_jogs, CommandType.JOINT_JOG, now, self._apply_joint_jog)
+        self._take_command(self._pose_targets, CommandType.POSE, now, self._apply_pose_target)
+
+    def _take_command(self, commands: PolledSubscription, kind: CommandType, now: float, apply) -> None:
+        """The newest input of one kind, if any and admitted, into the servo; a bad one is reported, not used."""
+        received = commands.take_newest()
+        if received is None or not self._admit(kind, now):
+            return
+        try:
+            apply(received.message, received.received_at)
+            self._status.command_accepted()
+        except RobokinError as err:
+            self._reject(ServoStatus.INVALID_COMMAND, f"{ServoStatus.INVALID_COMMAND.sentence}: {err}", now)
+
+    def _apply_twist(self, msg: TwistStamped, received_at: float) -> None:
+        command = twist_command_from_msg(msg, received_at)
+        # a frame outside the model is looked up in TF (never blocks: "waiting for TF" until it arrives)
+        self._servo.set_command(command, self._tf_frames.pose_if_external(command.frame))
+
+    def _apply_joint_jog(self, msg: JointJog, received_at: float) -> None:
+        self._servo.set_joint_command(joint_jog_command_from_msg(msg, received_at))
+
+    def _apply_pose_target(self, msg: PoseStamped, received_at: float) -> None:
+        target = pose_target_from_msg(msg, received_at)
+        self._servo.set_pose_target(target, self._tf_frames.pose_if_external(target.frame))
 
     def _admit(self, kind: CommandType, now: float) -> bool:
         """Whether an input of `kind` is used: of the current command type, or switching an idle servo to it

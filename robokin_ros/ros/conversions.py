@@ -13,7 +13,7 @@ import numpy as np
 import pinocchio as pin
 from builtin_interfaces.msg import Duration, Time
 from control_msgs.msg import JointJog
-from geometry_msgs.msg import TransformStamped, TwistStamped
+from geometry_msgs.msg import PoseStamped, TransformStamped, TwistStamped
 from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -22,6 +22,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 from robokin_ros.core.errors import InvalidInputError, UnknownJointError
 from robokin_ros.core.servo.joint_jog import JointJogCommand
+from robokin_ros.core.servo.pose_tracking import PoseTarget
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.types import JointMeasurement, TrajectoryWindow, TwistCommand
 from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints
@@ -123,6 +124,15 @@ def joint_jog_command_from_msg(msg: JointJog, received_at: float) -> JointJogCom
     here: `Servo.set_joint_command` checks names, sizes and values."""
     return JointJogCommand(tuple(msg.joint_names), tuple(msg.velocities), tuple(msg.displacements),
                            float(msg.duration), received_at)
+
+
+def pose_target_from_msg(msg: PoseStamped, received_at: float) -> PoseTarget:
+    """PoseStamped -> PoseTarget; `header.frame_id` is the target's frame ("" = base), `header.stamp` times a
+    target stream (zero = unstamped). Not validated here: `Servo.set_pose_target` checks values and frame."""
+    p, o = msg.pose.position, msg.pose.orientation
+    stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+    return PoseTarget(np.array((p.x, p.y, p.z)), np.array((o.x, o.y, o.z, o.w)), msg.header.frame_id, stamp,
+                      received_at)
 
 
 # ---- JointTrajectory <-> TrajectoryWindow / TrajectoryPoints --------------------------------------

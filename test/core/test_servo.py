@@ -649,17 +649,17 @@ def test_rejections_are_shown_for_a_period_and_merged_by_kind():
 
 def test_routine_statuses():
     assert {s for s in ServoStatus if s.routine} == {ServoStatus.OK, ServoStatus.STOPPED, ServoStatus.PAUSED,
-                                                     ServoStatus.STALE_COMMAND}
+                                                     ServoStatus.STALE_COMMAND, ServoStatus.TARGET_REACHED,
+                                                     ServoStatus.HAND_GUIDING}
 
 
 # ---- command type (MoveIt Servo's ~/switch_command_type) -----------------------------------------------------
-def test_command_type_starts_at_twist_and_refuses_the_types_not_served_yet():
+def test_command_type_starts_at_twist_and_serves_all_three():
     switch = CommandTypeSwitch()
     assert switch.current == CommandType.TWIST and switch.accepts(CommandType.TWIST)
     assert switch.request(CommandType.TWIST) == (True, "command type is TWIST")
-    result = switch.request(int(CommandType.POSE))
-    assert not result.success and "POSE is not supported yet" in result.reason
-    assert "still TWIST" in result.reason and switch.current == CommandType.TWIST
+    assert switch.request(int(CommandType.POSE)) == (True, "command type is POSE")
+    assert switch.accepts(CommandType.POSE) and not switch.accepts(CommandType.TWIST)
     assert switch.request(int(CommandType.JOINT_JOG)) == (True, "command type is JOINT_JOG")
     assert switch.accepts(CommandType.JOINT_JOG) and not switch.accepts(CommandType.TWIST)
     switch.request(int(CommandType.TWIST))
@@ -679,8 +679,8 @@ def test_an_input_of_another_type_switches_only_an_idle_servo():
     assert idle.success and "switched from TWIST to JOINT_JOG" in idle.reason
     assert switch.current == CommandType.JOINT_JOG
     assert switch.offer(CommandType.JOINT_JOG, idle=False).success                 # its own type: always
-    assert not switch.offer(CommandType.POSE, idle=True).success                   # not served: never
-    assert switch.current == CommandType.JOINT_JOG
+    assert not switch.offer(CommandType.POSE, idle=False).success
+    assert switch.offer(CommandType.POSE, idle=True).success and switch.current == CommandType.POSE
 
 
 def test_tick_stamps_keep_the_ticks_spacing_and_follow_a_clock_step():

@@ -18,9 +18,8 @@ from robokin_ros.core.servo.status import MoveItServoCode, ServoStatus
 
 INTERFACES = Path(__file__).resolve().parents[2] / "robokin_interfaces"
 CONSTANT = re.compile(r"^\s*int\d+\s+([A-Z_][A-Z0-9_]*)\s*=\s*(-?\d+)\s*$", re.M)
-# Constants the servo core does not produce: MoveIt Servo's collision codes, kept so dashboards that read
-# MoveIt Servo's numbering also read robokin's.
-SERVO_CODES_NOT_FROM_THE_CORE = {"DECELERATE_FOR_COLLISION", "HALT_FOR_COLLISION"}
+# Constants the servo core does not produce (none since collision checking came: kept to say so explicitly).
+SERVO_CODES_NOT_FROM_THE_CORE: set[str] = set()
 
 
 def constants(text: str) -> dict[str, int]:
@@ -67,8 +66,12 @@ def test_robokin_status_keeps_moveit_numbers_and_maps_its_own_codes_to_moveit_co
     assert ServoStatus.OK.moveit_code == MoveItServoCode.NO_WARNING
     assert ServoStatus.JOINT_BOUND.moveit_code == MoveItServoCode.JOINT_BOUND == 6
     assert ServoStatus.JOINT_STATE_MISSING.moveit_code == ServoStatus.INVALID_COMMAND.moveit_code == -1
-    for quiet in (ServoStatus.VELOCITY_LIMITED, ServoStatus.STALE_COMMAND, ServoStatus.STOPPED, ServoStatus.PAUSED):
+    for quiet in (ServoStatus.VELOCITY_LIMITED, ServoStatus.STALE_COMMAND, ServoStatus.STOPPED, ServoStatus.PAUSED,
+                  ServoStatus.TARGET_REACHED, ServoStatus.HAND_GUIDING):
         assert quiet.moveit_code == MoveItServoCode.NO_WARNING, quiet
+    # separation monitoring reads as MoveIt's collision codes: slowed / halted because something is near
+    assert ServoStatus.SEPARATION_LIMITED.moveit_code == MoveItServoCode.DECELERATE_FOR_COLLISION
+    assert ServoStatus.PROTECTIVE_STOP.moveit_code == MoveItServoCode.HALT_FOR_COLLISION
 
 
 def test_path_outcome_codes_match_the_action_result():

@@ -108,12 +108,13 @@ def test_a_moveit_servo_client_switches_to_twist_streams_reads_status_pauses_and
     panda = RobotModel.from_name("panda")
     tool = lambda q: panda.fk(q).translation           # noqa: E731  (base = panda_link0 = world here)
 
-    # the command type: JOINT_JOG and TWIST are served; POSE is refused (for now) and leaves the type as it was
+    # the command type: all three are served; an unknown type is refused and leaves the type as it was
     switch = lambda kind: client.call(client.switch, ServoCommandType.Request(command_type=kind))  # noqa: E731
     assert switch(ServoCommandType.Request.JOINT_JOG).success
+    assert switch(ServoCommandType.Request.POSE).success
+    assert not switch(7).success
+    assert "unknown command type 7" in client.servo_process.output
     assert switch(ServoCommandType.Request.TWIST).success
-    assert not switch(ServoCommandType.Request.POSE).success
-    assert "command type POSE is not supported yet" in client.servo_process.output
 
     # stream: the tool moves along +x at the commanded speed; ~/status carries MoveIt's codes
     start = tool(client.states[-1][1])

@@ -1,8 +1,8 @@
 """Which command input the servo listens to, switched as MoveIt Servo's `~/switch_command_type` does.
 
 MoveIt Servo (Jazzy and later) processes only the input of its current command type and drops the others with a
-warning; a switch succeeds when the servo's type afterwards is the one requested. robokin serves twists and joint
-jogs (pose targets come later: a switch to POSE is refused with the reason, and the type stays).
+warning; a switch succeeds when the servo's type afterwards is the one requested. robokin serves all three: joint
+jogs, twists and pose targets.
 
 Start state: MoveIt Servo never initialises its command type (in practice JOINT_JOG, so its clients call
 `~/switch_command_type` with TWIST before streaming twists). robokin starts in TWIST: such a client's call then
@@ -27,7 +27,7 @@ class CommandType(enum.IntEnum):
     POSE = 2
 
 
-SUPPORTED = frozenset((CommandType.TWIST, CommandType.JOINT_JOG))
+SUPPORTED = frozenset((CommandType.TWIST, CommandType.JOINT_JOG, CommandType.POSE))
 
 
 class SwitchResult(NamedTuple):

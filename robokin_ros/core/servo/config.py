@@ -26,6 +26,7 @@ class ServoConfig(NodeConfig):
         "incoming_command_timeout": "incoming_command_timeout",
         "cartesian_command_in_topic": "cartesian_command_in_topic",
         "joint_command_in_topic": "joint_command_in_topic",
+        "pose_command_in_topic": "pose_command_in_topic",
         "publish_period": "publish_period",
         "command_out_type": "command_out_type",
         "command_out_topic": "command_out_topic",
@@ -59,11 +60,33 @@ class ServoConfig(NodeConfig):
                                            read_only=True)
     joint_command_in_topic: str = spec("~/delta_joint_cmds", "joint jog command topic (control_msgs/JointJog)",
                                        read_only=True)
+    pose_command_in_topic: str = spec("~/pose_target_cmds", "pose target topic (geometry_msgs/PoseStamped): the "
+                                      "tip frame's target in any model or TF frame", read_only=True)
     override_velocity_scaling_factor: float = spec(0.0, "speed override: from 0.01 on, every commanded velocity "
                                                    "is multiplied by this (MoveIt Servo's meaning); below, none",
                                                    ge=0.0, le=1.0)
     joint_state_timeout: float = spec(0.1, "joint states older than this halt the servo", unit="s",
                                       gt=0.0, le=10.0)
+    # --- pose tracking (core/servo/pose_tracking.py) ---
+    pose_linear_tolerance: float = spec(0.001, "a pose target is reached when the tool is this close (and within "
+                                        "the angular tolerance)", unit="m", param="pose_tracking.linear_tolerance",
+                                        gt=0.0, le=1.0)
+    pose_angular_tolerance: float = spec(0.01, "angular part of the pose target tolerance", unit="rad",
+                                         param="pose_tracking.angular_tolerance", gt=0.0, le=3.2)
+    pose_linear_gain: float = spec(20.0, "tool speed per metre of position error (the error decays at this rate)",
+                                   unit="1/s", param="pose_tracking.linear_gain", gt=0.0, le=200.0)
+    pose_angular_gain: float = spec(10.0, "tool angular speed per radian of orientation error", unit="1/s",
+                                    param="pose_tracking.angular_gain", gt=0.0, le=200.0)
+    pose_max_linear_speed: float = spec(0.25, "tool speed limit while approaching a pose target", unit="m/s",
+                                        param="pose_tracking.max_linear_speed", gt=0.0, le=10.0)
+    pose_max_angular_speed: float = spec(1.0, "tool angular speed limit while approaching a pose target",
+                                         unit="rad/s", param="pose_tracking.max_angular_speed", gt=0.0, le=20.0)
+    pose_max_linear_acceleration: float = spec(1.0, "braking deceleration toward a pose target: the tool arrives "
+                                               "at rest, without overshoot", unit="m/s^2",
+                                               param="pose_tracking.max_linear_acceleration", gt=0.0, le=100.0)
+    pose_max_angular_acceleration: float = spec(3.0, "angular braking deceleration toward a pose target",
+                                                unit="rad/s^2", param="pose_tracking.max_angular_acceleration",
+                                                gt=0.0, le=200.0)
     # --- loop and output ---
     publish_period: float = spec(0.002, "control period of the servo loop", unit="s", ge=0.0002, le=0.1,
                                  read_only=True)
@@ -138,6 +161,11 @@ class ServoConfig(NodeConfig):
                             "(JointTrajectoryController requires positions)")
         if not self.joint_limit_margins:
             problems.append("joint_limit_margins=[] needs one value (for every joint) or one per joint")
+        for name, gain in (("pose_tracking.linear_gain", self.pose_linear_gain),
+                           ("pose_tracking.angular_gain", self.pose_angular_gain)):
+            if gain * self.publish_period >= 0.5:
+                # the error shrinks by (1 - gain * dt) a tick: near 1 it would overshoot and ring
+                problems.append(f"{name}={gain} times publish_period={self.publish_period} must be below 0.5")
         if self.max_expected_latency < self.publish_period:
             problems.append(f"max_expected_latency={self.max_expected_latency} must be >= "
                             f"publish_period={self.publish_period}")

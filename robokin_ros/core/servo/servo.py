@@ -33,6 +33,7 @@ from robokin_ros.core.limits import limit_velocity, position_velocity_bounds
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.joint_jog import JointJogCommand, chain_velocities
+from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker, target_transform
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.twist import TwistConverter, command_to_si
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand, frozen
@@ -72,8 +73,9 @@ class Servo:
         self.joint_names: tuple[str, ...] = robot.joint_names
         self._lower, self._upper = robot.limits.lower, robot.limits.upper
         self._converter = TwistConverter(robot)
+        self._pose_tracker = PoseTracker(robot, config)
         self.update_config(config)
-        self._command: TwistCommand | JointJogCommand | None = None
+        self._command: TwistCommand | JointJogCommand | PoseTarget | None = None
         self._joint_velocities = np.zeros(robot.n)           # a joint jog's velocities, chain order, SI
         self._command_frame: int | pin.SE3 | None = None     # model frame id, or base_T_frame (TF)
         self._measurement: JointMeasurement | None = None
@@ -93,10 +95,11 @@ class Servo:
         ik = VelocityIk(self.robot, config)          # raises ConfigError before anything changes
         dt = config.publish_period
         self.config, self._ik, self._dt = config, ik, dt
+        self._pose_tracker.update_config(config)
         command = getattr(self, "_command", None)
         if isinstance(command, TwistCommand):         # units/scales may have changed
             self._command_si = command_to_si(command.linear, command.angular, config)
-        elif command is not None:
+        elif isinstance(command, JointJogCommand):
             try:
                 self._joint_velocities = chain_velocities(command, self.joint_names, config)
             except RobokinError:
@@ -131,6 +134,7 @@ class Servo:
             frame = base_T_frame.copy()
         command_si = command_to_si(command.linear, command.angular, self.config)
         self._command, self._command_frame, self._command_si = command, frame, command_si
+        self._pose_tracker.clear()
 
     def set_joint_command(self, command: JointJogCommand) -> None:
         """Store a joint jog (replacing any twist: the newest command of either kind is the one tracked); a bad one
@@ -144,11 +148,53 @@ class Servo:
         velocities = chain_velocities(command, self.joint_names, self.config)
         self._command, self._command_frame, self._command_si = command, None, None
         self._joint_velocities = velocities
+        self._pose_tracker.clear()
+
+    def set_pose_target(self, target: PoseTarget, base_T_frame: pin.SE3 | None = None) -> None:
+        """Store a pose target for the tip frame (replacing any other command); a bad one raises and is not stored.
+
+        The target is fixed in the base frame on arrival: a target given in a moving model frame (the tool, say)
+        is relative to where that frame is now, and does not move with it. It stays the goal until reached
+        (`pose_tracking.*_tolerance`) or replaced: a single message is enough, and a client may stream targets
+        (a moving target is then followed with feed-forward, see core/servo/pose_tracking.py).
+
+        `base_T_frame`: the pose of `target.frame` when it is not a model frame (looked up in TF by the caller).
+
+        Raises:
+            InvalidInputError: NaN/inf, wrong sizes, a quaternion that is not a rotation, a non-finite time, or a
+                target stream moving faster than any arm; or a model frame given before any joint state.
+            UnknownFrameError: `target.frame` is not a frame of the model (and no `base_T_frame` is given).
+        """
+        _check_time("pose target received_at", target.received_at)
+        _check_time("pose target stamp", target.stamp)
+        frame_T_target = target_transform(target)
+        if base_T_frame is None:
+            frame = self.robot.resolve_frame(target.frame)
+            if frame != self.robot.base_frame_id:
+                q = self._positions if self._positions is not None else \
+                    (self._measurement.positions if self._measurement is not None else None)
+                if q is None:
+                    raise InvalidInputError(f"pose target in frame '{target.frame}' cannot be placed before the "
+                                            "first joint state arrives")
+                base_T_frame = self.robot.frame_pose(q, frame)
+        base_T_target = frame_T_target if base_T_frame is None else base_T_frame * frame_T_target
+        self._pose_tracker.set_target(base_T_target, target.received_at, target.stamp)
+        self._command, self._command_frame, self._command_si = target, None, None
+
+    @property
+    def pose_tracker(self) -> PoseTracker:
+        """The pose target state: the target in the base frame, the remaining error, whether it is reached."""
+        return self._pose_tracker
 
     def command_is_fresh(self, now: float) -> bool:
-        """True while the stored command (twist or joint jog) is younger than `incoming_command_timeout` at `now`."""
+        """True while the stored command is younger than `incoming_command_timeout` at `now`, or is a pose target
+        not yet reached."""
         c = self._command
-        return c is not None and now - c.received_at <= self.config.incoming_command_timeout
+        return c is not None and (now - c.received_at <= self.config.incoming_command_timeout
+                                  or self._pose_pending(c, now))
+
+    def _pose_pending(self, command: TwistCommand | JointJogCommand | PoseTarget, now: float) -> bool:
+        return isinstance(command, PoseTarget) and not self._pose_tracker.settled(now)
 
     def set_measurement(self, measurement: JointMeasurement) -> None:
         """Store the latest measured joint positions (chain order).
@@ -176,6 +222,7 @@ class Servo:
         self._paused = False
         self._anchor_needed = True
         self._command = None
+        self._pose_tracker.clear()
 
     # ---- tick -------------------------------------------------------------------------------------
     def step(self, now: float) -> ServoOutput:
@@ -197,15 +244,23 @@ class Servo:
             return self._joint_state_missing(now)
         self._anchor_if_needed(m, now)
         c = self._command
-        if c is None or now - c.received_at - stalled > self.config.incoming_command_timeout:
+        if c is None or (now - c.received_at - stalled > self.config.incoming_command_timeout
+                         and not self._pose_pending(c, now)):
             return self._stale(c is None)
-        return self._track(c)
+        return self._track(c, now)
 
-    def _track(self, command: TwistCommand | JointJogCommand) -> ServoOutput:
+    def _track(self, command: TwistCommand | JointJogCommand | PoseTarget, now: float) -> ServoOutput:
         self._hold_ticks = 0
         self._engaged = True
         q = self._positions
-        if self._command_si is None:            # a joint jog: its velocities, through the same joint limits
+        status = message = None                 # the IK's, unless a pose target has its own
+        if isinstance(command, PoseTarget):
+            tracker = self._pose_tracker
+            twist = tracker.twist(q, now)
+            result = self._ik.solve(q, twist, dt=self._dt, previous_velocities=self._velocities, check=False,
+                                    accel_dt=self._accel_dt)
+            status, message = self._pose_status(result.status, result)
+        elif self._command_si is None:          # a joint jog: its velocities, through the same joint limits
             result = self._ik.limit_joint_velocities(q, self._joint_velocities, dt=self._dt,
                                                      previous_velocities=self._velocities, accel_dt=self._accel_dt)
         else:
@@ -229,16 +284,38 @@ class Servo:
         self._velocities, self._positions = v, q_next
         window = frozen(TrajectoryWindow, {"times": t, "positions": positions, "velocities": velocities})
         return frozen(ServoOutput, {"positions": q_out, "velocities": v_out, "window": window,
-                                    "status": result.status, "message": result.message,
+                                    "status": status or result.status, "message": message or result.message,
                                     "locked_joints": result.locked_joints, "sigma_min": result.sigma_min,
                                     "condition_number": result.condition_number,
                                     "velocity_scale": result.velocity_scale, "publish": True})
 
+    def _pose_status(self, ik_status: ServoStatus, result) -> tuple[ServoStatus, str]:
+        """A pose target's status: reached, moving to it, or the IK's reason it cannot move freely, with the
+        remaining error."""
+        error = self._pose_tracker.describe_error()
+        if self._pose_tracker.reached:
+            return ServoStatus.TARGET_REACHED, f"{ServoStatus.TARGET_REACHED.sentence}: remaining error {error}"
+        if ik_status == ServoStatus.OK:
+            return ik_status, f"moving to the pose target: remaining error {error}"
+        return ik_status, f"{result.message}; pose target error {error}"
+
     def _stale(self, never_commanded: bool) -> ServoOutput:
         v = self._velocities
+        if isinstance(self._command, PoseTarget):
+            # a reached target: the same ramp and hold as a stale command, reported as what it is
+            status = ServoStatus.TARGET_REACHED
+            text = f"{status.sentence}: remaining error {self._pose_tracker.describe_error()}"
+            if v.any():
+                self._advance(self._ramp_down(v))
+                return self._output(status, text, True)
+            output = self._stale_hold(never_commanded)
+            return frozen(ServoOutput, {**output.__dict__, "status": status, "message": text})
         if v.any():
             self._advance(self._ramp_down(v))
             return self._output(ServoStatus.STALE_COMMAND, ServoStatus.STALE_COMMAND.sentence, True)
+        return self._stale_hold(never_commanded)
+
+    def _stale_hold(self, never_commanded: bool) -> ServoOutput:
         self._hold_ticks += 1
         limit = self.config.num_outgoing_halt_msgs_to_publish
         # Hold messages follow motion the servo commanded; a servo that never moved the arm, or has gone

@@ -32,6 +32,8 @@ class ServoStatus(SentencedCode):
     DECELERATE_FOR_APPROACHING_SINGULARITY = 1, "near a singularity: slowing down"
     HALT_FOR_SINGULARITY = 2, "at the singularity threshold: motion toward it is halted"
     DECELERATE_FOR_LEAVING_SINGULARITY = 3, "leaving a singularity: moving slowly"
+    DECELERATE_FOR_COLLISION = 4, "near a collision: slowing down"
+    HALT_FOR_COLLISION = 5, "at the minimum collision distance: motion toward the obstacle is halted"
     JOINT_BOUND = 6, "a joint is at its position limit: motion pushing it further is blocked"
     VELOCITY_LIMITED = 10, "command exceeds joint velocity limits: scaled down, direction kept"
     STALE_COMMAND = 11, "no fresh command within the timeout: decelerating to a stop"
@@ -39,6 +41,10 @@ class ServoStatus(SentencedCode):
     JOINT_STATE_MISSING = 13, "no recent joint state: halted until joint states arrive"
     PAUSED = 14, "paused: commands are ignored until resumed"
     INVALID_COMMAND = 15, "the last command was rejected"
+    TARGET_REACHED = 16, "pose target reached"
+    SEPARATION_LIMITED = 17, "tool speed limited by separation monitoring"
+    PROTECTIVE_STOP = 18, "protective stop: a person is inside the protective separation distance"
+    HAND_GUIDING = 19, "hand guiding: the tool follows the applied force"
 
     @property
     def routine(self) -> bool:
@@ -58,7 +64,8 @@ class ServoStatus(SentencedCode):
         return MoveItServoCode(int(self)) if mapped is None else mapped      # NO_WARNING is falsy: test None
 
 
-_ROUTINE = frozenset((ServoStatus.OK, ServoStatus.STOPPED, ServoStatus.PAUSED, ServoStatus.STALE_COMMAND))
+_ROUTINE = frozenset((ServoStatus.OK, ServoStatus.STOPPED, ServoStatus.PAUSED, ServoStatus.STALE_COMMAND,
+                      ServoStatus.TARGET_REACHED, ServoStatus.HAND_GUIDING))
 _MOVEIT_CODE = {
     ServoStatus.VELOCITY_LIMITED: MoveItServoCode.NO_WARNING,
     ServoStatus.STALE_COMMAND: MoveItServoCode.NO_WARNING,
@@ -66,4 +73,10 @@ _MOVEIT_CODE = {
     ServoStatus.PAUSED: MoveItServoCode.NO_WARNING,
     ServoStatus.JOINT_STATE_MISSING: MoveItServoCode.INVALID,
     ServoStatus.INVALID_COMMAND: MoveItServoCode.INVALID,
+    ServoStatus.TARGET_REACHED: MoveItServoCode.NO_WARNING,
+    # MoveIt Servo has no separation monitoring; its collision codes carry the same meaning for a client: slowed
+    # because something is near, halted because it is too near
+    ServoStatus.SEPARATION_LIMITED: MoveItServoCode.DECELERATE_FOR_COLLISION,
+    ServoStatus.PROTECTIVE_STOP: MoveItServoCode.HALT_FOR_COLLISION,
+    ServoStatus.HAND_GUIDING: MoveItServoCode.NO_WARNING,
 }

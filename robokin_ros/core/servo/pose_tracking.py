@@ -1,0 +1,175 @@
+"""Pose tracking: a Cartesian controller that turns a target tool pose into the tool twist the servo follows.
+
+Per tick, from the tool pose of the commanded joint positions (base frame):
+- the error: e_p = p_target - p_tool [m], e_w = log3(R_target R_tool^T) [rad] (base axes);
+- the twist along each error: speed = min(gain |e|, sqrt(2 a |e|), v_max) plus the target's own velocity
+  (feed-forward). The square-root term is the braking curve of a constant deceleration `a`: the tool arrives
+  at rest instead of overshooting, however far the target was. Near the target the proportional term is the
+  smaller one, so the error decays exponentially (gain * dt < 1 at any servo rate, so no discrete overshoot);
+- the twist then goes through the servo's velocity IK like any twist command: joint velocity and acceleration
+  limits, locking and singularity handling apply unchanged.
+
+Feed-forward: a target that moves (a stream of poses, e.g. a tracked object) has a velocity, estimated from the
+last two targets by their stamps. Between updates the target is extrapolated along it, for at most
+`EXTRAPOLATION_LIMIT` s: a stream that stops is taken to have stopped there. Without feed-forward, following a
+target at speed v would lag by v / gain.
+
+"Reached": both errors within `pose_tracking.linear_tolerance` / `pose_tracking.angular_tolerance`. "Settled":
+reached for `SETTLE_TIME_CONSTANTS` / gain seconds since, by when the proportional term has shrunk what was left
+at the tolerance's edge to 2 % of it: the servo stops there (as a stale command stops) rather than at the edge.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import pinocchio as pin
+
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.validation import check_vector
+
+# Targets further apart in time than this do not define a velocity: the stream was interrupted, or a new one began.
+MAX_FEEDFORWARD_INTERVAL = 0.5      # [s]
+EXTRAPOLATION_LIMIT = 0.1           # [s] how far past its last update a moving target is extrapolated
+# No arm's tool moves faster than this: a faster target stream is an error in its stamps or poses.
+MAX_TARGET_SPEED = 10.0             # [m/s]
+MAX_TARGET_ANGULAR_SPEED = 20.0     # [rad/s]
+SETTLE_TIME_CONSTANTS = 4.0         # e^-4 ~ 2 %
+
+
+@dataclass(frozen=True)
+class PoseTarget:
+    """A target pose of the servo's tip frame, as received: `frame_T_target` in `frame` ("" = the base frame)."""
+
+    position: np.ndarray        # (3,) [m] in `frame`
+    quaternion: np.ndarray      # (4,) x, y, z, w in `frame`; normalised on arrival (must not be near zero)
+    frame: str
+    stamp: float                # [s] the sender's stamp (0 = unstamped: the receive time is used instead)
+    received_at: float          # [s] receive time on the caller's clock
+
+
+class PoseError(NamedTuple):
+    """How far the tool is from its target."""
+
+    linear: float               # [m]
+    angular: float              # [rad]
+
+
+def target_transform(target: PoseTarget) -> pin.SE3:
+    """`frame_T_target` of a received target, checked.
+
+    Raises:
+        InvalidInputError: NaN/inf, wrong sizes, or a quaternion of norm far from 1 (below 0.5 or above 2: not
+            a rotation, most likely an unset orientation of all zeros).
+    """
+    check_vector("pose target position", target.position, 3)
+    check_vector("pose target orientation", target.quaternion, 4)
+    q = np.asarray(target.quaternion, dtype=float)
+    norm = float(np.linalg.norm(q))
+    if not 0.5 <= norm <= 2.0:
+        raise InvalidInputError(f"pose target orientation quaternion {q.tolist()} (x, y, z, w) has norm "
+                                f"{norm:.3g}: not a rotation (an unset orientation is all zeros; identity is w=1)")
+    x, y, z, w = q / norm
+    return pin.SE3(pin.Quaternion(w, x, y, z).toRotationMatrix(), np.asarray(target.position, dtype=float))
+
+
+class PoseTracker:
+    """Holds the current target (base frame) and computes the tracking twist for given joint positions."""
+
+    def __init__(self, robot: RobotModel, config: ServoConfig) -> None:
+        self.robot = robot
+        self._data = robot.model.createData()          # own data: the IK's Jacobian cache stays untouched
+        self._base_T_world = robot.world_T_base.inverse()
+        self.update_config(config)
+        self.base_T_target: pin.SE3 | None = None
+        self._target_time = 0.0                          # [s] when base_T_target arrived (servo clock)
+        self._target_stamp = 0.0                         # [s] its sender's stamp (0 = none)
+        self._velocity = np.zeros(6)                     # (6,) the target's [v; w], base axes
+        self.error = PoseError(math.inf, math.inf)
+        self.reached = False
+        self._reached_at = math.inf                      # [s] when the error last came within tolerance
+
+    def update_config(self, config: ServoConfig) -> None:
+        self.config = config
+        self._gains = (config.pose_linear_gain, config.pose_angular_gain)
+        self._accelerations = (config.pose_max_linear_acceleration, config.pose_max_angular_acceleration)
+        self._speeds = (config.pose_max_linear_speed, config.pose_max_angular_speed)
+        self._settle_time = SETTLE_TIME_CONSTANTS / min(self._gains)     # [s]
+
+    def set_target(self, base_T_target: pin.SE3, received_at: float, stamp: float = 0.0) -> None:
+        """A new target in the base frame, received at `received_at` [s] (the servo's clock); updates the
+        feed-forward velocity, timed by the sender's stamps [s] when both targets have one (receive times
+        jitter by the transport's latency), by the receive times otherwise.
+
+        Raises:
+            InvalidInputError: the implied target velocity is beyond what any arm's tool does.
+        """
+        previous = self.base_T_target
+        stamped = stamp > 0.0 and self._target_stamp > 0.0
+        interval = stamp - self._target_stamp if stamped else received_at - self._target_time
+        velocity = np.zeros(6)
+        if previous is not None and 0.0 < interval <= MAX_FEEDFORWARD_INTERVAL:
+            velocity[:3] = (base_T_target.translation - previous.translation) / interval
+            velocity[3:] = pin.log3(base_T_target.rotation @ previous.rotation.T) / interval
+            linear, angular = np.linalg.norm(velocity[:3]), np.linalg.norm(velocity[3:])
+            if linear > MAX_TARGET_SPEED or angular > MAX_TARGET_ANGULAR_SPEED:
+                raise InvalidInputError(f"pose target moves at {linear:.3g} m/s, {angular:.3g} rad/s between "
+                                        f"targets {interval * 1e3:.3g} ms apart: beyond any arm ({MAX_TARGET_SPEED} "
+                                        f"m/s, {MAX_TARGET_ANGULAR_SPEED} rad/s); are the stamps right?")
+        self.base_T_target, self._target_time, self._velocity = base_T_target.copy(), received_at, velocity
+        self._target_stamp = stamp
+        self.reached = False            # judged again at the next tick, against this target
+
+    def clear(self) -> None:
+        """Forget the target (another command took over)."""
+        self.base_T_target = None
+        self.reached = False
+
+    def tool_pose(self, positions: np.ndarray) -> pin.SE3:
+        """`base_T_tool` at `positions` (n,)."""
+        robot = self.robot
+        pin.forwardKinematics(robot.model, self._data, robot.to_pinocchio_q(positions))
+        return self._base_T_world * pin.updateFramePlacement(robot.model, self._data, robot.tip_frame_id)
+
+    def twist(self, positions: np.ndarray, now: float) -> np.ndarray:
+        """(6,) tool-origin twist [v; w] in base axes [m/s, rad/s] toward the target at `now`; updates `error`
+        and `reached` (judged against the target as extrapolated to `now`)."""
+        base_T_tool = self.tool_pose(positions)
+        ahead = min(max(now - self._target_time, 0.0), EXTRAPOLATION_LIMIT)
+        v_target = self._velocity
+        target_p = self.base_T_target.translation + v_target[:3] * ahead
+        target_R = pin.exp3(v_target[3:] * ahead) @ self.base_T_target.rotation if ahead > 0.0 \
+            else self.base_T_target.rotation
+        e_p = target_p - base_T_tool.translation                       # (3,) [m] base axes
+        e_w = pin.log3(target_R @ base_T_tool.rotation.T)              # (3,) [rad] base axes
+        twist = v_target.copy()
+        for part, error in ((0, e_p), (1, e_w)):
+            size = float(np.linalg.norm(error))
+            if size > 0.0:
+                speed = min(self._gains[part] * size, math.sqrt(2.0 * self._accelerations[part] * size),
+                            self._speeds[part])
+                twist[3 * part:3 * part + 3] += error * (speed / size)
+        self.error = PoseError(float(np.linalg.norm(e_p)), float(np.linalg.norm(e_w)))
+        reached = self.error.linear <= self.config.pose_linear_tolerance and \
+            self.error.angular <= self.config.pose_angular_tolerance
+        if reached and not self.reached:
+            self._reached_at = now
+        self.reached = reached
+        return twist
+
+    def settled(self, now: float) -> bool:
+        """True once the target has been within tolerance for the settle time (see the module docstring)."""
+        return self.reached and now - self._reached_at >= self._settle_time
+
+    @property
+    def target_is_moving(self) -> bool:
+        """True while the target has a feed-forward velocity (a stream of moving targets)."""
+        return bool(self._velocity.any())
+
+    def describe_error(self) -> str:
+        """The remaining error for a person: "12.3 mm, 4.5 mrad"."""
+        return f"{self.error.linear * 1e3:.3g} mm, {self.error.angular * 1e3:.3g} mrad"

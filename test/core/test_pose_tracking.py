@@ -1,0 +1,169 @@
+"""Pose tracking through the servo core: a step settles without overshoot, a moving target is followed, the status
+names the remaining error, bad targets are refused. The tool pose is judged by the robot's FK of the commanded
+positions, an ideal arm (the node test in test/ros judges the simulated arm's joint states)."""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from robokin_ros.core.errors import ConfigError, InvalidInputError, UnknownFrameError
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.pose_tracking import PoseTarget
+from robokin_ros.core.servo.servo import Servo
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.types import JointMeasurement
+
+DT = 0.002
+
+
+def target_at(T: pin.SE3, at: float, frame: str = "", stamp: float = 0.0) -> PoseTarget:
+    x, y, z, w = pin.Quaternion(T.rotation).coeffs()
+    return PoseTarget(T.translation.copy(), np.array([x, y, z, w]), frame, stamp, at)
+
+
+class Arm:
+    """Synthetic time k*dt; the measurement is the command (a perfect controller)."""
+
+    def __init__(self, robot, **config):
+        self.robot, self.k = robot, 0
+        self.servo = Servo(robot, ServoConfig(publish_period=DT, **config))
+        self.servo.set_measurement(JointMeasurement(robot.home(), 0.0))
+        self.outputs = []
+
+    @property
+    def now(self):
+        return self.k * DT
+
+    def tick(self):
+        self.k += 1
+        out = self.servo.step(self.now)
+        self.servo.set_measurement(JointMeasurement(out.positions, self.now))
+        self.outputs.append(out)
+        return out
+
+    def tool(self):
+        return self.robot.fk(self.outputs[-1].positions)
+
+
+def test_a_step_target_10_cm_away_settles_within_tolerance_without_overshoot(panda):
+    arm = Arm(panda)
+    arm.tick()
+    start = panda.fk(panda.home())
+    offset = np.array([0.06, -0.05, 0.06])
+    offset *= 0.1 / np.linalg.norm(offset)                                  # 10 cm
+    goal = pin.SE3(pin.exp3(np.array([0.0, 0.0, 0.3])) @ start.rotation, start.translation + offset)
+    arm.servo.set_pose_target(target_at(goal, arm.now))
+    direction = offset / np.linalg.norm(offset)
+    along, speeds, accelerations = [], [], []
+    for _ in range(int(3.0 / DT)):
+        out = arm.tick()
+        along.append(float(direction @ (arm.tool().translation - start.translation)))
+    error = np.linalg.norm(arm.tool().translation - goal.translation)
+    angle = np.linalg.norm(pin.log3(goal.rotation @ arm.tool().rotation.T))
+    cfg = arm.servo.config
+    assert error <= cfg.pose_linear_tolerance and angle <= cfg.pose_angular_tolerance
+    assert out.status == ServoStatus.TARGET_REACHED and "remaining error" in out.message
+    # no overshoot: the progress along the step never passes the goal (beyond the rounding of a settled arm)
+    assert max(along) <= 0.1 + 1e-5
+    # the servo's limits applied: joint speeds and accelerations within the configured limits throughout
+    v = np.array([o.velocities for o in arm.outputs])
+    speeds = np.abs(v).max(axis=0)
+    accelerations = np.abs(np.diff(v, axis=0)).max(axis=0) / DT
+    assert np.all(speeds <= arm.servo._ik.velocity_limits + 1e-9)
+    assert np.all(accelerations <= cfg.default_joint_acceleration * (1 + 1e-6))
+    # the tool speed stayed within the pose speed limit (FK difference of consecutive commands)
+    tool = np.array([panda.fk(o.positions).translation for o in arm.outputs])
+    assert np.linalg.norm(np.diff(tool, axis=0), axis=1).max() / DT <= cfg.pose_max_linear_speed * 1.01
+    # once reached and no newer target: the servo ramps to rest and goes silent like a stale command
+    assert not arm.outputs[-1].publish and not arm.outputs[-1].velocities.any()
+
+
+def test_a_target_moving_on_a_10_cm_circle_at_0_1_m_s_is_followed_within_2_mm(panda):
+    arm = Arm(panda)
+    arm.tick()
+    start = panda.fk(panda.home())
+    radius, speed = 0.05, 0.1                   # a 10 cm circle (diameter) at 0.1 m/s: 2 rad/s
+    omega = speed / radius
+
+    def target(t):
+        p = start.translation + radius * np.array([0.0, np.cos(omega * t) - 1.0, np.sin(omega * t)])
+        return pin.SE3(start.rotation, p)
+
+    errors, t = [], 0.0
+    stream_period = 0.01                        # a client publishing at 100 Hz, stamped
+    for k in range(int(6.0 / DT)):
+        if k % round(stream_period / DT) == 0:
+            t = arm.now
+            arm.servo.set_pose_target(target_at(target(t), arm.now, stamp=1000.0 + t))
+        arm.tick()
+        errors.append(np.linalg.norm(arm.tool().translation - target(arm.now).translation))
+    steady = np.array(errors[int(2.0 / DT):])   # after one lap
+    assert steady.max() <= 0.002, steady.max()
+
+
+def test_target_in_the_tool_frame_is_fixed_in_the_base_on_arrival(panda):
+    arm = Arm(panda)
+    arm.tick()
+    start = panda.fk(panda.home())
+    relative = pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.05]))           # 5 cm along the tool's z axis
+    arm.servo.set_pose_target(target_at(relative, arm.now, frame=panda.tip_frame))
+    for _ in range(int(2.0 / DT)):
+        arm.tick()
+    expected = start * relative
+    assert np.linalg.norm(arm.tool().translation - expected.translation) <= 0.001
+
+
+def test_status_names_the_remaining_error_while_moving(panda):
+    arm = Arm(panda)
+    arm.tick()
+    start = panda.fk(panda.home())
+    arm.servo.set_pose_target(target_at(pin.SE3(start.rotation, start.translation + [0, 0, 0.05]), arm.now))
+    out = arm.tick()
+    assert out.status == ServoStatus.OK and out.message.startswith("moving to the pose target: remaining error 5")
+    assert not arm.servo.pose_tracker.reached
+
+
+def test_an_unreachable_target_keeps_its_status_and_the_arm_stays_within_its_limits(panda):
+    arm = Arm(panda)
+    arm.tick()
+    start = panda.fk(panda.home())
+    arm.servo.set_pose_target(target_at(pin.SE3(start.rotation, np.array([2.0, 0.0, 0.5])), arm.now))
+    for _ in range(int(3.0 / DT)):
+        out = arm.tick()
+    assert out.status != ServoStatus.TARGET_REACHED and "pose target error" in out.message or \
+        "remaining error" in out.message
+    lower, upper = panda.limits.lower, panda.limits.upper
+    assert np.all(out.positions >= lower - 1e-9) and np.all(out.positions <= upper + 1e-9)
+
+
+@pytest.mark.parametrize("position, quaternion, why", [
+    ((np.nan, 0, 0), (0, 0, 0, 1), "finite"),
+    ((0, 0, 0), (0, 0, 0, 0), "not a rotation"),
+    ((0, 0), (0, 0, 0, 1), "3"),
+])
+def test_bad_targets_are_refused_and_the_previous_one_is_kept(panda, position, quaternion, why):
+    arm = Arm(panda)
+    arm.tick()
+    good = target_at(panda.fk(panda.home()), arm.now)
+    arm.servo.set_pose_target(good)
+    bad = PoseTarget(np.asarray(position, float), np.asarray(quaternion, float), "", 0.0, arm.now)
+    with pytest.raises(InvalidInputError, match=why):
+        arm.servo.set_pose_target(bad)
+    assert arm.servo._command is good
+
+
+def test_unknown_frame_and_impossible_target_speed_are_refused(panda):
+    arm = Arm(panda)
+    arm.tick()
+    T = panda.fk(panda.home())
+    with pytest.raises(UnknownFrameError):
+        arm.servo.set_pose_target(target_at(T, arm.now, frame="no_such_frame"))
+    arm.servo.set_pose_target(target_at(T, arm.now, stamp=1.0))
+    jumped = pin.SE3(T.rotation, T.translation + [1.0, 0, 0])
+    with pytest.raises(InvalidInputError, match="beyond any arm"):
+        arm.servo.set_pose_target(target_at(jumped, arm.now + 0.01, stamp=1.001))     # 1 m in 1 ms
+
+
+def test_pose_gain_times_period_must_stay_below_a_half():
+    with pytest.raises(ConfigError, match="pose_tracking.linear_gain"):
+        ServoConfig(publish_period=0.02, pose_linear_gain=30.0)
+    assert ServoConfig(publish_period=0.02, pose_linear_gain=20.0).pose_linear_gain == 20.0
