@@ -7,6 +7,10 @@ Interfaces (MoveIt Servo names where it has them):
                         (topic: joint_command_in_topic)
     ~/pose_target_cmds  geometry_msgs/PoseStamped in: the tip frame's target in any model or TF frame; one message
                         is enough, a stamped stream is followed with feed-forward (topic: pose_command_in_topic)
+    ~/separation_distance  std_msgs/Float64 in: a person's distance [m] (used when separation.enabled)
+    ~/wrench            geometry_msgs/WrenchStamped in: the tool force/torque sensor (header.frame_id = its frame)
+    ~/enable_hand_guiding  std_srvs/SetBool: true zeroes the sensor on its latest reading and starts guiding (the
+                        admittance's twist drives the arm; other inputs are dropped until false); false stops
     joint_topic         sensor_msgs/JointState in (default /joint_states; reordered by name)
     command_out_topic   trajectory_msgs/JointTrajectory (ends at rest: a default JTC accepts it) or
                         std_msgs/Float64MultiArray out
@@ -23,11 +27,11 @@ window as refilled serialized bytes (ros/serialized_trajectory.py). Spun by the 
 from __future__ import annotations
 
 from control_msgs.msg import JointJog
-from geometry_msgs.msg import PoseStamped, TwistStamped
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
 from moveit_msgs.srv import ServoCommandType
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 
@@ -53,6 +57,7 @@ from robokin_ros.ros.conversions import (
     time_nanoseconds,
     trajectory_msg,
     twist_command_from_msg,
+    wrench_from_msg,
 )
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.polled_subscription import PolledSubscription
@@ -100,6 +105,8 @@ class ServoNode(RobokinNode):
                                               LATEST_ONLY)
         self._pose_targets = PolledSubscription(self, "pose_commands", PoseStamped, cfg.pose_command_in_topic,
                                                 LATEST_ONLY)
+        self._distances = PolledSubscription(self, "separation", Float64, cfg.separation_distance_topic, LATEST_ONLY)
+        self._wrenches = PolledSubscription(self, "wrench", WrenchStamped, cfg.wrench_topic, LATEST_ONLY)
         # several publishers may share the joint-state topic (arm driver, gripper): with a queue of one a gripper's
         # message could evict the arm's before it is taken, so every message is looked at
         self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, QUEUE_DEPTH)
@@ -109,6 +116,7 @@ class ServoNode(RobokinNode):
         self._status_pub = self.create_publisher(ServoStatusMsg, ROBOKIN_STATUS_TOPIC, QUEUE_DEPTH)
         self.create_service(SetBool, "~/pause_servo", self._on_pause)
         self.create_service(ServoCommandType, "~/switch_command_type", self._on_switch_command_type)
+        self.create_service(SetBool, "~/enable_hand_guiding", self._on_enable_hand_guiding)
         self._timer = self.create_timer(cfg.publish_period, self._tick)
         self.get_logger().info(f"servo for {robot.name}: {robot.base_frame} -> {robot.tip_frame}, joints "
                                f"{list(self._joint_names)}, {cfg.rate_hz:.0f} Hz, output "
@@ -132,7 +140,8 @@ class ServoNode(RobokinNode):
     def destroy_node(self) -> None:
         # rclpy's context shutdown also destroys a node whose __init__ raised, before _tf_frames existed
         for side in (getattr(self, "_tf_frames", None), getattr(self, "_twists", None),
-                     getattr(self, "_joint_jogs", None), getattr(self, "_pose_targets", None)):
+                     getattr(self, "_joint_jogs", None), getattr(self, "_pose_targets", None),
+                     getattr(self, "_distances", None), getattr(self, "_wrenches", None)):
             if side is not None:
                 side.close()
         super().destroy_node()
@@ -150,6 +159,20 @@ class ServoNode(RobokinNode):
             response.message = "servo resumed from the measured joint state"
         response.success = True
         self.get_logger().info(response.message)
+        return response
+
+    def _on_enable_hand_guiding(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        self._take_sensors(receive_time())        # the newest wrench is the one to zero against
+        if not request.data:
+            self._servo.stop_guiding()
+            response.success, response.message = True, "hand guiding off: the arm comes to rest"
+        else:
+            try:
+                response.message = self._servo.start_guiding(receive_time())
+                response.success = True
+            except RobokinError as err:
+                response.message = f"hand guiding not started: {err}"
+        (self.get_logger().info if response.success else self.get_logger().warning)(response.message)
         return response
 
     def _on_switch_command_type(self, request: ServoCommandType.Request,
@@ -197,9 +220,25 @@ class ServoNode(RobokinNode):
                 self._servo.set_measurement(measurement)
             except RobokinError as err:
                 self._reject(ServoStatus.JOINT_STATE_MISSING, f"joint state rejected: {err}", now)
+        self._take_sensors(now)
         self._take_command(self._twists, CommandType.TWIST, now, self._apply_twist)
         self._take_command(self._joint_jogs, CommandType.JOINT_JOG, now, self._apply_joint_jog)
         self._take_command(self._pose_targets, CommandType.POSE, now, self._apply_pose_target)
+
+    def _take_sensors(self, now: float) -> None:
+        distance = self._distances.take_newest()
+        if distance is not None:
+            try:
+                self._servo.set_separation_distance(distance.message.data, distance.received_at)
+            except RobokinError as err:
+                self._reject(ServoStatus.INVALID_COMMAND, f"separation distance rejected: {err}", now)
+        wrench = self._wrenches.take_newest()
+        if wrench is not None:
+            try:
+                values, frame = wrench_from_msg(wrench.message)
+                self._servo.set_wrench(values, frame, wrench.received_at, self._tf_frames.pose_if_external(frame))
+            except RobokinError as err:
+                self._reject(ServoStatus.INVALID_COMMAND, f"wrench rejected: {err}", now)
 
     def _take_command(self, commands: PolledSubscription, kind: CommandType, now: float, apply) -> None:
         """The newest input of one kind, if any and admitted, into the servo; a bad one is reported, not used."""
@@ -227,6 +266,10 @@ class ServoNode(RobokinNode):
     def _admit(self, kind: CommandType, now: float) -> bool:
         """Whether an input of `kind` is used: of the current command type, or switching an idle servo to it
         (core/servo/command_type.py); dropped with a warning otherwise, as MoveIt Servo drops it."""
+        if self._servo.guiding:
+            self._log.warning(f"guiding {kind.name}", f"{kind.name} input ignored: hand guiding is on (call "
+                              "~/enable_hand_guiding with false first)", now)
+            return False
         before = self._command_type.current
         result = self._command_type.offer(kind, idle=not self._servo.command_is_fresh(now))
         if not result.success:

@@ -13,7 +13,7 @@ import numpy as np
 import pinocchio as pin
 from builtin_interfaces.msg import Duration, Time
 from control_msgs.msg import JointJog
-from geometry_msgs.msg import PoseStamped, TransformStamped, TwistStamped
+from geometry_msgs.msg import PoseStamped, TransformStamped, TwistStamped, WrenchStamped
 from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -133,6 +133,13 @@ def pose_target_from_msg(msg: PoseStamped, received_at: float) -> PoseTarget:
     stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
     return PoseTarget(np.array((p.x, p.y, p.z)), np.array((o.x, o.y, o.z, o.w)), msg.header.frame_id, stamp,
                       received_at)
+
+
+def wrench_from_msg(msg: WrenchStamped) -> tuple[np.ndarray, str]:
+    """WrenchStamped -> ((6,) [force; torque] [N, N m], header.frame_id). Not validated here: `Servo.set_wrench`
+    checks the values and the frame."""
+    f, t = msg.wrench.force, msg.wrench.torque
+    return np.array((f.x, f.y, f.z, t.x, t.y, t.z)), msg.header.frame_id
 
 
 # ---- JointTrajectory <-> TrajectoryWindow / TrajectoryPoints --------------------------------------

@@ -7,10 +7,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from control_msgs.msg import JointJog
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from rclpy.node import Node
 from ros_helpers import spin_for, spin_until
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64
+from std_srvs.srv import SetBool
 
 from robokin_interfaces.msg import ServoStatus as StatusMsg
 from robokin_ros.core.robot import RobotModel
@@ -33,6 +35,10 @@ class Client:
         self.node.create_subscription(StatusMsg, "/servo_node/robokin_status", self.statuses.append, 50)
         self.poses = self.node.create_publisher(PoseStamped, "/servo_node/pose_target_cmds", 10)
         self.jogs = self.node.create_publisher(JointJog, "/servo_node/delta_joint_cmds", 10)
+        self.twists = self.node.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
+        self.distances = self.node.create_publisher(Float64, "/servo_node/separation_distance", 10)
+        self.wrenches = self.node.create_publisher(WrenchStamped, "/servo_node/wrench", 10)
+        self.guiding = self.node.create_client(SetBool, "/servo_node/enable_hand_guiding")
 
     def _on_state(self, msg: JointState) -> None:
         self.states.append((msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec, np.array(msg.position)))
@@ -51,17 +57,39 @@ class Client:
             float(q.x), float(q.y), float(q.z), float(q.w)
         self.poses.publish(msg)
 
+    def every_10_ms(self, seconds: float, publish) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            publish()
+            spin_for(self.executor, 0.01)
 
-@pytest.fixture
-def client(ros, launch):
-    servo = launch("servo_node", "--ros-args", "--params-file", f"{CONFIG}/panda_servo.yaml")
+    def call(self, client, request):
+        assert spin_until(self.executor, client.service_is_ready, 30.0), f"{client.srv_name} not offered"
+        future = client.call_async(request)
+        assert spin_until(self.executor, future.done, 5.0)
+        return future.result()
+
+    def tool_speed(self, panda, since: float) -> float:
+        """Median tool speed [m/s] over the joint states stamped after `since` (FK differences)."""
+        samples = [(t, panda.fk(q).translation) for t, q in self.states if t > since]
+        speeds = [np.linalg.norm(p1 - p0) / (t1 - t0) for (t0, p0), (t1, p1) in zip(samples[::5], samples[5::5])]
+        return float(np.median(speeds))
+
+
+def start(ros, launch, *servo_args: str) -> Client:
+    servo = launch("servo_node", "--ros-args", "--params-file", f"{CONFIG}/panda_servo.yaml", *servo_args)
     sim = launch("sim_robot", "--ros-args", "--params-file", f"{CONFIG}/sim_robot.yaml")
     c = Client(ros)
     assert spin_until(c.executor, lambda: c.poses.get_subscription_count() > 0 and c.jogs.get_subscription_count()
-                      > 0 and len(c.states) > 5 and c.statuses, 30.0), \
+                      > 0 and c.wrenches.get_subscription_count() > 0 and len(c.states) > 5 and c.statuses, 30.0), \
         f"servo/sim not discovered:\n{servo.output}\n{sim.output}"
     c.servo = servo
     return c
+
+
+@pytest.fixture
+def client(ros, launch):
+    return start(ros, launch)
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +147,63 @@ def test_a_joint_jog_from_another_process_moves_that_joint_alone(client):
     moved = client.states[-1][1] - start
     assert -0.2 * (0.6 + 0.2) < moved[3] < -0.08, moved
     assert np.abs(np.delete(moved, 3)).max() < 1e-6, moved
+
+
+def _twist(y: float) -> TwistStamped:
+    msg = TwistStamped()
+    msg.header.frame_id = "panda_link0"
+    msg.twist.linear.y = y
+    return msg
+
+
+def test_separation_distance_scales_the_tool_speed_and_stops_inside_the_protective_distance(ros, launch, panda):
+    c = start(ros, launch, "-p", "separation.enabled:=true")
+    cfg = ServoConfig()
+    command = _twist(0.5)                                   # unitless 0.5 x scale.linear 0.4 = 0.2 m/s
+
+    def both(distance):
+        c.distances.publish(Float64(data=distance))
+        c.twists.publish(command)
+
+    c.every_10_ms(0.6, lambda: both(0.5))
+    since = c.ros_now()
+    c.every_10_ms(0.6, lambda: both(0.5))
+    expected = cfg.separation_safe_speed * 0.5 / cfg.separation_safety_distance     # 0.125 m/s
+    assert abs(c.tool_speed(panda, since) - expected) <= 0.05 * expected, c.tool_speed(panda, since)
+    assert c.statuses[-1].code == ServoStatus.SEPARATION_LIMITED and "500 mm" in c.statuses[-1].message
+    c.every_10_ms(0.6, lambda: both(0.2))                   # inside the protective distance
+    still = c.states[-1][1]
+    c.every_10_ms(0.3, lambda: both(0.2))
+    assert np.abs(c.states[-1][1] - still).max() < 1e-6
+    assert c.statuses[-1].code == ServoStatus.PROTECTIVE_STOP
+    # the distance stops arriving: the slowest speed (the one at the protective distance), not the full speed
+    c.every_10_ms(0.8, lambda: c.twists.publish(command))
+    since = c.ros_now()
+    c.every_10_ms(0.6, lambda: c.twists.publish(command))
+    slowest = cfg.separation_safe_speed * cfg.separation_protective_distance / cfg.separation_safety_distance
+    assert c.tool_speed(panda, since) <= slowest * 1.05
+
+
+def test_a_guided_push_moves_the_tool_at_force_over_damping_and_stops_when_the_wrench_goes_stale(client, panda):
+    cfg = ServoConfig()
+
+    def wrench(fx, fy):
+        msg = WrenchStamped()
+        msg.header.frame_id = "panda_link0"
+        msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = fx, fy, 4.0       # 4 N of sensor offset
+        return msg
+
+    client.every_10_ms(0.3, lambda: client.wrenches.publish(wrench(0.0, 0.0)))
+    answer = client.call(client.guiding, SetBool.Request(data=True))
+    assert answer.success, answer.message
+    client.every_10_ms(1.0, lambda: client.wrenches.publish(wrench(0.0, 10.0)))
+    since = client.ros_now()
+    client.every_10_ms(0.6, lambda: client.wrenches.publish(wrench(0.0, 10.0)))
+    expected = (10.0 - cfg.guiding_force_deadband) / cfg.guiding_damping            # 0.16 m/s along +y
+    assert abs(client.tool_speed(panda, since) - expected) <= 0.05 * expected, client.tool_speed(panda, since)
+    assert client.statuses[-1].code == ServoStatus.HAND_GUIDING
+    spin_for(client.executor, 0.6)                           # the sensor goes silent
+    still = client.states[-1][1]
+    spin_for(client.executor, 0.3)
+    assert np.abs(client.states[-1][1] - still).max() < 1e-6
+    assert "hand guiding stopped" in client.statuses[-1].message

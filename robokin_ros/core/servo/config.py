@@ -87,6 +87,46 @@ class ServoConfig(NodeConfig):
     pose_max_angular_acceleration: float = spec(3.0, "angular braking deceleration toward a pose target",
                                                 unit="rad/s^2", param="pose_tracking.max_angular_acceleration",
                                                 gt=0.0, le=200.0)
+    # --- speed and separation monitoring (core/servo/separation.py) ---
+    separation_enabled: bool = spec(False, "scale the tool speed by a person's distance on separation_distance_topic",
+                                    param="separation.enabled")
+    separation_distance_topic: str = spec("~/separation_distance", "separation distance in (std_msgs/Float64, "
+                                          "metres, from a safety scanner or camera)", read_only=True)
+    separation_safe_speed: float = spec(0.25, "tool speed allowed at and beyond the safety distance", unit="m/s",
+                                        param="separation.safe_speed", gt=0.0, le=10.0)
+    separation_safety_distance: float = spec(1.0, "from this distance on, the full safe speed is allowed "
+                                             "(below: v = safe_speed * d / safety_distance)", unit="m",
+                                             param="separation.safety_distance", gt=0.0, le=100.0)
+    separation_protective_distance: float = spec(0.3, "closer than this: protective stop within the acceleration "
+                                                 "limits", unit="m", param="separation.protective_distance",
+                                                 ge=0.0, le=100.0)
+    separation_timeout: float = spec(0.2, "a distance older than this counts as missing: the slowest speed (the "
+                                     "one at the protective distance)", unit="s", param="separation.timeout",
+                                     gt=0.0, le=10.0)
+    # --- hand guiding (core/servo/admittance.py) ---
+    wrench_topic: str = spec("~/wrench", "tool force/torque sensor in (geometry_msgs/WrenchStamped; header.frame_id "
+                             "= the sensor frame, the torque about its origin)", read_only=True)
+    guiding_mass: float = spec(5.0, "admittance mass per linear axis", unit="kg", param="hand_guiding.mass", gt=0.0)
+    guiding_damping: float = spec(50.0, "admittance damping: a push F beyond the dead band settles at F / damping",
+                                  unit="N s/m", param="hand_guiding.damping", gt=0.0)
+    guiding_inertia: float = spec(0.5, "admittance inertia per angular axis", unit="kg m^2",
+                                  param="hand_guiding.inertia", gt=0.0)
+    guiding_angular_damping: float = spec(5.0, "admittance angular damping", unit="N m s/rad",
+                                          param="hand_guiding.angular_damping", gt=0.0)
+    guiding_force_deadband: float = spec(2.0, "force below this counts as no push (subtracted above it)", unit="N",
+                                         param="hand_guiding.force_deadband", ge=0.0)
+    guiding_torque_deadband: float = spec(0.2, "torque below this counts as no twist (subtracted above it)",
+                                          unit="N m", param="hand_guiding.torque_deadband", ge=0.0)
+    guiding_force_saturation: float = spec(60.0, "largest effective force", unit="N",
+                                           param="hand_guiding.force_saturation", gt=0.0)
+    guiding_torque_saturation: float = spec(6.0, "largest effective torque", unit="N m",
+                                            param="hand_guiding.torque_saturation", gt=0.0)
+    guiding_wrench_timeout: float = spec(0.1, "a wrench older than this stops guiding", unit="s",
+                                         param="hand_guiding.wrench_timeout", gt=0.0)
+    guiding_max_linear_speed: float = spec(0.25, "guided tool speed cap", unit="m/s",
+                                           param="hand_guiding.max_linear_speed", gt=0.0, le=10.0)
+    guiding_max_angular_speed: float = spec(0.5, "guided tool angular speed cap", unit="rad/s",
+                                            param="hand_guiding.max_angular_speed", gt=0.0, le=20.0)
     # --- loop and output ---
     publish_period: float = spec(0.002, "control period of the servo loop", unit="s", ge=0.0002, le=0.1,
                                  read_only=True)
@@ -166,6 +206,9 @@ class ServoConfig(NodeConfig):
             if gain * self.publish_period >= 0.5:
                 # the error shrinks by (1 - gain * dt) a tick: near 1 it would overshoot and ring
                 problems.append(f"{name}={gain} times publish_period={self.publish_period} must be below 0.5")
+        if self.separation_protective_distance >= self.separation_safety_distance:
+            problems.append(f"separation.protective_distance={self.separation_protective_distance} must be below "
+                            f"separation.safety_distance={self.separation_safety_distance}")
         if self.max_expected_latency < self.publish_period:
             problems.append(f"max_expected_latency={self.max_expected_latency} must be >= "
                             f"publish_period={self.publish_period}")

@@ -23,6 +23,7 @@ Each `step(now)` produces one command. Decisions, in order:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
@@ -33,7 +34,9 @@ from robokin_ros.core.limits import limit_velocity, position_velocity_bounds
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.joint_jog import JointJogCommand, chain_velocities
+from robokin_ros.core.servo.admittance import AdmittanceParams, HandGuiding
 from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker, target_transform
+from robokin_ros.core.servo.speed_guards import SeparationGuard
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.twist import TwistConverter, command_to_si
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand, frozen
@@ -49,6 +52,15 @@ from robokin_ros.core.servo.window import (
 from robokin_ros.core.validation import check_vector
 
 _NAN = float("nan")
+
+
+@dataclass(frozen=True)
+class GuidingCommand:
+    """Hand guiding is on: the admittance's twist is the command (see `Servo.start_guiding`)."""
+
+    received_at: float           # [s] when guiding was enabled
+
+
 # The warm-up: a few ticks of a small twist along every axis, enough to run every compiled kernel once.
 WARM_UP_TICKS = 3
 WARM_UP_TWIST = 0.1        # each component, in the units of `command_in_type`
@@ -74,6 +86,11 @@ class Servo:
         self._lower, self._upper = robot.limits.lower, robot.limits.upper
         self._converter = TwistConverter(robot)
         self._pose_tracker = PoseTracker(robot, config)
+        self._separation = SeparationGuard(robot, config)
+        self._guiding = HandGuiding(_admittance_params(config))
+        self._sensor: int | pin.SE3 | None = None            # the wrench's frame: model frame id, or base_T_sensor
+        self._raw_wrench: np.ndarray | None = None            # (6,) the last wrench as measured (sensor axes)
+        self._guiding_stopped = ""                            # why guiding stopped by itself ("" = it did not)
         self.update_config(config)
         self._command: TwistCommand | JointJogCommand | PoseTarget | None = None
         self._joint_velocities = np.zeros(robot.n)           # a joint jog's velocities, chain order, SI
@@ -96,6 +113,8 @@ class Servo:
         dt = config.publish_period
         self.config, self._ik, self._dt = config, ik, dt
         self._pose_tracker.update_config(config)
+        self._separation.update_config(config)
+        self._guiding.params = _admittance_params(config)
         command = getattr(self, "_command", None)
         if isinstance(command, TwistCommand):         # units/scales may have changed
             self._command_si = command_to_si(command.linear, command.angular, config)
@@ -171,12 +190,7 @@ class Servo:
         if base_T_frame is None:
             frame = self.robot.resolve_frame(target.frame)
             if frame != self.robot.base_frame_id:
-                q = self._positions if self._positions is not None else \
-                    (self._measurement.positions if self._measurement is not None else None)
-                if q is None:
-                    raise InvalidInputError(f"pose target in frame '{target.frame}' cannot be placed before the "
-                                            "first joint state arrives")
-                base_T_frame = self.robot.frame_pose(q, frame)
+                base_T_frame = self._frame_pose(frame, target.frame)
         base_T_target = frame_T_target if base_T_frame is None else base_T_frame * frame_T_target
         self._pose_tracker.set_target(base_T_target, target.received_at, target.stamp)
         self._command, self._command_frame, self._command_si = target, None, None
@@ -186,12 +200,78 @@ class Servo:
         """The pose target state: the target in the base frame, the remaining error, whether it is reached."""
         return self._pose_tracker
 
+    def set_separation_distance(self, distance: float, received_at: float) -> None:
+        """A person's distance [m] from the separation sensor (used when `separation.enabled`).
+
+        Raises:
+            InvalidInputError: NaN/inf or negative; the last good reading stays.
+        """
+        self._separation.monitor.set_distance(distance, received_at)
+
+    def set_wrench(self, wrench: np.ndarray, frame: str, received_at: float, base_T_frame: pin.SE3 | None = None
+                   ) -> None:
+        """A tool force/torque reading (6,) [N, N m] in the axes of `frame` (a model frame, or a TF frame whose
+        `base_T_frame` the caller looked up), the torque about that frame's origin. Stored whether or not guiding
+        is on: enabling guiding takes the latest reading as the no-push bias.
+
+        Raises:
+            InvalidInputError: wrong size or NaN/inf; or a model frame given before any joint state.
+            UnknownFrameError: `frame` is not a frame of the model (and no `base_T_frame` is given).
+        """
+        if base_T_frame is None:
+            sensor = self.robot.resolve_frame(frame)
+            base_R_sensor = self._frame_pose(sensor, frame).rotation
+        else:
+            sensor, base_R_sensor = base_T_frame.copy(), base_T_frame.rotation
+        self._guiding.set_wrench(wrench, received_at, base_R_sensor)
+        self._sensor, self._raw_wrench = sensor, np.array(wrench, dtype=float)
+
+    def start_guiding(self, now: float) -> str:
+        """Hand guiding on: the latest wrench becomes the no-push bias, and the admittance's twist the command
+        (replacing any other). Returns the sentence for the caller.
+
+        Raises:
+            InvalidInputError: no wrench within `hand_guiding.wrench_timeout` (guiding would stop at once), or the
+                servo is paused.
+        """
+        age = math.inf if self._raw_wrench is None else now - self._guiding._received_at
+        if not age <= self.config.guiding_wrench_timeout:
+            raise InvalidInputError("hand guiding needs a fresh wrench to zero the sensor against: "
+                                    + ("none received yet" if self._raw_wrench is None else f"the last is {age:.3f} s "
+                                       "old") + f" (timeout {self.config.guiding_wrench_timeout} s)")
+        if self._paused:
+            raise InvalidInputError("the servo is paused: resume it before enabling hand guiding")
+        self._guiding.zero_bias(self._raw_wrench)
+        self._guiding.reset()
+        self._command, self._command_frame, self._command_si = GuidingCommand(now), None, None
+        self._guiding_stopped = ""
+        self._pose_tracker.clear()
+        return "hand guiding on: the sensor's current reading is the zero push"
+
+    def stop_guiding(self) -> None:
+        """Hand guiding off: the arm ramps to rest within the acceleration limits."""
+        if isinstance(self._command, GuidingCommand):
+            self._guiding_stopped = "hand guiding switched off"
+
+    @property
+    def guiding(self) -> bool:
+        """True while hand guiding drives the arm."""
+        return isinstance(self._command, GuidingCommand) and not self._guiding_stopped
+
+    def _frame_pose(self, frame_id: int, name: str) -> pin.SE3:
+        """`base_T_frame` of a model frame at the commanded (else measured) positions."""
+        q = self._positions if self._positions is not None else \
+            (self._measurement.positions if self._measurement is not None else None)
+        if q is None:
+            raise InvalidInputError(f"frame '{name}' cannot be placed before the first joint state arrives")
+        return self.robot.frame_pose(q, frame_id)
+
     def command_is_fresh(self, now: float) -> bool:
         """True while the stored command is younger than `incoming_command_timeout` at `now`, or is a pose target
         not yet reached."""
         c = self._command
         return c is not None and (now - c.received_at <= self.config.incoming_command_timeout
-                                  or self._pose_pending(c, now))
+                                  or self._pose_pending(c, now) or self.guiding)
 
     def _pose_pending(self, command: TwistCommand | JointJogCommand | PoseTarget, now: float) -> bool:
         return isinstance(command, PoseTarget) and not self._pose_tracker.settled(now)
@@ -244,30 +324,48 @@ class Servo:
             return self._joint_state_missing(now)
         self._anchor_if_needed(m, now)
         c = self._command
-        if c is None or (now - c.received_at - stalled > self.config.incoming_command_timeout
-                         and not self._pose_pending(c, now)):
+        if isinstance(c, GuidingCommand):
+            if self._guiding_stopped:
+                return self._stale(False, ServoStatus.STALE_COMMAND, self._guiding_stopped)
+        elif c is None or (now - c.received_at - stalled > self.config.incoming_command_timeout
+                           and not self._pose_pending(c, now)):
             return self._stale(c is None)
         return self._track(c, now)
 
-    def _track(self, command: TwistCommand | JointJogCommand | PoseTarget, now: float) -> ServoOutput:
-        self._hold_ticks = 0
-        self._engaged = True
+    def _track(self, command: TwistCommand | JointJogCommand | PoseTarget | GuidingCommand, now: float
+               ) -> ServoOutput:
         q = self._positions
-        status = message = None                 # the IK's, unless a pose target has its own
-        if isinstance(command, PoseTarget):
-            tracker = self._pose_tracker
-            twist = tracker.twist(q, now)
-            result = self._ik.solve(q, twist, dt=self._dt, previous_velocities=self._velocities, check=False,
-                                    accel_dt=self._accel_dt)
-            status, message = self._pose_status(result.status, result)
+        status = message = None                 # the IK's, unless the command or a guard has its own
+        if isinstance(command, GuidingCommand):
+            guided = self._guiding.step(now)
+            if guided.stale:
+                self._guiding_stopped = f"hand guiding stopped: {guided.message}"
+                return self._stale(False, ServoStatus.STALE_COMMAND, self._guiding_stopped)
+            status, message = ServoStatus.HAND_GUIDING, f"{ServoStatus.HAND_GUIDING.sentence}: {guided.message}"
+            twist = self._converter.to_tool_twist_base(q, guided.twist, self._sensor_origin(q), False)
+        elif isinstance(command, PoseTarget):
+            twist = self._pose_tracker.twist(q, now)
         elif self._command_si is None:          # a joint jog: its velocities, through the same joint limits
-            result = self._ik.limit_joint_velocities(q, self._joint_velocities, dt=self._dt,
-                                                     previous_velocities=self._velocities, accel_dt=self._accel_dt)
+            twist = None
         else:
             twist = self._converter.to_tool_twist_base(q, self._command_si, self._command_frame,
                                                        self.config.apply_twist_about_tool)
-            result = self._ik.solve(q, twist, dt=self._dt, previous_velocities=self._velocities, check=False,
-                                    accel_dt=self._accel_dt)
+        self._hold_ticks = 0
+        self._engaged = True
+        result = self._solve(q, twist, 1.0)
+        if isinstance(command, PoseTarget):
+            status, message = self._pose_status(result.status, result)
+        elif status is not None and result.status != ServoStatus.OK:
+            status, message = result.status, f"{result.message}; {message}"
+        if self.config.separation_enabled:
+            # judged on the command, not on the acceleration-limited result: a factor taken from a result still
+            # ramping up would let the speed creep past the limit tick by tick
+            verdict = self._separation.judge(q, twist, None if twist is not None else self._joint_velocities, now)
+            if verdict is not None:
+                # slower, through the same limits and acceleration window (a stop is a ramp, never a step; at 0 the
+                # null-space motion stops too)
+                result = self._solve(q, twist if verdict.scale > 0.0 else None, verdict.scale)
+                status, message = verdict.status, verdict.message
         # = self._advance(v) then self._output(...), fused into one compiled call (~2 us less per tick)
         v, grid, n = result.velocities, self._sparse_times, len(q)
         q_next, q_out, v_out = np.empty(n), np.empty(n), np.empty(n)
@@ -289,6 +387,21 @@ class Servo:
                                     "condition_number": result.condition_number,
                                     "velocity_scale": result.velocity_scale, "publish": True})
 
+    def _solve(self, q: np.ndarray, twist: np.ndarray | None, scale: float):
+        """The IK for the tool twist (6,), or the joint jog's velocities when `twist` is None, times `scale`."""
+        if twist is None:
+            velocities = self._joint_velocities if scale == 1.0 else self._joint_velocities * scale
+            return self._ik.limit_joint_velocities(q, velocities, dt=self._dt, previous_velocities=self._velocities,
+                                                   accel_dt=self._accel_dt)
+        return self._ik.solve(q, twist if scale == 1.0 else twist * scale, dt=self._dt,
+                              previous_velocities=self._velocities, check=False, accel_dt=self._accel_dt)
+
+    def _sensor_origin(self, q: np.ndarray) -> pin.SE3:
+        """The wrench sensor's origin in the base frame (axes: the base's), about which the guided twist turns."""
+        sensor = self._sensor
+        origin = sensor.translation if isinstance(sensor, pin.SE3) else self.robot.frame_pose(q, sensor).translation
+        return pin.SE3(np.eye(3), origin)
+
     def _pose_status(self, ik_status: ServoStatus, result) -> tuple[ServoStatus, str]:
         """A pose target's status: reached, moving to it, or the IK's reason it cannot move freely, with the
         remaining error."""
@@ -299,21 +412,21 @@ class Servo:
             return ik_status, f"moving to the pose target: remaining error {error}"
         return ik_status, f"{result.message}; pose target error {error}"
 
-    def _stale(self, never_commanded: bool) -> ServoOutput:
+    def _stale(self, never_commanded: bool, status: ServoStatus | None = None, text: str = "") -> ServoOutput:
+        """Ramp to rest, then hold; `status` and `text` say why when it is not a timed-out command."""
         v = self._velocities
-        if isinstance(self._command, PoseTarget):
+        if status is None and isinstance(self._command, PoseTarget):
             # a reached target: the same ramp and hold as a stale command, reported as what it is
             status = ServoStatus.TARGET_REACHED
             text = f"{status.sentence}: remaining error {self._pose_tracker.describe_error()}"
-            if v.any():
-                self._advance(self._ramp_down(v))
-                return self._output(status, text, True)
-            output = self._stale_hold(never_commanded)
-            return frozen(ServoOutput, {**output.__dict__, "status": status, "message": text})
         if v.any():
             self._advance(self._ramp_down(v))
-            return self._output(ServoStatus.STALE_COMMAND, ServoStatus.STALE_COMMAND.sentence, True)
-        return self._stale_hold(never_commanded)
+            return self._output(status or ServoStatus.STALE_COMMAND, text or ServoStatus.STALE_COMMAND.sentence,
+                                True)
+        output = self._stale_hold(never_commanded)
+        if status is None:
+            return output
+        return frozen(ServoOutput, {**output.__dict__, "status": status, "message": text})
 
     def _stale_hold(self, never_commanded: bool) -> ServoOutput:
         self._hold_ticks += 1
@@ -446,6 +559,15 @@ class Servo:
 def _check_time(name: str, value: float) -> None:
     if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value)):
         raise InvalidInputError(f"{name} must be a finite time [s], got {value!r}")
+
+
+def _admittance_params(config: ServoConfig) -> AdmittanceParams:
+    return AdmittanceParams(
+        mass=config.guiding_mass, damping=config.guiding_damping, inertia=config.guiding_inertia,
+        angular_damping=config.guiding_angular_damping, force_deadband=config.guiding_force_deadband,
+        torque_deadband=config.guiding_torque_deadband, force_saturation=config.guiding_force_saturation,
+        torque_saturation=config.guiding_torque_saturation, wrench_timeout=config.guiding_wrench_timeout,
+        max_linear_speed=config.guiding_max_linear_speed, max_angular_speed=config.guiding_max_angular_speed)
 
 
 def warm_up(robot: RobotModel, config: ServoConfig) -> ServoOutput:

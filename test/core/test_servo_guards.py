@@ -1,0 +1,126 @@
+"""Separation monitoring and hand guiding through the servo core (ideal arm: the measurement is the command). The
+tool's speed is judged by FK differences of consecutive commanded positions, not by what the servo reports."""
+import numpy as np
+import pytest
+
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.servo import Servo
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
+
+DT = 0.002
+
+
+class Arm:
+    def __init__(self, robot, **config):
+        self.robot, self.k = robot, 0
+        self.servo = Servo(robot, ServoConfig(publish_period=DT, **config))
+        self.servo.set_measurement(JointMeasurement(robot.home(), 0.0))
+        self.outputs = []
+
+    @property
+    def now(self):
+        return self.k * DT
+
+    def tick(self, twist=None, distance=None, wrench=None, wrench_frame="panda_link0"):
+        self.k += 1
+        if twist is not None:
+            self.servo.set_command(TwistCommand(np.asarray(twist, float), np.zeros(3), "", self.now))
+        if distance is not None:
+            self.servo.set_separation_distance(distance, self.now)
+        if wrench is not None:
+            self.servo.set_wrench(np.asarray(wrench, float), wrench_frame, self.now)
+        out = self.servo.step(self.now)
+        self.servo.set_measurement(JointMeasurement(out.positions, self.now))
+        self.outputs.append(out)
+        return out
+
+    def tool_speed(self, last=50):
+        p = np.array([self.robot.fk(o.positions).translation for o in self.outputs[-last:]])
+        return np.linalg.norm(np.diff(p, axis=0), axis=1) / DT
+
+
+def accelerations(outputs):
+    v = np.array([o.velocities for o in outputs])
+    return np.abs(np.diff(v, axis=0)).max(axis=0) / DT
+
+
+SEPARATION = dict(command_in_type="speed_units", separation_enabled=True)
+
+
+def test_tool_speed_follows_v_safe_times_d_over_d_safety(panda):
+    arm = Arm(panda, **SEPARATION)
+    for _ in range(int(1.0 / DT)):
+        out = arm.tick(twist=(0.0, 0.2, 0.0), distance=0.5)
+    cfg = arm.servo.config
+    expected = cfg.separation_safe_speed * 0.5 / cfg.separation_safety_distance          # 0.125 m/s
+    np.testing.assert_allclose(np.median(arm.tool_speed()), expected, rtol=0.01)
+    assert out.status == ServoStatus.SEPARATION_LIMITED and "500 mm" in out.message
+    # far away: the full command (0.2 m/s is below v_safe 0.25) passes untouched, status from the IK
+    for _ in range(int(0.5 / DT)):
+        out = arm.tick(twist=(0.0, 0.2, 0.0), distance=2.0)
+    np.testing.assert_allclose(np.median(arm.tool_speed()), 0.2, rtol=0.01)
+    assert out.status == ServoStatus.OK
+
+
+def test_inside_the_protective_distance_the_arm_stops_within_the_acceleration_limits(panda):
+    arm = Arm(panda, **SEPARATION)
+    for _ in range(int(0.5 / DT)):
+        arm.tick(twist=(0.0, 0.2, 0.0), distance=2.0)
+    before = len(arm.outputs)
+    for _ in range(int(1.0 / DT)):
+        out = arm.tick(twist=(0.0, 0.2, 0.0), distance=0.2)
+    assert out.status == ServoStatus.PROTECTIVE_STOP and not out.velocities.any()
+    assert np.all(accelerations(arm.outputs[before - 1:]) <= arm.servo.config.default_joint_acceleration * (1 + 1e-6))
+    assert arm.tool_speed(10).max() < 1e-9
+
+
+def test_a_missing_or_stale_distance_means_the_slowest_speed(panda):
+    cfg = ServoConfig(**SEPARATION)
+    slowest = cfg.separation_safe_speed * cfg.separation_protective_distance / cfg.separation_safety_distance
+    arm = Arm(panda, **SEPARATION)
+    for _ in range(int(1.0 / DT)):                      # never a reading
+        out = arm.tick(twist=(0.0, 0.2, 0.0))
+    np.testing.assert_allclose(np.median(arm.tool_speed()), slowest, rtol=0.01)
+    assert out.status == ServoStatus.SEPARATION_LIMITED and "no separation distance" in out.message
+    arm.tick(twist=(0.0, 0.2, 0.0), distance=5.0)       # one far reading, then silence: stale after 0.2 s
+    for _ in range(int(1.0 / DT)):
+        out = arm.tick(twist=(0.0, 0.2, 0.0))
+    np.testing.assert_allclose(np.median(arm.tool_speed()), slowest, rtol=0.01)
+    assert "stale" in out.message
+    with pytest.raises(InvalidInputError):
+        arm.servo.set_separation_distance(float("nan"), arm.now)
+
+
+def test_a_constant_push_settles_at_force_over_damping_in_its_direction(panda):
+    arm = Arm(panda)
+    arm.tick(wrench=(1.0, -0.5, 3.0, 0, 0, 0))          # the sensor's no-push reading (an offset)
+    arm.servo.start_guiding(arm.now)
+    push = np.array([6.0, 8.0, 0.0])                     # 10 N on top of the offset
+    for _ in range(int(1.5 / DT)):
+        out = arm.tick(wrench=np.concatenate(((1.0, -0.5, 3.0) + push, np.zeros(3))))
+    cfg = arm.servo.config
+    expected = (10.0 - cfg.guiding_force_deadband) / cfg.guiding_damping                 # 0.16 m/s
+    p = np.array([panda.fk(o.positions).translation for o in arm.outputs[-50:]])
+    velocity = (p[-1] - p[0]) / (49 * DT)
+    np.testing.assert_allclose(np.linalg.norm(velocity), expected, rtol=0.01)
+    assert velocity @ push / (np.linalg.norm(velocity) * 10.0) > 0.999
+    assert out.status == ServoStatus.HAND_GUIDING
+
+
+def test_guiding_stops_when_the_wrench_goes_stale_and_needs_a_fresh_one_to_start(panda):
+    arm = Arm(panda)
+    with pytest.raises(InvalidInputError, match="none received yet"):
+        arm.servo.start_guiding(arm.now)
+    arm.tick(wrench=np.zeros(6))
+    arm.servo.start_guiding(arm.now)
+    for _ in range(int(0.5 / DT)):
+        arm.tick(wrench=(10.0, 0, 0, 0, 0, 0))
+    assert arm.servo.guiding
+    before = len(arm.outputs)
+    for _ in range(int(0.5 / DT)):                      # the sensor goes silent
+        out = arm.tick()
+    assert not arm.servo.guiding and "hand guiding stopped: wrench is" in out.message and "timeout" in out.message
+    assert not out.velocities.any()
+    assert np.all(accelerations(arm.outputs[before - 1:]) <= arm.servo.config.default_joint_acceleration * (1 + 1e-6))
