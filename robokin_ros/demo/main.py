@@ -17,6 +17,7 @@ import numpy as np
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.demo.driver import make_driver, run_twist_script, spin_for, wait_for
 from robokin_ros.demo.graph import NodeGraph, NodeProcess
+from robokin_ros.demo.inputs import print_input_report, run_input_phases
 from robokin_ros.demo.path import run_path_goal
 from robokin_ros.demo.report import (
     analyse_phase,
@@ -56,6 +57,9 @@ def _run(executor, driver, robot: RobotModel, recording: Recording, graph: NodeG
              "the servo subscriber", graph)
     path_failed = run_path_goal(executor, driver, robot, recording)
     spin_for(executor, SETTLE_S)
+    print("\nOther servo inputs (a joint jog, a pose target, a guided push, a pose target back):")
+    inputs = run_input_phases(executor, driver, robot, recording)
+    spin_for(executor, SETTLE_S)
     t0 = time.monotonic()
     print(f"\nTwist script (unitless commands, scale.linear = {SCALE_LINEAR} m/s, "
           f"scale.rotational = {SCALE_ROTATIONAL} rad/s):")
@@ -70,6 +74,7 @@ def _run(executor, driver, robot: RobotModel, recording: Recording, graph: NodeG
     np.savez_compressed(out / "recording.npz", time=t_all - t0, positions=q_all, velocities=dq_all,
                         joint_names=np.array(robot.joint_names),
                         status=np.array([(s.time - t0, s.code, s.sigma_min) for s in recording.status]))
+    print_input_report(inputs)
     print_capability_along(robot, recording, out)
     plot = out / "demo.png"
     write_plot(robot, recording, t0, plot)
@@ -81,6 +86,8 @@ def _run(executor, driver, robot: RobotModel, recording: Recording, graph: NodeG
     dead = graph.dead() if graph else []
     if dead:
         print("nodes that died:\n  " + "\n  ".join(dead))
+        return 1
+    if not all(r.ok for r in inputs):
         return 1
     return 1 if recording.rejections or not recording.trajectories_sent else path_failed
 
