@@ -20,6 +20,7 @@ import pinocchio as pin
 
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.pose_tracking import PoseTarget
 from robokin_ros.core.servo.servo import Servo
 from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
 from robokin_ros.core.servo.velocity_ik import VelocityIk
@@ -80,6 +81,41 @@ def robokin_servo(robot):
     def prepare(k):
         now = k * DT
         servo.set_command(TwistCommand(TWIST[:3], TWIST[3:], "", now))
+        servo.set_measurement(JointMeasurement(robot.home() if k % 500 == 0 else last[0], now))
+
+    def step(k):
+        last[0] = servo.step(k * DT).positions
+    return step, prepare
+
+
+def robokin_pose_servo(robot):
+    """Servo.step tracking a target moving along TWIST (a 100 Hz stamped stream, set untimed in `prepare`)."""
+    servo = Servo(robot, ServoConfig(publish_period=DT))
+    last, start = [robot.home()], robot.fk(robot.home())
+
+    def prepare(k):
+        now = k * DT
+        if k % 5 == 0:
+            t = (k % 500) * DT
+            goal = pin.SE3(pin.exp3(TWIST[3:] * t) @ start.rotation, start.translation + TWIST[:3] * t)
+            x, y, z, w = pin.Quaternion(goal.rotation).coeffs()
+            servo.set_pose_target(PoseTarget(goal.translation, np.array([x, y, z, w]), "", 1.0 + now, now))
+        servo.set_measurement(JointMeasurement(robot.home() if k % 500 == 0 else last[0], now))
+
+    def step(k):
+        last[0] = servo.step(k * DT).positions
+    return step, prepare
+
+
+def robokin_guarded_servo(robot):
+    """Servo.step with separation monitoring on (a person at 0.5 m: every tick is scaled and solved again)."""
+    servo = Servo(robot, ServoConfig(command_in_type="speed_units", publish_period=DT, separation_enabled=True))
+    last = [robot.home()]
+
+    def prepare(k):
+        now = k * DT
+        servo.set_command(TwistCommand(TWIST[:3] * 4.0, TWIST[3:], "", now))
+        servo.set_separation_distance(0.5, now)
         servo.set_measurement(JointMeasurement(robot.home() if k % 500 == 0 else last[0], now))
 
     def step(k):
@@ -198,6 +234,10 @@ def main() -> None:
             ("robokin VelocityIk.solve, check=True", "same + input validation", robokin_solve(robot, True), None),
             ("robokin Servo.step (full tick)", "twist conversion + IK + integrate + look-ahead window",
              *robokin_servo(robot)),
+            ("robokin Servo.step, pose target", "pose error -> braking twist + feed-forward, then the same tick",
+             *robokin_pose_servo(robot)),
+            ("robokin Servo.step, separation limited", "tool speed judged, command scaled, IK solved again",
+             *robokin_guarded_servo(robot)),
             ("numpy DLS step (baseline)", "pin J + np.linalg.solve + null space", numpy_dls(robot, False), None),
             ("numpy servo tick (baseline)", "baseline + velocity scaling + position clamp",
              numpy_dls(robot, True), None),

@@ -31,6 +31,7 @@ MODULE_KEYS = {
     "numba": "python3-numba",
     "toppra": "python3-toppra-pip",
     "pinocchio": "pinocchio",
+    "coal": "coal",
     "pytest": "python3-pytest",
     "hypothesis": "python3-hypothesis",
     "catkin_pkg": "python3-catkin-pkg",

@@ -189,3 +189,27 @@ def _known(name: str) -> EmbeddedRobot:
         return EMBEDDED_ROBOTS[name]
     except KeyError:
         raise ModelError(f"no embedded robot named '{name}'; known: {sorted(EMBEDDED_ROBOTS)}") from None
+
+
+# SRDF files of the embedded robots, relative to example-robot-data's robots/ folder (a srdf/ folder next to each
+# description's urdf/). Their link names also match the moveit_resources Panda. Robots not listed ship none.
+EMBEDDED_SRDFS: dict[str, str] = {
+    "panda": "panda_description/srdf/panda.srdf",
+    "ur5": "ur_description/srdf/ur5.srdf",
+    "xarm7": "xarm_description/srdf/xarm7.srdf",
+    "z1": "z1_description/srdf/z1.srdf",
+    "kinova": "kinova_description/srdf/kinova.srdf",
+}
+
+
+def embedded_srdf(name: str) -> Path | None:
+    """The SRDF installed for embedded robot `name`, or None when it has none (or example-robot-data is missing).
+
+    Raises:
+        ModelError: an unknown robot name (the message lists the known ones).
+    """
+    _known(name)
+    relative = EMBEDDED_SRDFS.get(name)
+    if relative is None:
+        return None
+    return next((folder / relative for folder in example_robot_data_dirs() if (folder / relative).is_file()), None)

@@ -120,6 +120,10 @@ class RobotModel:
                                     if f.type in (pin.FrameType.JOINT, pin.FrameType.FIXED_JOINT)}
         to_lock = [j for j in range(1, full_model.njoints) if j not in chain]
         self.locked_joint_names = tuple(full_model.names[j] for j in to_lock)
+        # Kept so collision geometry can be rebuilt on the same reduced chain (core.collision.geometry):
+        # the full model's configuration the locked joints are frozen at, and the URDF text when known.
+        self.full_reference_q = q_ref
+        self.urdf_xml: str | None = None
         self.model = pin.buildReducedModel(full_model, to_lock, q_ref) if to_lock else full_model.copy()
 
         if tool_offset is not None:
@@ -154,14 +158,15 @@ class RobotModel:
     def from_urdf_file(cls, path: str | Path, base_frame: str, tip_frame: str, **kwargs) -> RobotModel:
         """Load a URDF file; see `__init__` for the keyword arguments."""
         kwargs.setdefault("name", Path(path).stem)
-        return cls(_load_full_model(Path(path)), base_frame, tip_frame, **kwargs)
+        robot = cls(_load_full_model(Path(path)), base_frame, tip_frame, **kwargs)
+        return robot._with_urdf(Path(path).read_text())
 
     @classmethod
     def from_urdf_string(cls, xml: str, base_frame: str, tip_frame: str, **kwargs) -> RobotModel:
         """Load a URDF document (e.g. the `robot_description` parameter)."""
         if not xml.lstrip().startswith("<"):
             raise ModelError("robot_description does not look like URDF XML (it does not start with '<')")
-        return cls(_load_full_model(xml), base_frame, tip_frame, **kwargs)
+        return cls(_load_full_model(xml), base_frame, tip_frame, **kwargs)._with_urdf(xml)
 
     @classmethod
     def from_name(cls, name: str, base_frame: str | None = None, tip_frame: str | None = None,
@@ -170,8 +175,9 @@ class RobotModel:
         `core.embedded`)."""
         found = embedded_robot(name)
         kwargs.setdefault("name", name)
-        return cls(_load_full_model(found.xml), base_frame or found.robot.base_frame,
-                   tip_frame or found.robot.tip_frame, **kwargs)
+        xml = found.xml
+        return cls(_load_full_model(xml), base_frame or found.robot.base_frame,
+                   tip_frame or found.robot.tip_frame, **kwargs)._with_urdf(xml)
 
     @classmethod
     def from_source(cls, robot: str, robot_description: str = "", base_frame: str = "",
@@ -200,6 +206,10 @@ class RobotModel:
         if source.lstrip().startswith("<"):
             return cls.from_urdf_string(source, base_frame, tip_frame, **kwargs)
         return cls.from_urdf_file(source, base_frame, tip_frame, **kwargs)
+
+    def _with_urdf(self, xml: str) -> RobotModel:
+        self.urdf_xml = xml
+        return self
 
     def _read_limits(self) -> JointLimits:
         m = self.model

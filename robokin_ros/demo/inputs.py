@@ -1,11 +1,15 @@
-"""The demo's other servo inputs, before the twist script: a joint jog, a pose target, a guided push, and a pose
-target back to where the arm started (so the twist script starts where it always did).
+"""The demo's other servo inputs, before the twist script: a joint jog, a pose target, a guided push, a table-top
+obstacle the arm slows and stops at, and a pose target back to where the arm started (so the twist script starts
+where it always did).
 
 Each phase is judged by what the simulated arm did (FK of /joint_states), against what was asked:
 - joint jog: the jogged joint's speed and the others' stillness;
 - pose target: a 10 cm step, its settling time and final error, and the servo's "target reached";
-- guided push: a synthetic force sensor pushes 10 N (on top of a sensor offset); the tool settles at the speed
-  (F - dead band) / damping in the force's direction, and stops when the sensor goes silent.
+- guided push: a synthetic force sensor pushes 6 N (on top of a sensor offset); the tool settles at the speed
+  (F - dead band) / damping in the force's direction, and stops when the sensor goes silent;
+- obstacle: a table top added on ~/scene_objects under the tool, a twist down onto it: the arm decelerates and halts
+  at min_allowable_collision_distance (judged by FK of the halted arm against the table's top face), then the table
+  is removed.
 """
 from __future__ import annotations
 
@@ -27,6 +31,9 @@ POSE_WAIT_S = 2.5
 SENSOR_OFFSET = np.array([1.5, -0.5, 4.0])     # [N] what the sensor reads with nobody pushing
 PUSH = np.array([0.0, 6.0, 0.0])               # [N] base axes (the sensor frame here is the base)
 PUSH_S, SETTLE_S = 1.5, 0.8
+TABLE_BELOW = 0.12             # [m] the table top's distance below the tool's origin
+TABLE_SIZE = (0.4, 0.4, 0.03)  # [m]
+DOWN_SPEED, DOWN_S = 0.08, 2.5  # [m/s] the twist toward the table, [s]
 
 
 class InputReport(NamedTuple):
@@ -41,13 +48,16 @@ class InputReport(NamedTuple):
 def run_input_phases(executor, driver, robot: RobotModel, recording: Recording) -> list[InputReport]:
     """Publish the three phases through `driver` (the demo node) and judge each from the recording."""
     from control_msgs.msg import JointJog
-    from geometry_msgs.msg import PoseStamped, WrenchStamped
+    from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
     from std_srvs.srv import SetBool
+
+    from robokin_interfaces.msg import SceneObject
 
     jogs = driver.create_publisher(JointJog, "/servo_node/delta_joint_cmds", 10)
     poses = driver.create_publisher(PoseStamped, "/servo_node/pose_target_cmds", 10)
     wrenches = driver.create_publisher(WrenchStamped, "/servo_node/wrench", 10)
     guiding = driver.create_client(SetBool, "/servo_node/enable_hand_guiding")
+    scene = driver.create_publisher(SceneObject, "/servo_node/scene_objects", 10)
     spin_until(executor, lambda: min(p.get_subscription_count() for p in (jogs, poses, wrenches)) > 0, 10.0)
     config = ServoConfig()
     home = robot.fk(recording.positions[-1])
@@ -56,6 +66,7 @@ def run_input_phases(executor, driver, robot: RobotModel, recording: Recording) 
     reports.append(_pose_target(executor, robot, recording, poses, PoseStamped, config, "pose target",
                                 pin.SE3(here.rotation, here.translation + POSE_STEP), "10 cm step"))
     reports.append(_guided_push(executor, robot, recording, wrenches, WrenchStamped, guiding, SetBool, config))
+    reports.append(_obstacle(executor, robot, recording, scene, SceneObject, driver.twist_pub, TwistStamped))
     reports.append(_pose_target(executor, robot, recording, poses, PoseStamped, config, "pose return", home,
                                 "back to the start pose"))
     return reports
@@ -138,6 +149,45 @@ def _guided_push(executor, robot, recording, publisher, WrenchStamped, client, S
                        f"moved {stopped:.1e} rad after the sensor went silent",
                        abs(np.linalg.norm(velocity) - expected) <= 0.05 * expected and direction > 0.99
                        and stopped < 1e-6)
+
+
+def _obstacle(executor, robot, recording, scene, SceneObject, twists, TwistStamped) -> InputReport:
+    from shape_msgs.msg import SolidPrimitive
+
+    from robokin_ros.core.collision.clearance import ClearanceChecker
+    from robokin_ros.core.collision.scene import SceneObject as CoreObject
+
+    minimum = ServoConfig(min_allowable_collision_distance=0.01).min_allowable_collision_distance
+    tool = robot.fk(recording.positions[-1]).translation
+    centre = (float(tool[0]), float(tool[1]), float(tool[2] - TABLE_BELOW - TABLE_SIZE[2] / 2))
+    table = SceneObject(operation=SceneObject.ADD, id="table_top")
+    table.header.frame_id = robot.base_frame
+    table.pose.position.x, table.pose.position.y, table.pose.position.z = centre
+    table.pose.orientation.w = 1.0
+    table.primitive = SolidPrimitive(type=SolidPrimitive.BOX, dimensions=list(TABLE_SIZE))
+    print(f"  - {'obstacle: down onto a table top':<31s} {DOWN_S:4.1f} s", flush=True)
+    scene.publish(table)
+    spin_for(executor, 0.2)
+    down = TwistStamped()
+    down.header.frame_id = robot.base_frame
+    down.twist.linear.z = -DOWN_SPEED / ServoConfig().scale_linear          # unitless
+    start = time.monotonic()
+    _stream(executor, DOWN_S, lambda: twists.publish(down))
+    halted = recording.positions[-1]
+    statuses = [s for s in recording.status if s.time >= start]
+    names = {s.code for s in statuses}
+    scene.publish(SceneObject(operation=SceneObject.REMOVE, id="table_top"))
+    spin_for(executor, 0.5)
+    # an independent distance: coal's, from the halted arm's FK to the same box, with a checker of its own
+    checker = ClearanceChecker(robot, objects=(CoreObject("table_top", "box", TABLE_SIZE, centre),))
+    distance = checker.check(halted).distance
+    t, q, _ = recording.arrays(start + DOWN_S - 0.5, start + DOWN_S)
+    moving = float(np.abs(np.diff(q, axis=0)).max()) if len(q) > 1 else float("nan")
+    last = [s.message for s in statuses if s.code == 5]
+    return InputReport("obstacle", f"slow down, then halt {minimum * 1e3:.0f} mm above the table",
+                       f"halted {distance * 1e3:.1f} mm above it (joint motion in the last 0.5 s {moving:.1e} rad); "
+                       f"status: {last[-1] if last else 'no HALT_FOR_COLLISION'}",
+                       abs(distance - minimum) <= 0.002 and 4 in names and 5 in names and moving < 1e-4)
 
 
 def print_input_report(reports: list[InputReport]) -> None:

@@ -9,6 +9,10 @@ Interfaces (MoveIt Servo names where it has them):
                         is enough, a stamped stream is followed with feed-forward (topic: pose_command_in_topic)
     ~/separation_distance  std_msgs/Float64 in: a person's distance [m] (used when separation.enabled)
     ~/wrench            geometry_msgs/WrenchStamped in: the tool force/torque sensor (header.frame_id = its frame)
+    ~/scene_objects     robokin_interfaces/SceneObject in: add, move or remove a collision scene object (pose in any
+                        model or TF frame); used when check_collisions
+    ~/collision_markers visualization_msgs/MarkerArray out (10 Hz, when check_collisions): the nearest pair and its
+                        distance, the scene objects
     ~/enable_hand_guiding  std_srvs/SetBool: true zeroes the sensor on its latest reading and starts guiding (the
                         admittance's twist drives the arm; other inputs are dropped until false); false stops
     joint_topic         sensor_msgs/JointState in (default /joint_states; reordered by name)
@@ -34,7 +38,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
+from visualization_msgs.msg import MarkerArray
 
+from robokin_interfaces.msg import SceneObject as SceneObjectMsg
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.servo.command_type import CommandType, CommandTypeSwitch
@@ -45,6 +51,7 @@ from robokin_ros.core.servo.status_report import StatusReporter
 from robokin_ros.core.servo.tick_stamps import TickStamps
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput
 from robokin_ros.core.stamp_order import StampOrder
+from robokin_ros.ros.collision_markers import collision_markers
 from robokin_ros.ros.conversions import (
     concerns_chain,
     float64_array_msg,
@@ -52,6 +59,7 @@ from robokin_ros.ros.conversions import (
     measurement_from_joint_state,
     moveit_status_msg,
     pose_target_from_msg,
+    scene_change_from_msg,
     status_msg,
     time_msg,
     time_nanoseconds,
@@ -69,6 +77,8 @@ from robokin_ros.ros.tf_frames import TfFrames
 REJECTION_KIND_CHARS = 60
 _TRAJECTORY = "trajectory_msgs/JointTrajectory"
 ROBOKIN_STATUS_TOPIC = "~/robokin_status"
+SCENE_TOPIC = "~/scene_objects"
+MARKER_PERIOD = 0.1          # [s] the collision markers are for a person: 10 Hz is plenty
 
 
 class ServoNode(RobokinNode):
@@ -117,6 +127,12 @@ class ServoNode(RobokinNode):
         self.create_service(SetBool, "~/pause_servo", self._on_pause)
         self.create_service(ServoCommandType, "~/switch_command_type", self._on_switch_command_type)
         self.create_service(SetBool, "~/enable_hand_guiding", self._on_enable_hand_guiding)
+        # every scene change counts (a queue, applied at the next tick), unlike commands where the newest wins
+        self._scene_changes: list[SceneObjectMsg] = []
+        self.create_subscription(SceneObjectMsg, SCENE_TOPIC, self._scene_changes.append, QUEUE_DEPTH)
+        if cfg.check_collisions:
+            self._marker_pub = self.create_publisher(MarkerArray, "~/collision_markers", QUEUE_DEPTH)
+            self.create_timer(MARKER_PERIOD, self._publish_collision_markers)
         self._timer = self.create_timer(cfg.publish_period, self._tick)
         self.get_logger().info(f"servo for {robot.name}: {robot.base_frame} -> {robot.tip_frame}, joints "
                                f"{list(self._joint_names)}, {cfg.rate_hz:.0f} Hz, output "
@@ -221,9 +237,29 @@ class ServoNode(RobokinNode):
             except RobokinError as err:
                 self._reject(ServoStatus.JOINT_STATE_MISSING, f"joint state rejected: {err}", now)
         self._take_sensors(now)
+        if self._scene_changes:
+            self._take_scene_changes(now)
         self._take_command(self._twists, CommandType.TWIST, now, self._apply_twist)
         self._take_command(self._joint_jogs, CommandType.JOINT_JOG, now, self._apply_joint_jog)
         self._take_command(self._pose_targets, CommandType.POSE, now, self._apply_pose_target)
+
+    def _take_scene_changes(self, now: float) -> None:
+        changes, self._scene_changes[:] = list(self._scene_changes), []
+        for msg in changes:
+            try:
+                change = scene_change_from_msg(msg)
+                text = self._servo.update_scene(change, self._tf_frames.pose_if_external(change.frame))
+                self.get_logger().info(text)
+            except RobokinError as err:
+                self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {err}", now)
+
+    def _publish_collision_markers(self) -> None:
+        collision = self._servo.collision_guard
+        if collision is None:
+            return
+        self._marker_pub.publish(collision_markers(
+            collision.clearance, collision.checker.objects, 2.0 * self._config.min_allowable_collision_distance,
+            self._robot.base_frame, self.get_clock().now().to_msg()))
 
     def _take_sensors(self, now: float) -> None:
         distance = self._distances.take_newest()

@@ -19,7 +19,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robokin_interfaces.msg import SceneObject as SceneObjectMsg
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
+from robokin_ros.core.collision.scene_change import SceneChange
 from robokin_ros.core.errors import InvalidInputError, UnknownJointError
 from robokin_ros.core.servo.joint_jog import JointJogCommand
 from robokin_ros.core.servo.pose_tracking import PoseTarget
@@ -140,6 +142,15 @@ def wrench_from_msg(msg: WrenchStamped) -> tuple[np.ndarray, str]:
     checks the values and the frame."""
     f, t = msg.wrench.force, msg.wrench.torque
     return np.array((f.x, f.y, f.z, t.x, t.y, t.z)), msg.header.frame_id
+
+
+def scene_change_from_msg(msg: SceneObjectMsg) -> SceneChange:
+    """robokin_interfaces/SceneObject -> SceneChange. Not validated here: `Servo.update_scene` checks it."""
+    p, o = msg.pose.position, msg.pose.orientation
+    return SceneChange(int(msg.operation), msg.id, msg.header.frame_id, np.array((p.x, p.y, p.z)),
+                       np.array((o.x, o.y, o.z, o.w)), int(msg.primitive.type),
+                       tuple(float(d) for d in msg.primitive.dimensions),
+                       tuple((v.x, v.y, v.z) for v in msg.mesh.vertices))
 
 
 # ---- JointTrajectory <-> TrajectoryWindow / TrajectoryPoints --------------------------------------

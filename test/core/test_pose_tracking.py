@@ -167,3 +167,34 @@ def test_pose_gain_times_period_must_stay_below_a_half():
     with pytest.raises(ConfigError, match="pose_tracking.linear_gain"):
         ServoConfig(publish_period=0.02, pose_linear_gain=30.0)
     assert ServoConfig(publish_period=0.02, pose_linear_gain=20.0).pose_linear_gain == 20.0
+
+
+def test_the_compiled_tracking_twist_is_the_formula_in_pinocchio_terms(panda):
+    """Independent evaluation with pin.exp3 / pin.log3 of a target moving in translation and rotation."""
+    from robokin_ros.core.servo.pose_tracking import PoseTracker
+    cfg = ServoConfig()
+    tracker = PoseTracker(panda, cfg)
+    rng = np.random.default_rng(3)
+    tool = panda.fk(panda.home())
+    for _ in range(20):
+        first = pin.SE3(pin.exp3(rng.normal(0, 0.3, 3)) @ tool.rotation, tool.translation + rng.normal(0, 0.05, 3))
+        step = pin.SE3(pin.exp3(rng.normal(0, 0.002, 3)), rng.normal(0, 0.001, 3))
+        second = pin.SE3(step.rotation @ first.rotation, first.translation + step.translation)
+        tracker.set_target(first, 0.0, 5.0)
+        tracker.set_target(second, 0.01, 5.01)
+        now = 0.01 + rng.uniform(0, 0.2)
+        twist = tracker.twist(panda.home(), now)
+        v = np.concatenate((step.translation, pin.log3(step.rotation))) / 0.01       # the target's velocity
+        ahead = min(now - 0.01, 0.1)
+        target_p = second.translation + v[:3] * ahead
+        target_R = pin.exp3(v[3:] * ahead) @ second.rotation
+        errors = (target_p - tool.translation, pin.log3(target_R @ tool.rotation.T))
+        expected = v.copy()
+        for part, (gain, accel, cap) in enumerate(((cfg.pose_linear_gain, cfg.pose_max_linear_acceleration,
+                                                    cfg.pose_max_linear_speed),
+                                                   (cfg.pose_angular_gain, cfg.pose_max_angular_acceleration,
+                                                    cfg.pose_max_angular_speed))):
+            size = np.linalg.norm(errors[part])
+            expected[3 * part:3 * part + 3] += errors[part] / size * min(gain * size, np.sqrt(2 * accel * size), cap)
+        np.testing.assert_allclose(twist, expected, atol=1e-12)
+        np.testing.assert_allclose(tracker.error, [np.linalg.norm(e) for e in errors], atol=1e-12)

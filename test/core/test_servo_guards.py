@@ -124,3 +124,32 @@ def test_guiding_stops_when_the_wrench_goes_stale_and_needs_a_fresh_one_to_start
     assert not arm.servo.guiding and "hand guiding stopped: wrench is" in out.message and "timeout" in out.message
     assert not out.velocities.any()
     assert np.all(accelerations(arm.outputs[before - 1:]) <= arm.servo.config.default_joint_acceleration * (1 + 1e-6))
+
+
+def test_motion_toward_an_obstacle_decelerates_then_halts_at_the_minimum_distance_and_backing_out_is_free(
+        panda, tmp_path):
+    tool = panda.fk(panda.home()).translation
+    scene = tmp_path / "scene.yaml"
+    scene.write_text("objects:\n  - id: block\n    shape: box\n    dimensions: [0.2, 0.2, 0.04]\n"
+                     f"    position: [{tool[0] + 0.05}, {tool[1]}, 0.15]\n")
+    arm = Arm(panda, command_in_type="speed_units", check_collisions=True, scene_objects_file=str(scene))
+    statuses = []
+    for _ in range(int(4.5 / DT)):
+        statuses.append(arm.tick(twist=(0.0, 0.0, -0.1)).status)
+    clearance = arm.servo.clearance
+    minimum = arm.servo.config.min_allowable_collision_distance
+    # halted at the minimum distance (the check is exact there: coal's distance of the nearest pair)
+    assert clearance.names[1] == "block" and abs(clearance.distance - minimum) < 2e-4, clearance
+    assert statuses[-1] == ServoStatus.HALT_FOR_COLLISION and ServoStatus.DECELERATE_FOR_COLLISION in statuses
+    assert "block" in arm.outputs[-1].message and "mm apart" in arm.outputs[-1].message
+    assert arm.tool_speed(10).max() < 1e-6
+    assert np.all(accelerations(arm.outputs) <= arm.servo.config.default_joint_acceleration * (1 + 1e-6))
+    # an independent look: coal's distance from the block's top face to the fingers, by the arm's FK, is the minimum
+    from robokin_ros.core.collision.clearance import ClearanceChecker
+    fresh = ClearanceChecker(panda, objects=arm.servo._collision.checker.objects).check(arm.outputs[-1].positions)
+    assert abs(fresh.distance - clearance.distance) < 1e-3
+    # backing out is never blocked
+    z = panda.fk(arm.outputs[-1].positions).translation[2]
+    for _ in range(int(0.5 / DT)):
+        out = arm.tick(twist=(0.0, 0.0, 0.1))
+    assert panda.fk(out.positions).translation[2] > z + 0.02 and out.status == ServoStatus.OK

@@ -512,3 +512,80 @@ def test_pushing_into_the_boundary_reads_as_approaching(panda):
     results = _hold_twist(panda, [0.0, 0.0, 0.1, 0, 0, 0], 3000)
     assert results[-1].sigma_min < 1e-3
     assert {r.status for r in results[-1000:]} == {ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY}
+
+
+# ---- leaving the stretch: the escape along the curvature of the singular direction (issue 11) ---------------
+PUSH_OUT = np.array([0.1, 0.0, 0.025, 0, 0, 0])      # the demo's push into the stretched Panda [m/s]
+
+
+EscapeConfig = ServoConfig
+
+
+def escape_ik(robot, escape: bool, **kw) -> VelocityIk:
+    """`unlimited` velocity IK (acceleration limits too: exact algebra) with the escape on or off."""
+    kw = {"max_joint_acceleration": (NEVER_BINDS,) * robot.n, "max_joint_velocity": (NEVER_BINDS,) * robot.n} | kw
+    return VelocityIk(robot, EscapeConfig(singularity_escape=escape, **kw))
+
+
+def _push_then_back(robot, escape, push, push_s, back_s=2.0, dt=0.002, **kw):
+    """A perfect follower pushed by `push` from home, then commanded back with -push; (the configuration at the
+    end of the push, the tool's speeds along -push during the way back [m/s])."""
+    ik = VelocityIk(robot, EscapeConfig(singularity_escape=escape, **kw))
+    q, v = robot.home(), np.zeros(robot.n)
+    for _ in range(round(push_s / dt)):
+        v = ik.solve(q, push, dt=dt, previous_velocities=v).velocities
+        q = q + v * dt
+    deep, axis, along = q.copy(), -push[:3] / np.linalg.norm(push[:3]), [0.0]
+    for _ in range(round(back_s / dt)):
+        v = ik.solve(q, -push, dt=dt, previous_velocities=v).velocities
+        q = q + v * dt
+        along.append((robot.fk(q).translation - robot.fk(deep).translation) @ axis)
+    return deep, np.diff(along) / dt
+
+
+@pytest.fixture(scope="module")
+def stretched(panda):
+    """The Panda after 7 s of the demo's push from home: sigma_min ~ 1e-4, deep in the boundary singularity."""
+    return _push_then_back(panda, True, PUSH_OUT, 7.0, back_s=0.0,
+                           max_joint_acceleration=tuple(PANDA_ACCELERATION))[0]
+
+
+@settings(deadline=None, max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_escape_changes_only_the_singular_direction_and_only_on_the_way_out(panda, stretched, seed):
+    """Whatever the command: the other task directions get exactly what the damped solve gives them; the
+    singular one never moves against the command nor beyond it; a command further into the boundary is
+    solved exactly as without the escape."""
+    b = random_twist(np.random.default_rng(seed))
+    J = panda.jacobian(stretched)
+    U, s, _ = np.linalg.svd(J)
+    assert s[-1] < 1e-3
+    on, off = (escape_ik(panda, e).solve(stretched, b, dt=0.002).velocities for e in (True, False))
+    task_on, task_off = U.T @ J @ on, U.T @ J @ off                         # (6,) in singular directions
+    np.testing.assert_allclose(task_on[:-1], task_off[:-1], rtol=0, atol=1e-9 * np.linalg.norm(b))
+    u_b, outward = U[:, -1] @ b, np.sign(U[:, -1] @ PUSH_OUT)
+    assert -1e-12 * abs(u_b) <= np.sign(u_b) * task_on[-1] <= abs(u_b) * (1 + 1e-9)
+    if np.sign(u_b) == outward:
+        np.testing.assert_array_equal(on, off)
+
+
+def test_escape_gets_the_ur5_out_of_its_stretch_too(ur5):
+    """A 6-joint arm has no self-motion: the escape runs along v_min itself, past the damping. Pushed radially
+    out of home into the boundary, the way back reaches half the commanded speed within 0.5 s."""
+    radial = ur5.fk(ur5.home()).translation - ur5.fk(ur5.home(), "shoulder_link").translation
+    push = np.r_[0.1 * radial / np.linalg.norm(radial), 0, 0, 0]
+    (deep, speed), (_, crawl) = (_push_then_back(ur5, e, push, 8.0) for e in (True, False))
+    assert np.linalg.svd(ur5.jacobian(deep), compute_uv=False)[-1] < 1e-3
+    half_s = round(0.5 / 0.002)
+    assert speed[:half_s].max() >= 0.05 and np.median(speed[half_s:]) >= 0.095
+    assert crawl[:half_s].max() < 0.05, "control: without the escape the way back crawls"
+
+
+def test_escape_is_off_when_the_task_has_more_rows_than_joints(so101):
+    """Six rows for five joints is a permanent rank loss, not a singularity to leave."""
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q, b = so101.random_positions(rng, 0.2), random_twist(rng)
+        on, off = (escape_ik(so101, e).solve(q, b, dt=0.002) for e in (True, False))
+        assert on.damping > 0.0
+        np.testing.assert_array_equal(on.velocities, off.velocities)

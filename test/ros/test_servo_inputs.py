@@ -11,9 +11,12 @@ from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from rclpy.node import Node
 from ros_helpers import spin_for, spin_until
 from sensor_msgs.msg import JointState
+from shape_msgs.msg import SolidPrimitive
 from std_msgs.msg import Float64
 from std_srvs.srv import SetBool
+from visualization_msgs.msg import MarkerArray
 
+from robokin_interfaces.msg import SceneObject as SceneObjectMsg
 from robokin_interfaces.msg import ServoStatus as StatusMsg
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
@@ -207,3 +210,42 @@ def test_a_guided_push_moves_the_tool_at_force_over_damping_and_stops_when_the_w
     spin_for(client.executor, 0.3)
     assert np.abs(client.states[-1][1] - still).max() < 1e-6
     assert "hand guiding stopped" in client.statuses[-1].message
+
+
+def test_a_scene_object_added_at_runtime_halts_the_arm_at_the_minimum_distance_and_its_removal_frees_it(
+        ros, launch, panda):
+    c = start(ros, launch, "-p", "check_collisions:=true")
+    scene = c.node.create_publisher(SceneObjectMsg, "/servo_node/scene_objects", 10)
+    markers: list[MarkerArray] = []
+    c.node.create_subscription(MarkerArray, "/servo_node/collision_markers", markers.append, 10)
+    assert spin_until(c.executor, lambda: scene.get_subscription_count() > 0 and markers, 15.0)
+    tool = panda.fk(c.states[-1][1]).translation
+    block = SceneObjectMsg(operation=SceneObjectMsg.ADD, id="block")
+    block.header.frame_id = "panda_link0"
+    block.pose.position.x, block.pose.position.y, block.pose.position.z = float(tool[0]) + 0.05, float(tool[1]), 0.25
+    block.pose.orientation.w = 1.0
+    block.primitive = SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[0.2, 0.2, 0.04])
+    scene.publish(block)
+    c.every_10_ms(3.5, lambda: c.twists.publish(_twist_z(-0.25)))          # 0.1 m/s down onto the block
+    halted = c.statuses[-1]
+    assert halted.code == ServoStatus.HALT_FOR_COLLISION and "block" in halted.message, halted.message
+    still = c.states[-1][1]
+    c.every_10_ms(0.3, lambda: c.twists.publish(_twist_z(-0.25)))
+    assert np.abs(c.states[-1][1] - still).max() < 1e-6
+    texts = [m.text for array in markers for m in array.markers if m.type == m.TEXT_VIEW_FACING]
+    assert any("block" in t and "mm" in t for t in texts), texts[-3:]
+    # the block removed: the same command moves the arm down again
+    scene.publish(SceneObjectMsg(operation=SceneObjectMsg.REMOVE, id="block"))
+    c.every_10_ms(0.5, lambda: c.twists.publish(_twist_z(-0.25)))
+    assert panda.fk(c.states[-1][1]).translation[2] < panda.fk(still).translation[2] - 0.01
+    # a malformed object is refused with its reason, and the node keeps running
+    scene.publish(SceneObjectMsg(operation=SceneObjectMsg.MOVE, id="nothing"))
+    spin_for(c.executor, 0.3)
+    assert any("scene object rejected" in s.message and "nothing" in s.message for s in c.statuses)
+
+
+def _twist_z(z: float) -> TwistStamped:
+    msg = TwistStamped()
+    msg.header.frame_id = "panda_link0"
+    msg.twist.linear.z = z
+    return msg

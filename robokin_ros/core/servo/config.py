@@ -41,6 +41,10 @@ class ServoConfig(NodeConfig):
         "leaving_singularity_threshold_multiplier": "leaving_singularity_threshold_multiplier",
         "joint_limit_margins": "joint_limit_margins",
         "override_velocity_scaling_factor": "override_velocity_scaling_factor",
+        "check_collisions": "check_collisions",
+        "collision_check_rate": "collision_check_rate",
+        "collision_distance_safety_factor": "collision_distance_safety_factor",
+        "min_allowable_collision_distance": "min_allowable_collision_distance",
     }
 
     # --- input ---
@@ -87,6 +91,20 @@ class ServoConfig(NodeConfig):
     pose_max_angular_acceleration: float = spec(3.0, "angular braking deceleration toward a pose target",
                                                 unit="rad/s^2", param="pose_tracking.max_angular_acceleration",
                                                 gt=0.0, le=200.0)
+    # --- collision-aware speed scaling (core/collision/) ---
+    check_collisions: bool = spec(False, "slow down and halt motion toward a self- or scene collision (needs the "
+                                  "URDF's collision meshes)", read_only=True)
+    collision_check_rate: float = spec(100.0, "how often the nearest pair and its distance gradient are computed",
+                                       unit="Hz", gt=0.0, le=1000.0)
+    collision_distance_safety_factor: float = spec(10.0, "the braking distance is multiplied by this before it "
+                                                   "must fit in the clearance (MoveIt's stop-distance meaning)",
+                                                   ge=1.0, le=100000.0)
+    min_allowable_collision_distance: float = spec(0.01, "motion that brings a pair closer halts at this distance",
+                                                   unit="m", ge=0.0, le=1.0)
+    srdf: str = spec("", "SRDF file (or XML) whose disabled pairs are not checked; empty = the embedded robot's, "
+                     "else adjacent links are skipped", read_only=True)
+    scene_objects_file: str = spec("", "YAML file of static scene objects (config/scene_objects.example.yaml)",
+                                   read_only=True)
     # --- speed and separation monitoring (core/servo/separation.py) ---
     separation_enabled: bool = spec(False, "scale the tool speed by a person's distance on separation_distance_topic",
                                     param="separation.enabled")
@@ -153,6 +171,9 @@ class ServoConfig(NodeConfig):
     singularity_sigma_threshold: float = spec(0.04, "below this smallest singular value of the task "
                                               "Jacobian, damping grows (zero above)", unit="m/rad", gt=0.0)
     max_damping: float = spec(0.05, "damping factor reached at sigma_min = 0", gt=0.0, le=10.0)
+    singularity_escape: bool = spec(True, "leave a damped singularity toward the command along the joint motion that "
+                                    "makes it reachable (second order, e.g. bending a stretched elbow); off: damping "
+                                    "alone, which barely moves the arm back out of a deep singularity")
     use_condition_number_thresholds: bool = spec(False, "MoveIt-Servo-style slow-down / halt by "
                                                  "condition number (off: damping alone handles singularities)")
     lower_singularity_threshold: float = spec(30.0, "start slowing above this condition number", gt=1.0)

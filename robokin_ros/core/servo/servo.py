@@ -29,14 +29,15 @@ import numpy as np
 import pinocchio as pin
 from numba import njit
 
+from robokin_ros.core.collision.scene_change import SceneChange, apply_scene_change
 from robokin_ros.core.errors import InvalidInputError, RobokinError
 from robokin_ros.core.limits import limit_velocity, position_velocity_bounds
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.admittance import AdmittanceParams, HandGuiding
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.joint_jog import JointJogCommand, chain_velocities
-from robokin_ros.core.servo.admittance import AdmittanceParams, HandGuiding
 from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker, target_transform
-from robokin_ros.core.servo.speed_guards import SeparationGuard
+from robokin_ros.core.servo.speed_guards import CollisionGuard, SeparationGuard
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.twist import TwistConverter, command_to_si
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand, frozen
@@ -88,6 +89,7 @@ class Servo:
         self._pose_tracker = PoseTracker(robot, config)
         self._separation = SeparationGuard(robot, config)
         self._guiding = HandGuiding(_admittance_params(config))
+        self._collision: CollisionGuard | None = None         # built on the first config that checks collisions
         self._sensor: int | pin.SE3 | None = None            # the wrench's frame: model frame id, or base_T_sensor
         self._raw_wrench: np.ndarray | None = None            # (6,) the last wrench as measured (sensor axes)
         self._guiding_stopped = ""                            # why guiding stopped by itself ("" = it did not)
@@ -114,6 +116,11 @@ class Servo:
         self.config, self._ik, self._dt = config, ik, dt
         self._pose_tracker.update_config(config)
         self._separation.update_config(config)
+        if config.check_collisions:
+            if self._collision is None:
+                self._collision = CollisionGuard(self.robot, config, ik.acceleration_limits)
+            else:
+                self._collision.update_config(config, ik.acceleration_limits)
         self._guiding.params = _admittance_params(config)
         command = getattr(self, "_command", None)
         if isinstance(command, TwistCommand):         # units/scales may have changed
@@ -357,6 +364,11 @@ class Servo:
             status, message = self._pose_status(result.status, result)
         elif status is not None and result.status != ServoStatus.OK:
             status, message = result.status, f"{result.message}; {message}"
+        if self._collision is not None and self.config.check_collisions:
+            verdict = self._collision.judge(q, result.velocities, now)
+            if verdict is not None:
+                result = self._solve(q, twist, verdict.scale * self._unlimited_share(q, twist, result.velocities))
+                status, message = verdict.status, verdict.message
         if self.config.separation_enabled:
             # judged on the command, not on the acceleration-limited result: a factor taken from a result still
             # ramping up would let the speed creep past the limit tick by tick
@@ -395,6 +407,46 @@ class Servo:
                                                    accel_dt=self._accel_dt)
         return self._ik.solve(q, twist if scale == 1.0 else twist * scale, dt=self._dt,
                               previous_velocities=self._velocities, check=False, accel_dt=self._accel_dt)
+
+    def _unlimited_share(self, q: np.ndarray, twist: np.ndarray | None, velocities: np.ndarray) -> float:
+        """|velocities| / |the same command without the acceleration window|: a scale judged on an accelerating
+        result must be applied to the command as that share of it, or the speed would creep past it tick by tick."""
+        if twist is None:
+            free = self._joint_velocities
+        else:
+            free = self._ik.solve(q, twist, dt=self._dt, check=False).velocities
+        size = float(np.linalg.norm(free))
+        return min(1.0, float(np.linalg.norm(velocities)) / size) if size > 0.0 else 1.0
+
+    def update_scene(self, change: SceneChange, base_T_frame: pin.SE3 | None = None) -> str:
+        """Add, move or remove a collision scene object (core/collision/scene_change.py); returns what changed.
+
+        `base_T_frame`: the pose of `change.frame` when it is not a model frame (looked up in TF by the caller).
+
+        Raises:
+            InvalidInputError: collision checking is off, or the change is malformed (see `apply_scene_change`).
+            UnknownFrameError: `change.frame` is not a frame of the model (and no `base_T_frame` is given).
+        """
+        if self._collision is None or not self.config.check_collisions:
+            raise InvalidInputError(f"scene object '{change.id}' ignored: collision checking is off "
+                                    "(check_collisions: false)")
+        if base_T_frame is None:
+            frame = self.robot.resolve_frame(change.frame)
+            base_T_frame = pin.SE3.Identity() if frame == self.robot.base_frame_id else \
+                self._frame_pose(frame, change.frame)
+        text = apply_scene_change(self._collision.checker, change, base_T_frame)
+        self._collision.clearance = None          # the next tick checks against the new scene
+        return text
+
+    @property
+    def clearance(self):
+        """The last collision check's nearest pair (core/collision/clearance.py), or None when not checking."""
+        return self._collision.clearance if self._collision is not None else None
+
+    @property
+    def collision_guard(self) -> CollisionGuard | None:
+        """The collision checking state (checker with its scene, last clearance), or None when it is off."""
+        return self._collision if self.config.check_collisions else None
 
     def _sensor_origin(self, q: np.ndarray) -> pin.SE3:
         """The wrench sensor's origin in the base frame (axes: the base's), about which the guided twist turns."""
@@ -592,6 +644,11 @@ def warm_up(robot: RobotModel, config: ServoConfig) -> ServoOutput:
         servo.set_measurement(JointMeasurement(robot.home(), now))
         if servo.step(now).status == ServoStatus.STALE_COMMAND:
             break
+    # a pose target's tick (its compiled tracking twist)
+    tool = robot.fk(robot.home())
+    x, y, z, w = pin.Quaternion(tool.rotation).coeffs()
+    servo.set_pose_target(PoseTarget(tool.translation, np.array([x, y, z, w]), "", 0.0, now))
+    servo.step(now + config.publish_period)
     # the velocity limiting a joint held at its limit goes through (the hot path runs it inside the IK kernel)
     n = robot.n
     limit_velocity(np.zeros(n), 1.0, np.zeros(n), True, np.ones(n), np.ones(n), config.publish_period,

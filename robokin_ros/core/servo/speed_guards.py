@@ -11,6 +11,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from robokin_ros.core.collision.clearance import Clearance, ClearanceChecker
+from robokin_ros.core.collision.geometry import build_robot_geometry
+from robokin_ros.core.collision.scaling import CollisionVerdict, collision_scaling
+from robokin_ros.core.collision.scene import load_scene
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.separation import SeparationMonitor, speed_scale
@@ -61,3 +65,34 @@ class SeparationGuard:
     def _tool_speed(self, positions: np.ndarray, velocities: np.ndarray) -> float:
         J = self.robot.jacobian(positions)                   # (6, n) tool origin, base axes
         return float(np.linalg.norm(J[:3] @ velocities))
+
+
+class CollisionGuard:
+    """Collision-aware speed scaling: the nearest self or scene pair, checked at `collision_check_rate`, and its
+    distance gradient, which judges every tick's motion (core/collision/scaling.py has the rule)."""
+
+    def __init__(self, robot: RobotModel, config: ServoConfig, acceleration_limits: np.ndarray) -> None:
+        """Raises ModelError (geometry, SRDF) or ConfigError (scene file) when collision checking cannot start."""
+        objects = load_scene(config.scene_objects_file, robot.base_frame) if config.scene_objects_file else ()
+        self.checker = ClearanceChecker(robot, build_robot_geometry(robot, config.srdf or None), objects)
+        self.update_config(config, acceleration_limits)
+        self.clearance: Clearance | None = None
+        self._checked_at = -np.inf
+
+    def update_config(self, config: ServoConfig, acceleration_limits: np.ndarray) -> None:
+        self._period = 1.0 / config.collision_check_rate
+        self._factor, self._minimum = config.collision_distance_safety_factor, config.min_allowable_collision_distance
+        self._amax = acceleration_limits
+
+    def judge(self, positions: np.ndarray, velocities: np.ndarray, now: float) -> GuardVerdict | None:
+        """The factor for joint velocities (n,) about to be commanded at positions (n,); None when clear."""
+        if now - self._checked_at >= self._period or self.clearance is None:
+            self.clearance, self._checked_at = self.checker.check(positions), now
+        scaling = collision_scaling(self.clearance, velocities, safety_factor=self._factor,
+                                    min_allowable_distance=self._minimum, acceleration_limits=self._amax,
+                                    period=self._period)
+        if scaling.verdict == CollisionVerdict.OK:
+            return None
+        status = ServoStatus.HALT_FOR_COLLISION if scaling.verdict == CollisionVerdict.HALT \
+            else ServoStatus.DECELERATE_FOR_COLLISION
+        return GuardVerdict(scaling.scale, status, scaling.message)

@@ -31,7 +31,7 @@ class ServoStatus(SentencedCode):
     OK = 0, "tracking the command"
     DECELERATE_FOR_APPROACHING_SINGULARITY = 1, "near a singularity: slowing down"
     HALT_FOR_SINGULARITY = 2, "at the singularity threshold: motion toward it is halted"
-    DECELERATE_FOR_LEAVING_SINGULARITY = 3, "leaving a singularity: moving slowly"
+    DECELERATE_FOR_LEAVING_SINGULARITY = 3, "leaving a singularity: damped, escaping toward the command"
     DECELERATE_FOR_COLLISION = 4, "near a collision: slowing down"
     HALT_FOR_COLLISION = 5, "at the minimum collision distance: motion toward the obstacle is halted"
     JOINT_BOUND = 6, "a joint is at its position limit: motion pushing it further is blocked"

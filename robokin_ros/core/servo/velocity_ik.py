@@ -7,9 +7,11 @@ Order of operations in `VelocityIk.solve` (each stage is documented where it liv
    form the secondary velocity (`limits.nullspace_velocity`);
 3. bounded damped least squares with the null-space term (`dls.bounded_dls`): joints that would leave
    their bound are fixed there and the others absorb the task; fixed at zero = locked;
-4. optional MoveIt-Servo-style slowing by condition number, only for motion toward the singularity;
-5. uniform scaling into the velocity limits, then the acceleration window (`limits.limit_velocity`).
-Stages 2, 3 and 5 run as one compiled call, `_step`. It lives here because it returns its seven numbers as
+4. leaving a damped singularity toward the commanded side: a joint motion along the direction in which the
+   singular task direction becomes reachable (`singularity.escape_velocity`), the rest solved again by stage 3;
+5. optional MoveIt-Servo-style slowing by condition number, only for motion toward the singularity;
+6. uniform scaling into the velocity limits, then the acceleration window (`limits.limit_velocity`).
+Stages 2, 3 and 6 run as one compiled call, `_step`. It lives here because it returns its seven numbers as
 a plain tuple, which must not cross modules: a NamedTuple boxed by numba costs ~0.8 us a tick (measured).
 A `VelocityIk` keeps work buffers: use one instance per thread.
 """
@@ -37,7 +39,13 @@ from robokin_ros.core.limits import (
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.schema import per_joint_values
 from robokin_ros.core.servo.config import ServoConfig
-from robokin_ros.core.servo.singularity import damping_status, direction_guard, singularity_scale
+from robokin_ros.core.servo.singularity import (
+    damping_status,
+    direction_guard,
+    escape_velocity,
+    singularity_scale,
+    warm_up_escape,
+)
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.task import AXIS_FRAMES, TaskBuilder
 from robokin_ros.core.servo.types import VelocityIkResult, frozen
@@ -47,6 +55,7 @@ DEBOUNCE_STEPS = 25      # steps a new approaching/leaving verdict must hold bef
 _frame_jacobian, _LWA, _empty = pin.computeFrameJacobian, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED, np.empty
 _OK = ServoStatus.OK
 _OK_SENTENCE = ServoStatus.OK.sentence
+_LEAVING = ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
 _OK_ACCELERATION_SENTENCE = f"{_OK_SENTENCE}, acceleration-limited"
 
 # Rows of the `joints` table and entries of the `scalars` vector of `_step`.
@@ -134,6 +143,10 @@ class VelocityIk:
         self._n, self._tip, self._model, self._data = n, robot.tip_frame_id, robot.model, robot.data
         self._damping_status: ServoStatus | None = None
         self._damping_votes = 0
+        self._escape = config.singularity_escape
+        self._escape_direction: np.ndarray | None = None      # the escape's direction last step, None = none
+        if self._escape:
+            self._warm_up_escape()
         self._raw_jacobian = robot.model.nq == robot.model.nv == n > 1 and robot.world_T_base.isIdentity(1e-12)
 
     @property
@@ -187,10 +200,18 @@ class VelocityIk:
         out = _empty(self._n)
         sigma_min, cond, damping, scale, outcome, limited, n_fixed = _step(
             A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed, out)
-        sing_status, pre_scale = ServoStatus.OK, 1.0
-        if not limited:                                    # condition number above the lower threshold
+        sing_status, pre_scale, verdict = ServoStatus.OK, 1.0, None
+        if damping > 0.0 and self._escape:
             jacobian_at = self._task.jacobian_at(fid, axis_mask, axis_frame)
-            pre_scale, sing_status = singularity_scale(self.config, jacobian_at, positions, A, self._dq)
+            verdict = damping_status(jacobian_at, positions, A, b)        # also the status, below
+            if verdict == _LEAVING and self._escape_step(jacobian_at, positions, A, b, prev, sigma_min, accel_dt):
+                n_fixed, limited = int(self._fixed.sum()), False
+            else:
+                self._escape_direction = None
+        if not limited:                     # escaping, or the condition number above the lower threshold
+            if cond > self._scalars[S_COND_CHECK]:
+                jacobian_at = self._task.jacobian_at(fid, axis_mask, axis_frame)
+                pre_scale, sing_status = singularity_scale(self.config, jacobian_at, positions, A, self._dq)
             scale, outcome = limit_velocity(self._dq, pre_scale, prev, use_prev, self._vmax, self._amax, accel_dt,
                                             self._lo, self._hi, out)
         if outcome == 0 and sing_status == _OK and n_fixed == 0 and damping == 0.0:      # the hot path
@@ -208,8 +229,9 @@ class VelocityIk:
                            f"{np.degrees(np.arcsin(min(off, 1.0))):.0f} deg off its direction: "
                            f"{'halted' if guard == 0.0 else 'slowing'}")
         if sing_status == _OK and damping > 0.0:
-            jacobian_at = self._task.jacobian_at(fid, axis_mask, axis_frame)
-            sing_status = self._debounced(damping_status(jacobian_at, positions, A, b))
+            if verdict is None:
+                verdict = damping_status(self._task.jacobian_at(fid, axis_mask, axis_frame), positions, A, b)
+            sing_status = self._debounced(verdict)
         locked, braking = self._bound_joints() if n_fixed else ((), ())
         status, prefix = self._describe(sing_status, locked, braking, outcome)
         return frozen(VelocityIkResult, {"velocities": out, "status": status, "_prefix": prefix + blocked,
@@ -247,6 +269,36 @@ class VelocityIk:
                                          "velocity_scale": scale, "damping": 0.0})
 
     # ---- helpers ----------------------------------------------------------------------------------
+    def _warm_up_escape(self) -> None:
+        """Load the compiled code an escape runs (only near singularities) now rather than mid-loop, where it
+        stalled the first escaping tick by ~40 ms (measured): its kernels, and the DLS called from Python."""
+        n = self._n
+        warm_up_escape(n)
+        bounded_dls_into(np.ones((1, n)), np.ones(1), np.zeros(n), -np.ones(n), np.ones(n), 1.0, 1.0, np.empty(n),
+                         np.empty(n, dtype=np.int8), np.empty(scratch_size(n)))
+
+    def _escape_step(self, jacobian_at, positions, A, b, prev, sigma_min, accel_dt) -> bool:
+        """Re-solve with the escape velocity added (`singularity.escape_velocity`); False when there is none.
+
+        Called only while the command leaves the singularity (the probe that also sets the status), so pushing
+        into it is damped exactly as without the escape.
+        """
+        escape = escape_velocity(jacobian_at, positions, A, b, prev, self._escape_direction, sigma_min=sigma_min,
+                                 sigma_threshold=self._scalars[S_SIGMA], max_damping=self._scalars[S_DAMPING],
+                                 lower=self._joints[J_INNER_LOWER], upper=self._joints[J_INNER_UPPER],
+                                 acceleration=self._amax, dt=accel_dt)
+        self._escape_direction = None if escape is None else escape.direction
+        if escape is None:
+            return False
+        # The escape within this step's position bounds; the damped solve gets the rest of the task and the
+        # rest of each bound (both bounds keep their signs: lo <= kick <= hi), so the sum meets every bound.
+        n, lo, hi = self._n, self._lo, self._hi
+        kick = np.minimum(np.maximum(escape.velocity, lo), hi)                                     # (n,)
+        bounded_dls_into(A, b - A @ kick, self._work[2 * n:3 * n], lo - kick, hi - kick, self._scalars[S_SIGMA],
+                         self._scalars[S_DAMPING], self._dq, self._fixed, self._work[4 * n:])
+        self._dq += kick
+        return True
+
     def _debounced(self, status: ServoStatus) -> ServoStatus:
         """Approaching vs leaving a singularity, changed only after DEBOUNCE_STEPS steps agree: pushed into
         the workspace boundary, the arm hovers at sigma_min ~ 0 and the one-step probe flips sign each step,
