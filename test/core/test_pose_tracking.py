@@ -4,15 +4,12 @@ positions, an ideal arm (the node test in test/ros judges the simulated arm's jo
 import numpy as np
 import pinocchio as pin
 import pytest
+from servo_arm import DT, IdealArm
 
 from robokin_ros.core.errors import ConfigError, InvalidInputError, UnknownFrameError
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.pose_tracking import PoseTarget
-from robokin_ros.core.servo.servo import Servo
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.core.servo.types import JointMeasurement
-
-DT = 0.002
 
 
 def target_at(T: pin.SE3, at: float, frame: str = "", stamp: float = 0.0) -> PoseTarget:
@@ -20,32 +17,8 @@ def target_at(T: pin.SE3, at: float, frame: str = "", stamp: float = 0.0) -> Pos
     return PoseTarget(T.translation.copy(), np.array([x, y, z, w]), frame, stamp, at)
 
 
-class Arm:
-    """Synthetic time k*dt; the measurement is the command (a perfect controller)."""
-
-    def __init__(self, robot, **config):
-        self.robot, self.k = robot, 0
-        self.servo = Servo(robot, ServoConfig(publish_period=DT, **config))
-        self.servo.set_measurement(JointMeasurement(robot.home(), 0.0))
-        self.outputs = []
-
-    @property
-    def now(self):
-        return self.k * DT
-
-    def tick(self):
-        self.k += 1
-        out = self.servo.step(self.now)
-        self.servo.set_measurement(JointMeasurement(out.positions, self.now))
-        self.outputs.append(out)
-        return out
-
-    def tool(self):
-        return self.robot.fk(self.outputs[-1].positions)
-
-
 def test_a_step_target_10_cm_away_settles_within_tolerance_without_overshoot(panda):
-    arm = Arm(panda)
+    arm = IdealArm(panda)
     arm.tick()
     start = panda.fk(panda.home())
     offset = np.array([0.06, -0.05, 0.06])
@@ -78,7 +51,7 @@ def test_a_step_target_10_cm_away_settles_within_tolerance_without_overshoot(pan
 
 
 def test_a_target_moving_on_a_10_cm_circle_at_0_1_m_s_is_followed_within_2_mm(panda):
-    arm = Arm(panda)
+    arm = IdealArm(panda)
     arm.tick()
     start = panda.fk(panda.home())
     radius, speed = 0.05, 0.1                   # a 10 cm circle (diameter) at 0.1 m/s: 2 rad/s
@@ -101,7 +74,7 @@ def test_a_target_moving_on_a_10_cm_circle_at_0_1_m_s_is_followed_within_2_mm(pa
 
 
 def test_target_in_the_tool_frame_is_fixed_in_the_base_on_arrival(panda):
-    arm = Arm(panda)
+    arm = IdealArm(panda)
     arm.tick()
     start = panda.fk(panda.home())
     relative = pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.05]))           # 5 cm along the tool's z axis
@@ -113,7 +86,7 @@ def test_target_in_the_tool_frame_is_fixed_in_the_base_on_arrival(panda):
 
 
 def test_status_names_the_remaining_error_while_moving(panda):
-    arm = Arm(panda)
+    arm = IdealArm(panda)
     arm.tick()
     start = panda.fk(panda.home())
     arm.servo.set_pose_target(target_at(pin.SE3(start.rotation, start.translation + [0, 0, 0.05]), arm.now))
@@ -123,7 +96,7 @@ def test_status_names_the_remaining_error_while_moving(panda):
 
 
 def test_an_unreachable_target_keeps_its_status_and_the_arm_stays_within_its_limits(panda):
-    arm = Arm(panda)
+    arm = IdealArm(panda)
     arm.tick()
     start = panda.fk(panda.home())
     arm.servo.set_pose_target(target_at(pin.SE3(start.rotation, np.array([2.0, 0.0, 0.5])), arm.now))
@@ -141,7 +114,7 @@ def test_an_unreachable_target_keeps_its_status_and_the_arm_stays_within_its_lim
     ((0, 0), (0, 0, 0, 1), "3"),
 ])
 def test_bad_targets_are_refused_and_the_previous_one_is_kept(panda, position, quaternion, why):
-    arm = Arm(panda)
+    arm = IdealArm(panda)
     arm.tick()
     good = target_at(panda.fk(panda.home()), arm.now)
     arm.servo.set_pose_target(good)
@@ -152,7 +125,7 @@ def test_bad_targets_are_refused_and_the_previous_one_is_kept(panda, position, q
 
 
 def test_unknown_frame_and_impossible_target_speed_are_refused(panda):
-    arm = Arm(panda)
+    arm = IdealArm(panda)
     arm.tick()
     T = panda.fk(panda.home())
     with pytest.raises(UnknownFrameError):

@@ -2,43 +2,11 @@
 tool's speed is judged by FK differences of consecutive commanded positions, not by what the servo reports."""
 import numpy as np
 import pytest
+from servo_arm import DT, IdealArm
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.servo.config import ServoConfig
-from robokin_ros.core.servo.servo import Servo
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
-
-DT = 0.002
-
-
-class Arm:
-    def __init__(self, robot, **config):
-        self.robot, self.k = robot, 0
-        self.servo = Servo(robot, ServoConfig(publish_period=DT, **config))
-        self.servo.set_measurement(JointMeasurement(robot.home(), 0.0))
-        self.outputs = []
-
-    @property
-    def now(self):
-        return self.k * DT
-
-    def tick(self, twist=None, distance=None, wrench=None, wrench_frame="panda_link0"):
-        self.k += 1
-        if twist is not None:
-            self.servo.set_command(TwistCommand(np.asarray(twist, float), np.zeros(3), "", self.now))
-        if distance is not None:
-            self.servo.set_separation_distance(distance, self.now)
-        if wrench is not None:
-            self.servo.set_wrench(np.asarray(wrench, float), wrench_frame, self.now)
-        out = self.servo.step(self.now)
-        self.servo.set_measurement(JointMeasurement(out.positions, self.now))
-        self.outputs.append(out)
-        return out
-
-    def tool_speed(self, last=50):
-        p = np.array([self.robot.fk(o.positions).translation for o in self.outputs[-last:]])
-        return np.linalg.norm(np.diff(p, axis=0), axis=1) / DT
 
 
 def accelerations(outputs):
@@ -50,7 +18,7 @@ SEPARATION = dict(command_in_type="speed_units", separation_enabled=True)
 
 
 def test_tool_speed_follows_v_safe_times_d_over_d_safety(panda):
-    arm = Arm(panda, **SEPARATION)
+    arm = IdealArm(panda, **SEPARATION)
     for _ in range(int(1.0 / DT)):
         out = arm.tick(twist=(0.0, 0.2, 0.0), distance=0.5)
     cfg = arm.servo.config
@@ -65,7 +33,7 @@ def test_tool_speed_follows_v_safe_times_d_over_d_safety(panda):
 
 
 def test_inside_the_protective_distance_the_arm_stops_within_the_acceleration_limits(panda):
-    arm = Arm(panda, **SEPARATION)
+    arm = IdealArm(panda, **SEPARATION)
     for _ in range(int(0.5 / DT)):
         arm.tick(twist=(0.0, 0.2, 0.0), distance=2.0)
     before = len(arm.outputs)
@@ -79,7 +47,7 @@ def test_inside_the_protective_distance_the_arm_stops_within_the_acceleration_li
 def test_a_missing_or_stale_distance_means_the_slowest_speed(panda):
     cfg = ServoConfig(**SEPARATION)
     slowest = cfg.separation_safe_speed * cfg.separation_protective_distance / cfg.separation_safety_distance
-    arm = Arm(panda, **SEPARATION)
+    arm = IdealArm(panda, **SEPARATION)
     for _ in range(int(1.0 / DT)):                      # never a reading
         out = arm.tick(twist=(0.0, 0.2, 0.0))
     np.testing.assert_allclose(np.median(arm.tool_speed()), slowest, rtol=0.01)
@@ -94,7 +62,7 @@ def test_a_missing_or_stale_distance_means_the_slowest_speed(panda):
 
 
 def test_a_constant_push_settles_at_force_over_damping_in_its_direction(panda):
-    arm = Arm(panda)
+    arm = IdealArm(panda)
     arm.tick(wrench=(1.0, -0.5, 3.0, 0, 0, 0))          # the sensor's no-push reading (an offset)
     arm.servo.start_guiding(arm.now)
     push = np.array([6.0, 8.0, 0.0])                     # 10 N on top of the offset
@@ -110,7 +78,7 @@ def test_a_constant_push_settles_at_force_over_damping_in_its_direction(panda):
 
 
 def test_guiding_stops_when_the_wrench_goes_stale_and_needs_a_fresh_one_to_start(panda):
-    arm = Arm(panda)
+    arm = IdealArm(panda)
     with pytest.raises(InvalidInputError, match="none received yet"):
         arm.servo.start_guiding(arm.now)
     arm.tick(wrench=np.zeros(6))
@@ -132,7 +100,7 @@ def test_motion_toward_an_obstacle_decelerates_then_halts_at_the_minimum_distanc
     scene = tmp_path / "scene.yaml"
     scene.write_text("objects:\n  - id: block\n    shape: box\n    dimensions: [0.2, 0.2, 0.04]\n"
                      f"    position: [{tool[0] + 0.05}, {tool[1]}, 0.15]\n")
-    arm = Arm(panda, command_in_type="speed_units", check_collisions=True, scene_objects_file=str(scene))
+    arm = IdealArm(panda, command_in_type="speed_units", check_collisions=True, scene_objects_file=str(scene))
     statuses = []
     for _ in range(int(4.5 / DT)):
         statuses.append(arm.tick(twist=(0.0, 0.0, -0.1)).status)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import enum
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +30,7 @@ import numpy as np
 from robokin_ros.core.errors import ConfigError, InvalidInputError
 from robokin_ros.core.schema import field_problems, spec
 from robokin_ros.core.servo.twist import MAX_ANGULAR_SPEED, MAX_LINEAR_SPEED
-from robokin_ros.core.validation import check_vector
+from robokin_ros.core.validation import check_time, check_vector
 
 # |R^T R - I| above this is not a rotation but a wiring mistake (a transform with scale, or garbage)
 ROTATION_TOLERANCE = 1e-6
@@ -180,7 +179,7 @@ class HandGuiding:
             InvalidInputError: wrong size, NaN/inf, a non-finite time or a matrix that is not a rotation.
         """
         wrench = check_vector("wrench", wrench, 6).copy()
-        _check_time("received_at", received_at)
+        check_time("received_at", received_at)
         rotation = np.eye(3) if frame_R_sensor is None else _check_rotation(frame_R_sensor)
         self._wrench, self._received_at, self._frame_R_sensor = wrench, float(received_at), rotation
 
@@ -192,7 +191,7 @@ class HandGuiding:
         Raises:
             InvalidInputError: a non-finite `now`.
         """
-        _check_time("now", now)
+        check_time("now", now)
         now = float(now)
         dt = 0.0 if math.isnan(self._last_step) else max(0.0, now - self._last_step)
         self._last_step = now
@@ -245,12 +244,6 @@ class HandGuiding:
             return (f"push of {push} within the dead band ({p.force_deadband:.1f} N, {p.torque_deadband:.2f} N m): "
                     f"coming to rest, moving at {speed}")
         return f"following a push of {push}: moving at {speed}"
-
-
-def _check_time(name: str, value: float) -> None:
-    # bool is a Real too, but `True` as a time is a wiring mistake; numpy scalars are Real
-    if not (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and math.isfinite(value)):
-        raise InvalidInputError(f"{name} must be a finite time [s], got {value!r}")
 
 
 def _check_rotation(matrix: np.ndarray) -> np.ndarray:

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import enum
 import math
-import numbers
 from dataclasses import dataclass
 
-import numpy as np
-
 from robokin_ros.core.errors import ConfigError, InvalidInputError
+from robokin_ros.core.validation import check_time, is_real_number
 
 DEFAULT_V_SAFE = 0.25          # [m/s] ISO 10218-1's reduced speed: the tool speed allowed with nobody near
 DEFAULT_D_SAFETY = 1.0         # [m] at and beyond this distance the full v_safe is allowed
@@ -63,7 +61,7 @@ def speed_scale(allowed_speed: float, commanded_speed: float) -> float:
         InvalidInputError: a negative or non-finite speed (named).
     """
     for name, value in (("allowed_speed", allowed_speed), ("commanded_speed", commanded_speed)):
-        if not (_is_number(value) and math.isfinite(value) and value >= 0.0):
+        if not (is_real_number(value) and math.isfinite(value) and value >= 0.0):
             raise InvalidInputError(f"{name} must be a finite speed >= 0 [m/s], got {value!r}")
     if commanded_speed <= allowed_speed:
         return 1.0
@@ -114,7 +112,7 @@ class SeparationMonitor:
             InvalidInputError: a NaN, infinite or negative distance, or a non-finite receive time.
         """
         distance = _check_distance(distance)
-        _check_time("received_at", received_at)
+        check_time("received_at", received_at)
         self._distance, self._received_at = distance, float(received_at)
 
     def speed_limit(self, now: float) -> SeparationLimit:
@@ -123,7 +121,7 @@ class SeparationMonitor:
         A reading whose receive time is more than `timeout` after `now` (the clock jumped back) is not trusted
         either: it counts as stale.
         """
-        _check_time("now", now)
+        check_time("now", now)
         distance, age = self._distance, float(now) - self._received_at
         if math.isnan(distance):
             return self._limit(self.slowest_speed, SeparationVerdict.NO_READING, distance, age)
@@ -162,20 +160,10 @@ class SeparationMonitor:
                 f"tool speed {v:.0f} mm/s allowed (reading {ms:.0f} ms old)")
 
 
-def _is_number(value: object) -> bool:
-    # bool is a Real too, but `True` as a distance is a wiring mistake, not 1 m; numpy scalars are Real
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
 def _check_distance(distance: float) -> float:
-    if not (_is_number(distance) and math.isfinite(distance) and distance >= 0.0):
+    if not (is_real_number(distance) and math.isfinite(distance) and distance >= 0.0):
         raise InvalidInputError(f"separation distance must be a finite distance >= 0 [m], got {distance!r}")
     return float(distance)
-
-
-def _check_time(name: str, value: float) -> None:
-    if not (_is_number(value) and math.isfinite(value)):
-        raise InvalidInputError(f"{name} must be a finite time [s], got {value!r}")
 
 
 def _parameter_problems(**values: float) -> list[str]:
@@ -185,7 +173,7 @@ def _parameter_problems(**values: float) -> list[str]:
     problems = []
     for name, (unit, lower, strict) in bounds.items():
         value = values[name]
-        if not (_is_number(value) and math.isfinite(value)):
+        if not (is_real_number(value) and math.isfinite(value)):
             problems.append(f"{name}={value!r} [{unit}] must be a finite number")
         elif value < lower or (strict and value == lower):
             problems.append(f"{name}={value!r} [{unit}] must be {'>' if strict else '>='} {lower}")

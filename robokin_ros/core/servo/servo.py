@@ -50,7 +50,7 @@ from robokin_ros.core.servo.window import (
     window_arrays,
     window_times,
 )
-from robokin_ros.core.validation import check_vector
+from robokin_ros.core.validation import check_time, check_vector
 
 _NAN = float("nan")
 
@@ -152,7 +152,7 @@ class Servo:
         """
         check_vector("twist command linear", command.linear, 3)
         check_vector("twist command angular", command.angular, 3)
-        _check_time("twist command received_at", command.received_at)
+        check_time("twist command received_at", command.received_at)
         if base_T_frame is None:
             frame = self.robot.resolve_frame(command.frame)
             frame = None if frame == self.robot.base_frame_id else frame
@@ -170,7 +170,7 @@ class Servo:
             UnknownJointError: a name that is not a chain joint.
             InvalidInputError: see `joint_jog.chain_velocities`, or a non-finite receive time.
         """
-        _check_time("joint jog received_at", command.received_at)
+        check_time("joint jog received_at", command.received_at)
         velocities = chain_velocities(command, self.joint_names, self.config)
         self._command, self._command_frame, self._command_si = command, None, None
         self._joint_velocities = velocities
@@ -191,8 +191,8 @@ class Servo:
                 target stream moving faster than any arm; or a model frame given before any joint state.
             UnknownFrameError: `target.frame` is not a frame of the model (and no `base_T_frame` is given).
         """
-        _check_time("pose target received_at", target.received_at)
-        _check_time("pose target stamp", target.stamp)
+        check_time("pose target received_at", target.received_at)
+        check_time("pose target stamp", target.stamp)
         frame_T_target = target_transform(target)
         if base_T_frame is None:
             frame = self.robot.resolve_frame(target.frame)
@@ -290,7 +290,7 @@ class Servo:
             InvalidInputError: wrong size, NaN/inf, or a non-finite receive time.
         """
         self.robot.check_positions(measurement.positions, "measured joint positions")
-        _check_time("joint measurement received_at", measurement.received_at)
+        check_time("joint measurement received_at", measurement.received_at)
         self._measurement = measurement
 
     def pause(self) -> None:
@@ -314,7 +314,7 @@ class Servo:
     # ---- tick -------------------------------------------------------------------------------------
     def step(self, now: float) -> ServoOutput:
         """One control tick at time `now` [s] (same clock as the receive times)."""
-        _check_time("now", now)
+        check_time("now", now)
         stalled = self._catch_up(now)
         output = self._decide(now, stalled)
         self._last_window = output.window if output.publish else self._last_window
@@ -606,11 +606,6 @@ class Servo:
         t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))
         window_arrays(q, v, self._lower, self._upper, self._amax, self._dt, grid, t, positions, velocities)
         return t, positions, velocities
-
-
-def _check_time(name: str, value: float) -> None:
-    if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value)):
-        raise InvalidInputError(f"{name} must be a finite time [s], got {value!r}")
 
 
 def _admittance_params(config: ServoConfig) -> AdmittanceParams:
