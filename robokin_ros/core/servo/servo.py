@@ -33,8 +33,8 @@ from robokin_ros.core.collision.scene_change import SceneChange, apply_scene_cha
 from robokin_ros.core.errors import InvalidInputError, RobokinError
 from robokin_ros.core.limits import limit_velocity, position_velocity_bounds
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.servo.admittance import AdmittanceParams, HandGuiding
 from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.guiding_input import GuidingInput
 from robokin_ros.core.servo.joint_jog import JointJogCommand, chain_velocities
 from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker, target_transform
 from robokin_ros.core.servo.speed_guards import CollisionGuard, SeparationGuard
@@ -88,11 +88,8 @@ class Servo:
         self._converter = TwistConverter(robot)
         self._pose_tracker = PoseTracker(robot, config)
         self._separation = SeparationGuard(robot, config)
-        self._guiding = HandGuiding(_admittance_params(config))
+        self._guiding = GuidingInput(config)
         self._collision: CollisionGuard | None = None         # built on the first config that checks collisions
-        self._sensor: int | pin.SE3 | None = None            # the wrench's frame: model frame id, or base_T_sensor
-        self._raw_wrench: np.ndarray | None = None            # (6,) the last wrench as measured (sensor axes)
-        self._guiding_stopped = ""                            # why guiding stopped by itself ("" = it did not)
         self.update_config(config)
         self._command: TwistCommand | JointJogCommand | PoseTarget | None = None
         self._joint_velocities = np.zeros(robot.n)           # a joint jog's velocities, chain order, SI
@@ -121,7 +118,7 @@ class Servo:
                 self._collision = CollisionGuard(self.robot, config, ik.acceleration_limits)
             else:
                 self._collision.update_config(config, ik.acceleration_limits)
-        self._guiding.params = _admittance_params(config)
+        self._guiding.update_config(config)
         command = getattr(self, "_command", None)
         if isinstance(command, TwistCommand):         # units/scales may have changed
             self._command_si = command_to_si(command.linear, command.angular, config)
@@ -230,8 +227,7 @@ class Servo:
             base_R_sensor = self._frame_pose(sensor, frame).rotation
         else:
             sensor, base_R_sensor = base_T_frame.copy(), base_T_frame.rotation
-        self._guiding.set_wrench(wrench, received_at, base_R_sensor)
-        self._sensor, self._raw_wrench = sensor, np.array(wrench, dtype=float)
+        self._guiding.set_wrench(wrench, sensor, base_R_sensor, received_at)
 
     def start_guiding(self, now: float) -> str:
         """Hand guiding on: the latest wrench becomes the no-push bias, and the admittance's twist the command
@@ -241,29 +237,22 @@ class Servo:
             InvalidInputError: no wrench within `hand_guiding.wrench_timeout` (guiding would stop at once), or the
                 servo is paused.
         """
-        age = math.inf if self._raw_wrench is None else now - self._guiding._received_at
-        if not age <= self.config.guiding_wrench_timeout:
-            raise InvalidInputError("hand guiding needs a fresh wrench to zero the sensor against: "
-                                    + ("none received yet" if self._raw_wrench is None else f"the last is {age:.3f} s "
-                                       "old") + f" (timeout {self.config.guiding_wrench_timeout} s)")
         if self._paused:
             raise InvalidInputError("the servo is paused: resume it before enabling hand guiding")
-        self._guiding.zero_bias(self._raw_wrench)
-        self._guiding.reset()
+        self._guiding.start(now)
         self._command, self._command_frame, self._command_si = GuidingCommand(now), None, None
-        self._guiding_stopped = ""
         self._pose_tracker.clear()
         return "hand guiding on: the sensor's current reading is the zero push"
 
     def stop_guiding(self) -> None:
         """Hand guiding off: the arm ramps to rest within the acceleration limits."""
         if isinstance(self._command, GuidingCommand):
-            self._guiding_stopped = "hand guiding switched off"
+            self._guiding.stopped = "hand guiding switched off"
 
     @property
     def guiding(self) -> bool:
         """True while hand guiding drives the arm."""
-        return isinstance(self._command, GuidingCommand) and not self._guiding_stopped
+        return isinstance(self._command, GuidingCommand) and not self._guiding.stopped
 
     def _frame_pose(self, frame_id: int, name: str) -> pin.SE3:
         """`base_T_frame` of a model frame at the commanded (else measured) positions."""
@@ -332,8 +321,8 @@ class Servo:
         self._anchor_if_needed(m, now)
         c = self._command
         if isinstance(c, GuidingCommand):
-            if self._guiding_stopped:
-                return self._stale(False, ServoStatus.STALE_COMMAND, self._guiding_stopped)
+            if self._guiding.stopped:
+                return self._stale(False, ServoStatus.STALE_COMMAND, self._guiding.stopped)
         elif c is None or (now - c.received_at - stalled > self.config.incoming_command_timeout
                            and not self._pose_pending(c, now)):
             return self._stale(c is None)
@@ -346,10 +335,10 @@ class Servo:
         if isinstance(command, GuidingCommand):
             guided = self._guiding.step(now)
             if guided.stale:
-                self._guiding_stopped = f"hand guiding stopped: {guided.message}"
-                return self._stale(False, ServoStatus.STALE_COMMAND, self._guiding_stopped)
+                return self._stale(False, ServoStatus.STALE_COMMAND, self._guiding.stopped)
             status, message = ServoStatus.HAND_GUIDING, f"{ServoStatus.HAND_GUIDING.sentence}: {guided.message}"
-            twist = self._converter.to_tool_twist_base(q, guided.twist, self._sensor_origin(q), False)
+            twist = self._converter.to_tool_twist_base(q, guided.twist, self._guiding.sensor_origin(self.robot, q),
+                                                       False)
         elif isinstance(command, PoseTarget):
             twist = self._pose_tracker.twist(q, now)
         elif self._command_si is None:          # a joint jog: its velocities, through the same joint limits
@@ -447,12 +436,6 @@ class Servo:
     def collision_guard(self) -> CollisionGuard | None:
         """The collision checking state (checker with its scene, last clearance), or None when it is off."""
         return self._collision if self.config.check_collisions else None
-
-    def _sensor_origin(self, q: np.ndarray) -> pin.SE3:
-        """The wrench sensor's origin in the base frame (axes: the base's), about which the guided twist turns."""
-        sensor = self._sensor
-        origin = sensor.translation if isinstance(sensor, pin.SE3) else self.robot.frame_pose(q, sensor).translation
-        return pin.SE3(np.eye(3), origin)
 
     def _pose_status(self, ik_status: ServoStatus, result) -> tuple[ServoStatus, str]:
         """A pose target's status: reached, moving to it, or the IK's reason it cannot move freely, with the
@@ -606,15 +589,6 @@ class Servo:
         t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))
         window_arrays(q, v, self._lower, self._upper, self._amax, self._dt, grid, t, positions, velocities)
         return t, positions, velocities
-
-
-def _admittance_params(config: ServoConfig) -> AdmittanceParams:
-    return AdmittanceParams(
-        mass=config.guiding_mass, damping=config.guiding_damping, inertia=config.guiding_inertia,
-        angular_damping=config.guiding_angular_damping, force_deadband=config.guiding_force_deadband,
-        torque_deadband=config.guiding_torque_deadband, force_saturation=config.guiding_force_saturation,
-        torque_saturation=config.guiding_torque_saturation, wrench_timeout=config.guiding_wrench_timeout,
-        max_linear_speed=config.guiding_max_linear_speed, max_angular_speed=config.guiding_max_angular_speed)
 
 
 def warm_up(robot: RobotModel, config: ServoConfig) -> ServoOutput:

@@ -1,0 +1,76 @@
+"""The hand-guiding input of the servo: the admittance (admittance.py) with the sensor's frame and its last reading.
+
+The wrench is stored whether or not guiding is on, so that enabling guiding can take the latest reading as the
+no-push bias; a reading older than `hand_guiding.wrench_timeout` cannot serve as that bias (guiding would stop at
+once). While guiding, the admittance's twist turns about the sensor's origin.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pinocchio as pin
+
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.admittance import AdmittanceOutput, AdmittanceParams, HandGuiding
+from robokin_ros.core.servo.config import ServoConfig
+
+
+def admittance_params(config: ServoConfig) -> AdmittanceParams:
+    """The admittance's parameters from the servo's `hand_guiding.*` ones."""
+    return AdmittanceParams(
+        mass=config.guiding_mass, damping=config.guiding_damping, inertia=config.guiding_inertia,
+        angular_damping=config.guiding_angular_damping, force_deadband=config.guiding_force_deadband,
+        torque_deadband=config.guiding_torque_deadband, force_saturation=config.guiding_force_saturation,
+        torque_saturation=config.guiding_torque_saturation, wrench_timeout=config.guiding_wrench_timeout,
+        max_linear_speed=config.guiding_max_linear_speed, max_angular_speed=config.guiding_max_angular_speed)
+
+
+class GuidingInput:
+    """The admittance, where its sensor is, and why guiding stopped (if it stopped by itself)."""
+
+    def __init__(self, config: ServoConfig) -> None:
+        self.admittance = HandGuiding(admittance_params(config))
+        self._sensor: int | pin.SE3 | None = None      # the wrench's frame: model frame id, or base_T_sensor (TF)
+        self._raw: np.ndarray | None = None             # (6,) the last wrench as measured (sensor axes)
+        self._received_at = -math.inf
+        self.stopped = ""                               # why guiding stopped ("" = it did not)
+
+    def update_config(self, config: ServoConfig) -> None:
+        self.admittance.params = admittance_params(config)
+
+    def set_wrench(self, wrench: np.ndarray, sensor: int | pin.SE3, base_R_sensor: np.ndarray,
+                   received_at: float) -> None:
+        """A reading (6,) [N, N m] in sensor axes; raises InvalidInputError (kept out) when it is malformed."""
+        self.admittance.set_wrench(wrench, received_at, base_R_sensor)
+        self._sensor, self._raw, self._received_at = sensor, np.array(wrench, dtype=float), received_at
+
+    def start(self, now: float) -> None:
+        """Zero the sensor on its latest reading and restart the admittance at rest.
+
+        Raises:
+            InvalidInputError: no reading within `hand_guiding.wrench_timeout`.
+        """
+        timeout = self.admittance.params.wrench_timeout
+        age = now - self._received_at
+        if self._raw is None or not age <= timeout:
+            why = "none received yet" if self._raw is None else f"the last is {age:.3f} s old"
+            raise InvalidInputError(f"hand guiding needs a fresh wrench to zero the sensor against: {why} "
+                                    f"(timeout {timeout} s)")
+        self.admittance.zero_bias(self._raw)
+        self.admittance.reset()
+        self.stopped = ""
+
+    def step(self, now: float) -> AdmittanceOutput:
+        """The admittance's twist at `now` (base axes, about the sensor's origin); a stale one sets `stopped`."""
+        guided = self.admittance.step(now)
+        if guided.stale:
+            self.stopped = f"hand guiding stopped: {guided.message}"
+        return guided
+
+    def sensor_origin(self, robot: RobotModel, positions: np.ndarray) -> pin.SE3:
+        """The sensor's origin in the base frame (base axes), about which the guided twist turns."""
+        sensor = self._sensor
+        origin = sensor.translation if isinstance(sensor, pin.SE3) else robot.frame_pose(positions, sensor).translation
+        return pin.SE3(np.eye(3), origin)
