@@ -237,8 +237,12 @@ class PathIkNode(RobokinNode):
         result.fraction, result.arc_length, result.failed_sample = ik.fraction, ik.arc_length, ik.failed_sample
         if not ik.success:
             options = plan_options(goal)
-            failure_result(result, ik, planner.time_prefix(ik, goal.tip_frame, options["axis_mask"],
-                                                           options["axis_frame"]))
+            prefix = planner.time_prefix(ik, goal.tip_frame, options["axis_mask"], options["axis_frame"])
+            failure_result(result, ik, prefix)
+            if goal.execute_partial and not goal.plan_only and prefix is not None and prefix.duration > 0.0:
+                self._follow(goal_handle, prefix, cfg)
+                result.message = (f"{ik.message}; executed the solved part: {ik.arc_length * 1e3:.1f} mm "
+                                  f"({ik.fraction * 100:.1f} % of the path) in {prefix.duration:.2f} s")
             return
         result.trajectory = joint_trajectory_msg(plan.trajectory)
         if plan.trajectory.duration == 0.0:                 # already at the goal: nothing to send

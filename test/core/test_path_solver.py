@@ -159,12 +159,14 @@ def test_reach_bound_is_an_upper_bound_of_sampled_fk(name):
     assert REACH_MARGIN * reach <= bound <= 3.0 * REACH_MARGIN * reach
 
 
-def test_far_waypoints_are_refused_before_densifying(panda):
+def test_absurdly_far_waypoints_are_refused_before_densifying(panda):
     import tracemalloc
+
+    from robokin_ros.core.path.planner import ABSURD_REACH_FACTOR
     planner = CartesianPathPlanner(panda)
     q0 = panda.home()
     T0 = panda.fk(q0)
-    bound = planner.reach_bound()
+    reach = planner.reach_bound() / REACH_MARGIN
     near = offset(T0, [0.05, 0, 0])
     for far, shown in ((1e5, "1e+05"), (1e300, "1e+300")):
         tracemalloc.start()
@@ -175,12 +177,36 @@ def test_far_waypoints_are_refused_before_densifying(panda):
         finally:
             tracemalloc.stop()
         assert err.value.waypoint == 1
-        assert str(err.value) == (f"waypoint 1 is {shown} m from the base origin, beyond the arm's reach bound "
-                                  f"of {bound:.3f} m (check the units and the frame_id)")
+        assert str(err.value) == (f"waypoint 1 is {shown} m from the base origin, more than 10 times the arm's reach "
+                                  f"of {reach:.3f} m: probably millimetres given as metres, or the wrong frame_id")
         assert peak < 20e6                                    # refused before any dense allocation
-    # just inside the bound is not refused by the reach check (the IK then fails on the way out)
-    inside = pin.SE3(T0.rotation, T0.translation / np.linalg.norm(T0.translation) * 0.99 * bound)
+    # just inside the absurd distance is planned, as far as the arm can follow (it fails on the way out)
+    inside = pin.SE3(T0.rotation, T0.translation / np.linalg.norm(T0.translation) * 0.99 * ABSURD_REACH_FACTOR
+                     * reach)
     assert not planner.plan(q0, [inside], time_parameterize=False).ik.success
+
+
+def test_a_line_out_of_reach_is_planned_as_far_as_the_arm_can_follow(panda):
+    """The issue's case: 1.5 m outward from the Panda's tool. The solved part ends where the tool leaves the path
+    tolerance; FK of its last sample is on the line, and the arm is close to a singularity there (keeping the
+    tool's orientation, the 6-D Jacobian's smallest singular value is 10 times below its value at home)."""
+    planner = CartesianPathPlanner(panda)
+    q0 = panda.home()
+    T0 = panda.fk(q0)
+    outward = T0.translation * np.array([1.0, 1.0, 0.0])
+    outward /= np.linalg.norm(outward)
+    plan = planner.plan(q0, [pin.SE3(T0.rotation, T0.translation + 1.5 * outward)])
+    ik = plan.ik
+    assert not ik.success and 0.1 < ik.fraction < 0.6, (ik.fraction, ik.message)
+    assert "left the path tolerance" in ik.message and "% of the path" in ik.message
+    reached = panda.fk(ik.positions[-1]).translation - T0.translation
+    np.testing.assert_allclose(reached, ik.arc_length * outward, atol=2e-4)          # on the line, as far as solved
+    sigma = [np.linalg.svd(panda.jacobian(q), compute_uv=False)[-1] for q in (q0, ik.positions[-1])]
+    assert sigma[1] < 0.1 * sigma[0], sigma
+    prefix = planner.time_prefix(ik)
+    assert prefix is not None and prefix.duration > 0.0
+    np.testing.assert_allclose(prefix.positions[-1], ik.positions[-1], atol=1e-9)
+    assert np.abs(prefix.velocities[-1]).max() < 1e-12                                 # ends at rest: executable
 
 
 def test_dense_sample_budget_is_enforced_by_the_planner(panda):

@@ -270,9 +270,37 @@ def test_far_waypoints_are_invalid_goals_naming_the_waypoint(graph, panda_model)
         r = res.result
         assert r.error_code == Result.INVALID_GOAL, r.message
         assert res.status == GoalStatus.STATUS_ABORTED
-        assert f"waypoint 1 is {shown} m from the base origin, beyond the arm's reach bound of" in r.message
+        assert f"waypoint 1 is {shown} m from the base origin, more than 10 times the arm's reach" in r.message
+        assert "probably millimetres given as metres" in r.message
     _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.02]], plan_only=True))
     assert res.result.error_code == Result.SUCCESS, res.result.message
+
+
+def test_a_path_out_of_reach_returns_its_reachable_part_and_executes_it_when_asked(graph, panda_model):
+    """1.5 m outward: planned as far as the arm can follow (the fraction, the reason, the solved part timed);
+    with execute_partial the arm goes there and the result keeps the failure code. The arm is brought back."""
+    executor, _, client, states, *_ = graph
+    wait_still(executor, states)
+    q, T = current_pose(panda_model, states)
+    outward = T.translation * np.array([1.0, 1.0, 0.0])
+    outward /= np.linalg.norm(outward)
+    far = [1.5 * outward]
+    _, res = send(executor, client, goal_from(panda_model, states, far, plan_only=True))
+    r = res.result
+    assert r.error_code == Result.PATH_DEVIATION and 0.1 < r.fraction < 0.6, r.message
+    # the solved part ends at rest as a default JTC requires (|v| within float epsilon)
+    assert len(r.trajectory.points) >= 2
+    assert jtc_rejection(trajectory_facts(r.trajectory), panda_model.joint_names, 0.0) is None
+    _, res = send(executor, client, goal_from(panda_model, states, far, execute_partial=True))
+    r = res.result
+    assert r.error_code == Result.PATH_DEVIATION and "executed the solved part" in r.message, r.message
+    wait_still(executor, states)
+    moved = current_pose(panda_model, states)[1].translation - T.translation
+    np.testing.assert_allclose(moved, r.arc_length * outward, atol=1e-3)
+    back = ExecuteCartesianPath.Goal(waypoints=[pose_stamped(T.translation, tool_quat(T))])
+    _, res = send(executor, client, back)
+    assert res.result.error_code == Result.SUCCESS, res.result.message
+    wait_still(executor, states)
 
 
 def test_back_to_back_goals_never_both_run(graph, panda_model):

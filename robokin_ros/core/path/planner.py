@@ -11,13 +11,13 @@ from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
-from scipy.spatial import cKDTree
 
 from robokin_ros.core.errors import EmptyPathError, InvalidInputError, PathInputError
 from robokin_ros.core.limits import MotionLimits, motion_limits
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
-from robokin_ros.core.path.checks import AxisSelection, pose_errors
+from robokin_ros.core.path.checks import AxisSelection
 from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.deviation import trajectory_deviation
 from robokin_ros.core.path.downsample import downsample, path_parameter
 from robokin_ros.core.path.geometry import (
     DUPLICATE_TOLERANCE,
@@ -36,9 +36,8 @@ from robokin_ros.core.path.result import (
     TimingReport,
 )
 from robokin_ros.core.path.solver import PathIkSolver
-from robokin_ros.core.path.timing import sample_times, time_optimal
+from robokin_ros.core.path.timing import ToolSpeedLimit, join_reports, time_optimal
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.so3 import slerp_batch
 
 WARM_UP_STEP = 0.002      # [m] length of the path `warm_up` solves (compiles and loads the kernels)
 
@@ -49,15 +48,7 @@ class TimedSection(NamedTuple):
     reduced: DownsampleResult          # kept dense indices, of the whole path
     trajectory: JointTrajectoryArrays
     report: TimingReport
-    control: np.ndarray                # (K, n) positions at the control rate, for the timed-deviation check
     downsample_time: float             # [s]
-
-
-class PathDeviation(NamedTuple):
-    """Largest tool deviation of a timed trajectory from the geometric path."""
-
-    position: float                    # [m]
-    orientation: float                 # [rad]
 
 
 class CartesianPathPlanner:
@@ -134,7 +125,7 @@ class CartesianPathPlanner:
         v_scale = _scaling("velocity_scaling", velocity_scaling, c.velocity_scaling)
         a_scale = _scaling("acceleration_scaling", acceleration_scaling, c.acceleration_scaling)
         axes = solver.axes(axis_mask, axis_frame)
-        check_reach(waypoints, self.reach_bound(tip_frame))
+        check_reach(waypoints, self.reach_bound(tip_frame) / REACH_MARGIN)
         R0, p0 = solver.fk(q0[None])
         start = pin.SE3(R0[0], p0[0])
         try:
@@ -167,7 +158,9 @@ class CartesianPathPlanner:
         timings["timing"] = whole.report.compute_time
         budget.check("verification")
         t2 = time.perf_counter()
-        deviation = timed_deviation(whole.control, ik.positions, path, solver, axes)
+        c = self.config
+        deviation = trajectory_deviation(whole.trajectory, path, solver.fk, axes, c.control_rate_hz,
+                                         c.sample_step / c.sample_angle_step)
         report = dataclasses.replace(whole.report, max_position_deviation=deviation.position,
                                      max_orientation_deviation=deviation.orientation,
                                      verify_time=whole.report.verify_time + time.perf_counter() - t2)
@@ -208,11 +201,11 @@ class CartesianPathPlanner:
         elapsed = time.perf_counter() - t0
         ss = path_parameter(Q[first:last + 1])[reduced.indices]
         v_max, a_max = self.limits()
+        tool = ToolSpeedLimit(solver.fk.arrays(), c.max_cartesian_speed, c.max_cartesian_angular_speed)
         timed = time_optimal(ss, Q[first:last + 1][reduced.indices], self.robot.joint_names, v_max, a_max,
-                             v_scale, a_scale, c.trajectory_rate_hz, c.control_rate_hz)
-        control = timed.trajectory(sample_times(timed.report.duration, c.control_rate_hz))
+                             v_scale, a_scale, c.trajectory_rate_hz, c.control_rate_hz, tool)
         shifted = dataclasses.replace(reduced, indices=reduced.indices + first)
-        return TimedSection(shifted, timed.arrays, timed.report, control, elapsed)
+        return TimedSection(shifted, timed.arrays, timed.report, elapsed)
 
 
 def _scaling(name: str, value: float | None, default: float) -> float:
@@ -225,6 +218,8 @@ def _scaling(name: str, value: float | None, default: float) -> float:
 
 
 REACH_MARGIN = 1.5     # reach_bound is already an upper bound; the margin absorbs URDF/tool inaccuracies
+# Waypoints farther than this many reaches are refused before planning; nearer ones are planned as far as they go.
+ABSURD_REACH_FACTOR = 10.0
 
 
 def _frame_reach(model: pin.Model, frame_id: int) -> float:
@@ -256,8 +251,14 @@ def reach_bound(robot: RobotModel, tip_frame: str) -> float:
     return REACH_MARGIN * (_frame_reach(model, robot.frame_id(tip_frame)) + _frame_reach(model, robot.base_frame_id))
 
 
-def check_reach(waypoints: Sequence[pin.SE3], bound: float) -> None:
-    """PathInputError naming the first waypoint farther than `bound` [m] from the base origin."""
+def check_reach(waypoints: Sequence[pin.SE3], reach: float) -> None:
+    """PathInputError naming the first waypoint farther than ABSURD_REACH_FACTOR x `reach` [m] from the base origin.
+
+    Only the physically absurd is refused up front (millimetres given as metres, a wrong frame): a waypoint that is
+    merely out of reach gets a plan as far as the arm can follow, with the fraction and the reason (as MoveIt's
+    computeCartesianPath). The factor also keeps a typo from densifying a path of gigabytes.
+    """
+    bound = ABSURD_REACH_FACTOR * reach
     if len(waypoints) == 0:
         return
     p = np.array([pose.translation for pose in waypoints], dtype=float)                  # (K, 3)
@@ -268,8 +269,9 @@ def check_reach(waypoints: Sequence[pin.SE3], bound: float) -> None:
     far = np.flatnonzero(np.isfinite(p).all(axis=1) & (distance > bound))
     if len(far):
         i = int(far[0])
-        raise PathInputError(f"waypoint {i} is {distance[i]:.4g} m from the base origin, beyond the arm's reach "
-                             f"bound of {bound:.3f} m (check the units and the frame_id)", i)
+        raise PathInputError(f"waypoint {i} is {distance[i]:.4g} m from the base origin, more than "
+                             f"{ABSURD_REACH_FACTOR:g} times the arm's reach of {reach:.3f} m: probably millimetres "
+                             "given as metres, or the wrong frame_id", i)
 
 
 def _join(pieces: list[TimedSection]) -> TimedSection:
@@ -284,43 +286,9 @@ def _join(pieces: list[TimedSection]) -> TimedSection:
         np.concatenate([a.times[k] + o for a, k, o in zip(arrays, keep, offsets)]),
         *(np.concatenate([getattr(a, name)[k] for a, k in zip(arrays, keep)])
           for name in ("positions", "velocities", "accelerations")))
-    report = TimingReport(float(joined.times[-1]), max(r.peak_velocity_ratio for r in reports),
-                          max(r.peak_acceleration_ratio for r in reports),
-                          retimings=max(r.retimings for r in reports),
-                          compute_time=sum(r.compute_time for r in reports),
-                          verify_time=sum(r.verify_time for r in reports))
+    report = join_reports(reports, float(joined.times[-1]))
     down = DownsampleResult(np.unique(np.concatenate([r.indices for r in reduced])),
                             max(r.max_joint_deviation for r in reduced),
                             max(r.max_position_deviation for r in reduced),
                             max(r.max_orientation_deviation for r in reduced))
-    return TimedSection(down, joined, report, np.vstack([p.control for p in pieces]),
-                        sum(p.downsample_time for p in pieces))
-
-
-def timed_deviation(control_positions: np.ndarray, dense_positions: np.ndarray, path: DensePath,
-                    solver: PathIkSolver, axes: AxisSelection) -> PathDeviation:
-    """Largest tool deviation of timed configurations from the geometric path, on the constrained axes.
-
-    Each configuration is matched to the dense joint solution (nearest sample, then projected on the
-    neighbouring joint segment); the geometric pose at that fractional sample (linear position, SLERP
-    orientation) is the reference its FK is compared with.
-    """
-    tree = cKDTree(dense_positions)
-    _, nearest = tree.query(control_positions)
-    last = len(dense_positions) - 1
-    lo = np.clip(nearest - 1, 0, last - 1)
-    best_i, best_f, best_d = lo.copy(), np.zeros(len(lo)), np.full(len(lo), np.inf)
-    for i in (lo, np.clip(nearest, 0, last - 1)):
-        seg = dense_positions[i + 1] - dense_positions[i]
-        f = np.clip(np.einsum("kj,kj->k", control_positions - dense_positions[i], seg)
-                    / np.maximum(np.einsum("kj,kj->k", seg, seg), 1e-30), 0.0, 1.0)
-        d = np.linalg.norm(control_positions - dense_positions[i] - f[:, None] * seg, axis=1)
-        better = d < best_d
-        best_i, best_f, best_d = (np.where(better, i, best_i), np.where(better, f, best_f),
-                                  np.where(better, d, best_d))
-    p_ref = (1 - best_f)[:, None] * path.positions[best_i] + best_f[:, None] * path.positions[best_i + 1]
-    R_a, R_b = path.rotations[best_i], path.rotations[best_i + 1]
-    R_ref = slerp_batch(R_a, R_b, best_f)
-    R, p = solver.fk(control_positions)
-    pos, rot = pose_errors(R, p, R_ref, p_ref, axes)
-    return PathDeviation(float(pos.max()), float(rot.max()))
+    return TimedSection(down, joined, report, sum(p.downsample_time for p in pieces))

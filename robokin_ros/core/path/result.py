@@ -100,6 +100,11 @@ class TimingReport:
     retimings: int = 0                 # uniform time stretches applied after a measured overshoot
     compute_time: float = 0.0          # [s] time parameterization (toppra) incl. re-timings
     verify_time: float = 0.0           # [s]
+    peak_tool_speed: float = float("nan")            # [m/s] tool frame origin at the control rate (nan = not measured)
+    peak_tool_angular_speed: float = float("nan")    # [rad/s]
+    peak_tool_speed_ratio: float = 0.0  # max over the set tool limits of peak / limit (<= 1 + 1e-3; 0 = none set)
+    limited_by: str = ""               # the limit binding longest: "velocity of <joint>", "acceleration of
+    #                                    <joint>", "tool speed", "tool angular speed" ("" = none / not measured)
 
 
 @dataclass(frozen=True)

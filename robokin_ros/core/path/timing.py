@@ -10,6 +10,12 @@ report up to 2.75x). Two measures, then a verification that is never relaxed:
   by 1/c and accelerations by 1/c^2 everywhere, so c = max(v ratio, sqrt(a ratio)) (plus a small margin)
   removes the measured overshoot without a second toppra run; the stretched trajectory is verified again
   at the control rate (the samples fall elsewhere on it). The limits used are never raised.
+
+Tool speed limits (`ToolSpeedLimit`): the tool twist along the path is J(q(s)) q'(s) sd, so each grid point
+gets sd <= min(v_lin / |J_lin q'|, w_max / |J_ang q'|), a bound on toppra's x = sd^2 (`_ToolSpeedBound`). Only
+where the tool limit is tighter than the joints does it slow the path down. The verification measures
+|J_lin qd| and |J_ang qd| at the control rate too, and the uniform stretch removes a tool overshoot as it
+removes a joint velocity overshoot (tool speeds scale by 1/c).
 """
 from __future__ import annotations
 
@@ -19,8 +25,11 @@ import time
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from robokin_ros.core.errors import InvalidInputError, TrajectoryTimingError
+from robokin_ros.core.path.chain import ChainArrays
+from robokin_ros.core.path.ik_kernel import chain_pose_jacobian
 from robokin_ros.core.path.result import JointTrajectoryArrays, TimingReport
 from robokin_ros.core.path.toppra_import import import_toppra
 
@@ -33,6 +42,73 @@ RATIO_TOLERANCE = 1e-3
 _MAX_RETIMINGS = 4
 _RETIME_MARGIN = 2e-3
 _INTERPOLATION = constraint.DiscretizationType.Interpolation
+_X_CAP = 1e16            # toppra's own bound on sd^2 where nothing limits the speed (q' = 0)
+_INNER = np.array([0.25, 0.5, 0.75])   # where the tool speed is also bounded inside a grid interval
+_ACTIVE = 1e-2           # a limit binds an interval when it is used to within 1 %
+
+
+class ToolSpeedLimit(NamedTuple):
+    """Peak tool speeds a timing must respect, and the chain that turns joint velocities into them."""
+
+    chain: ChainArrays                 # the tool's serial chain (`ChainFk.arrays()`), base frame
+    linear: float = 0.0                # [m/s] speed of the tool frame origin, 0 = no limit
+    angular: float = 0.0               # [rad/s] 0 = no limit
+
+
+@njit(cache=True)
+def _tool_speeds_into(Q, Qd, chain, out):
+    n = Q.shape[1]
+    R, p, J = np.empty((3, 3)), np.empty(3), np.empty((6, n))
+    for k in range(Q.shape[0]):
+        chain_pose_jacobian(Q[k], chain, R, p, J)
+        for half in range(2):
+            total = 0.0
+            for i in range(3 * half, 3 * half + 3):
+                v = 0.0
+                for j in range(n):
+                    v += J[i, j] * Qd[k, j]
+                total += v * v
+            out[k, half] = np.sqrt(total)
+
+
+def tool_speeds(chain: ChainArrays, positions: np.ndarray, velocities: np.ndarray) -> np.ndarray:
+    """(K, 2) |J_lin qd| [m/s] and |J_ang qd| [rad/s] of the tool for joint states (K, n) (compiled: a
+    Python loop over Pinocchio Jacobians would cost ~3 us per control sample)."""
+    out = np.empty((len(positions), 2))
+    _tool_speeds_into(np.ascontiguousarray(positions, float), np.ascontiguousarray(velocities, float), chain, out)
+    return out
+
+
+def _limit_vector(tool: ToolSpeedLimit) -> np.ndarray:
+    """(2,) limits with inf for "no limit"."""
+    return np.array([tool.linear if tool.linear > 0 else np.inf, tool.angular if tool.angular > 0 else np.inf])
+
+
+class _ToolSpeedBound(constraint.LinearConstraint):
+    """|J q'(s)| sd <= limit at every grid point and at `_INNER` points inside every grid interval, for toppra.
+
+    At grid point i the bound is on x = sd^2. Inside interval i, at s_i + f ds_i, sd^2 = x_i + 2 f ds_i u_i
+    (sd^2 is linear in s there): a linear constraint in (u_i, x_i), m^2 (2 f ds_i u_i + x_i) <= 1 with
+    m = |J q'| / limit at that point. Bounding the grid points only let the blended rectangle's tool
+    overshoot by 1.2 % between them, which the uniform stretch then took off the whole path; bounding each
+    interval by its largest |J q'| instead undershot a straight line's cruise by 0.8 %.
+    """
+
+    def __init__(self, tool: ToolSpeedLimit, dof: int) -> None:
+        super().__init__()
+        self.tool, self.dof = tool, dof
+        self.identical = True                      # F and g are the same at every grid point
+
+    def compute_constraint_params(self, path, gridpoints):
+        N, k = len(gridpoints), len(_INNER)
+        ds = np.diff(gridpoints)
+        s = np.concatenate([gridpoints, (gridpoints[:-1, None] + ds[:, None] * _INNER).ravel()])
+        per_s = (tool_speeds(self.tool.chain, path(s), path(s, 1)) / _limit_vector(self.tool)).max(axis=1)
+        inner2 = np.vstack([(per_s[N:] ** 2).reshape(N - 1, k), np.zeros((1, k))])     # (N, k), none at the end
+        a = inner2 * (2.0 * np.r_[ds, 0.0][:, None] * _INNER)
+        with np.errstate(divide="ignore"):
+            xbound = np.column_stack([np.zeros(N), np.minimum(per_s[:N] ** -2.0, _X_CAP)])
+        return a, inner2, np.zeros((N, k)), np.eye(k), np.ones(k), None, xbound
 
 
 def sample_times(duration: float, rate_hz: float) -> np.ndarray:
@@ -67,9 +143,12 @@ def _constraints(v_lim: np.ndarray, a_lim: np.ndarray) -> list:
     return _CONSTRAINTS[key]
 
 
-def _toppra(ss, waypoints, v_lim, a_lim) -> ConstAccelTrajectory:
+def _toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None) -> ConstAccelTrajectory:
     path = ta.SplineInterpolator(ss, waypoints, bc_type="not-a-knot")
-    instance = algo.TOPPRA(_constraints(v_lim, a_lim), path, gridpoints=_grid(ss),
+    constraints = _constraints(v_lim, a_lim)
+    if tool is not None:
+        constraints = [*constraints, _ToolSpeedBound(tool, len(v_lim))]
+    instance = algo.TOPPRA(constraints, path, gridpoints=_grid(ss),
                            parametrizer="ParametrizeConstAccel")
     instance.compute_parameterization(0.0, 0.0)
     data = instance.problem_data
@@ -124,9 +203,86 @@ class ConstAccelTrajectory:
         raise InvalidInputError(f"order {order} must be 0, 1 or 2")
 
 
-def _peak_ratios(trajectory, times, v_max, a_max) -> tuple[float, float]:
+class Peaks(NamedTuple):
+    """Measured peaks of a trajectory at the control rate."""
+
+    velocity_ratio: float              # max |qd| / v_max
+    acceleration_ratio: float          # max |qdd| / a_max
+    tool_ratio: float = 0.0            # max tool speed / its limit over the set limits (0 = none set)
+    tool_speed: float = float("nan")   # [m/s] (nan = no tool chain given)
+    tool_angular_speed: float = float("nan")  # [rad/s]
+
+    def worst(self) -> float:
+        """The stretch that would bring every ratio to 1: velocities scale by 1/c, accelerations by 1/c^2."""
+        return max(self.velocity_ratio, np.sqrt(self.acceleration_ratio), self.tool_ratio, 1.0)
+
+
+def _peaks(trajectory, times, v_max, a_max, tool: ToolSpeedLimit | None) -> Peaks:
     qd, qdd = trajectory(times, 1), trajectory(times, 2)
-    return float((np.abs(qd) / v_max).max()), float((np.abs(qdd) / a_max).max())
+    peaks = Peaks(float((np.abs(qd) / v_max).max()), float((np.abs(qdd) / a_max).max()))
+    return peaks if tool is None else _with_tool_peaks(peaks, trajectory, times, tool, qd)
+
+
+def _with_tool_peaks(peaks: Peaks, trajectory, times, tool: ToolSpeedLimit, qd=None) -> Peaks:
+    qd = trajectory(times, 1) if qd is None else qd
+    speed = tool_speeds(tool.chain, trajectory(times), qd).max(axis=0)                 # (2,)
+    ratio = speed / _limit_vector(tool)                                                 # 0 where unlimited
+    return peaks._replace(tool_ratio=float(ratio.max()), tool_speed=float(speed[0]),
+                          tool_angular_speed=float(speed[1]))
+
+
+def binding_limits(trajectory: ConstAccelTrajectory, v_max, a_max, tool: ToolSpeedLimit | None = None):
+    """The limit each grid interval of toppra's solution runs at (within 1 %), shape (N - 1,) int:
+    j = velocity of joint j, n + j = acceleration of joint j, 2n = tool speed, 2n + 1 = tool angular speed,
+    -1 = none. A velocity binds an interval when it is at its limit at both ends; an acceleration when it
+    is at its limit at either end (toppra's interpolation scheme constrains both)."""
+    ss, sd, us = trajectory.ss, trajectory.sd, trajectory.us
+    dq, ddq = trajectory.path(ss, 1), trajectory.path(ss, 2)                           # (N, n)
+    per_s = np.abs(dq) / v_max
+    if tool is not None:
+        per_s = np.hstack([per_s, tool_speeds(tool.chain, trajectory.path(ss), dq) / _limit_vector(tool)])
+    at_speed = per_s * sd[:, None]                                                      # (N, n [+ 2])
+    speed = np.minimum(at_speed[:-1], at_speed[1:])                                    # (N - 1, .)
+    accel = np.maximum(np.abs(ddq[:-1] * sd[:-1, None] ** 2 + dq[:-1] * us[:, None]),
+                       np.abs(ddq[1:] * sd[1:, None] ** 2 + dq[1:] * us[:, None])) / a_max
+    n = len(v_max)
+    ratios = np.hstack([speed[:, :n], accel, speed[:, n:]])                           # joint v, joint a, tool
+    label = ratios.argmax(axis=1)
+    return np.where(ratios.max(axis=1) >= 1.0 - _ACTIVE, label, -1)
+
+
+def _limit_name(label: int, joint_names) -> str:
+    n = len(joint_names)
+    if label < 0:
+        return ""
+    if label < 2 * n:
+        return f"{('velocity', 'acceleration')[label // n]} of {joint_names[label % n]}"
+    return ("tool speed", "tool angular speed")[label - 2 * n]
+
+
+def _limited_by(trajectory: ConstAccelTrajectory, v_max, a_max, tool, joint_names) -> str:
+    """The limit that binds the longest share of the duration ("" when none binds)."""
+    labels = binding_limits(trajectory, v_max, a_max, tool)
+    weights = np.bincount(labels + 1, weights=np.diff(trajectory.ts))                  # slot 0 = none
+    if len(weights) < 2 or weights[1:].max() <= 0:
+        return ""
+    return _limit_name(int(weights[1:].argmax()), joint_names)
+
+
+def join_reports(reports, duration: float) -> TimingReport:
+    """One report for rest-to-rest sections played one after the other: the worst peaks, summed costs, the
+    binding limit of the longest section."""
+    def worst(name: str) -> float:
+        values = [getattr(r, name) for r in reports if not np.isnan(getattr(r, name))]
+        return max(values) if values else float("nan")
+    return TimingReport(duration, worst("peak_velocity_ratio"), worst("peak_acceleration_ratio"),
+                        retimings=max(r.retimings for r in reports),
+                        compute_time=sum(r.compute_time for r in reports),
+                        verify_time=sum(r.verify_time for r in reports),
+                        peak_tool_speed=worst("peak_tool_speed"),
+                        peak_tool_angular_speed=worst("peak_tool_angular_speed"),
+                        peak_tool_speed_ratio=worst("peak_tool_speed_ratio"),
+                        limited_by=max(reports, key=lambda r: r.duration).limited_by)
 
 
 class TimedTrajectory(NamedTuple):
@@ -139,7 +295,8 @@ class TimedTrajectory(NamedTuple):
 
 def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.ndarray, a_max: np.ndarray,
                  velocity_scaling: float = 1.0, acceleration_scaling: float = 1.0,
-                 trajectory_rate_hz: float = 100.0, control_rate_hz: float = 500.0) -> TimedTrajectory:
+                 trajectory_rate_hz: float = 100.0, control_rate_hz: float = 500.0,
+                 tool: ToolSpeedLimit | None = None) -> TimedTrajectory:
     """Time-optimal trajectory through joint waypoints (M, n) parameterized by `ss` (M,), from rest to rest.
 
     Args:
@@ -148,9 +305,11 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
         joint_names: names, in column order.
         v_max, a_max: per-joint limits [rad/s], [rad/s^2], finite and > 0.
         velocity_scaling, acceleration_scaling: global fractions in (0, 1], checked by the caller
-            (`CartesianPathPlanner.plan` is the edge that validates them).
+            (`CartesianPathPlanner.plan` is the edge that validates them). They scale the joint limits only.
         trajectory_rate_hz: sample rate of the returned arrays.
         control_rate_hz: rate of the verification sampling.
+        tool: tool speed limits (absolute, not scaled) and the chain to measure them; None = no tool limit
+            and no tool speed in the report (with limits of 0 the tool speed is measured, not limited).
 
     Returns:
         TimedTrajectory: arrays, verification report and the continuous trajectory.
@@ -165,28 +324,38 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
     if bad:
         raise TrajectoryTimingError(f"joints {bad} have no finite positive velocity/acceleration limit; "
                                     "set max_joint_velocity / max_joint_acceleration")
+    if tool is not None and not (tool.linear >= 0 and tool.angular >= 0):
+        raise TrajectoryTimingError(f"tool speed limits {tool.linear} m/s, {tool.angular} rad/s must be >= 0 "
+                                    "(0 = no limit)")
+    limited = tool is not None and (tool.linear > 0 or tool.angular > 0)
     t0 = time.perf_counter()
-    trajectory = _toppra(ss, waypoints, v_max, a_max)
+    trajectory = _toppra(ss, waypoints, v_max, a_max, tool if limited else None)
+    limited_by = _limited_by(trajectory, v_max, a_max, tool if limited else None, joint_names)
     verify = 0.0
     for retimings in range(_MAX_RETIMINGS + 1):
         t1 = time.perf_counter()
         duration = trajectory.duration
         control_times = sample_times(duration, control_rate_hz)
-        v_ratio, a_ratio = _peak_ratios(trajectory, control_times, v_max, a_max)
+        peaks = _peaks(trajectory, control_times, v_max, a_max, tool if limited else None)
+        if tool is not None and not limited and peaks.worst() <= 1.0 + RATIO_TOLERANCE:
+            # no tool limit: its speed is only reported, so it is measured once, on the final trajectory
+            peaks = _with_tool_peaks(peaks, trajectory, control_times, tool)
         verify += time.perf_counter() - t1
-        if v_ratio <= 1.0 + RATIO_TOLERANCE and a_ratio <= 1.0 + RATIO_TOLERANCE:
+        if peaks.worst() <= 1.0 + RATIO_TOLERANCE:
             break
-        # slow down uniformly by the measured overshoot: qd / c, qdd / c^2
-        factor = max(v_ratio, np.sqrt(a_ratio), 1.0) * (1.0 + _RETIME_MARGIN)
-        trajectory = trajectory.stretched(factor)
+        # slow down uniformly by the measured overshoot: qd / c, qdd / c^2, tool speeds / c
+        trajectory = trajectory.stretched(peaks.worst() * (1.0 + _RETIME_MARGIN))
     else:
         raise TrajectoryTimingError(f"toppra overshoots the limits after {_MAX_RETIMINGS} re-timings "
-                                    f"(|qd|/v_max {v_ratio:.4f}, |qdd|/a_max {a_ratio:.4f})")
+                                    f"(|qd|/v_max {peaks.velocity_ratio:.4f}, |qdd|/a_max "
+                                    f"{peaks.acceleration_ratio:.4f}, tool speed/limit {peaks.tool_ratio:.4f})")
     times = sample_times(duration, trajectory_rate_hz)
     positions = trajectory(times)
     positions[0] = waypoints[0]         # the first point is the start state, exactly
     arrays = JointTrajectoryArrays(tuple(joint_names), times, positions, trajectory(times, 1),
                                    trajectory(times, 2))
-    report = TimingReport(duration, v_ratio, a_ratio, retimings=retimings,
-                          compute_time=time.perf_counter() - t0 - verify, verify_time=verify)
+    report = TimingReport(duration, peaks.velocity_ratio, peaks.acceleration_ratio, retimings=retimings,
+                          compute_time=time.perf_counter() - t0 - verify, verify_time=verify,
+                          peak_tool_speed=peaks.tool_speed, peak_tool_angular_speed=peaks.tool_angular_speed,
+                          peak_tool_speed_ratio=peaks.tool_ratio, limited_by=limited_by)
     return TimedTrajectory(arrays, report, trajectory)

@@ -1,0 +1,199 @@
+"""True tool deviation of a timed trajectory from the requested path, as a trajectory controller plays it.
+
+Playback: joint_trajectory_controller interpolates between the published points with a quintic when they carry
+positions, velocities and accelerations and with a cubic Hermite when they carry positions and velocities, and
+samples that at its update rate. `controller_positions` does the same, so the check sees what the arm is asked to do,
+not the toppra spline the points were sampled from.
+
+Reference: the requested geometry itself, not the solved joint samples. Matching by the solved samples (nearest
+joint configuration) turns running ahead of or behind schedule into deviation. Here each played pose is projected
+onto the path and only its distance from it counts. The geometry is exact: within one dense interval the position is
+a straight line or a quadratic Bezier in a uniformly sampled parameter, so the quadratic through the two samples and
+the geometric midpoint between them (`DensePath.mid_positions`) *is* the path there, and the orientation is one
+geodesic, so SLERP between the two samples is exact too (see core/path/geometry.py).
+
+Projection metric: the pose error on the constrained axes (`AxisSelection`, in base or tool axes), rotation weighted
+by `angle_weight` [m/rad] (the planner uses sample_step / sample_angle_step: 1 mrad counts like 1 mm, the metric of
+`DensePath.progress`). On a path of constant orientation this is the Euclidean distance to the nearest point of the
+path; the rotation term picks the reference on pure-rotation and rotation-dominated stretches, where the position
+alone cannot tell where along the path the tool is.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+from scipy.spatial import cKDTree
+
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.path.checks import AxisSelection, pose_errors
+from robokin_ros.core.path.geometry import DensePath
+from robokin_ros.core.path.result import JointTrajectoryArrays
+from robokin_ros.core.path.timing import sample_times
+from robokin_ros.core.so3 import log3_batch, slerp_batch
+
+INTERPOLATIONS = ("quintic", "cubic")
+_NEWTON_STEPS = 3        # from the chord solution; the quadratic term of a <= 1 mm interval is tiny
+# nearest dense samples whose neighbouring intervals are searched: 2 so that a path touching itself (closed,
+# crossing) offers both branches
+_CANDIDATES = 2
+
+Fk = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]      # (K, n) -> rotations (K, 3, 3), positions (K, 3)
+
+
+class TrajectoryDeviation(NamedTuple):
+    """Largest deviation of the played trajectory from the requested path, on the constrained axes."""
+
+    position: float          # [m]
+    orientation: float       # [rad]
+    position_time: float     # [s] time from start of the largest position deviation
+    samples: int             # played samples checked
+
+
+class PathProjection(NamedTuple):
+    """Nearest points of the path: dense interval, fraction in it, and the reference poses there."""
+
+    interval: np.ndarray     # (K,) int, between dense samples i and i + 1
+    fraction: np.ndarray     # (K,) in [0, 1]
+    positions: np.ndarray    # (K, 3) [m] base frame
+    rotations: np.ndarray    # (K, 3, 3)
+
+
+def controller_positions(trajectory: JointTrajectoryArrays, times: npt.NDArray[np.float64],
+                         interpolation: str = "quintic") -> np.ndarray:
+    """Joint positions (K, n) at `times` [s] between the trajectory's points, as joint_trajectory_controller plays
+    them: "quintic" (positions, velocities, accelerations) or "cubic" (Hermite on positions and velocities).
+
+    Raises:
+        InvalidInputError: an unknown interpolation or times outside [0, duration].
+    """
+    if interpolation not in INTERPOLATIONS:
+        raise InvalidInputError(f"interpolation='{interpolation}' is not one of {INTERPOLATIONS}")
+    t_knots = trajectory.times
+    times = np.asarray(times, dtype=float)
+    if len(times) and (times.min() < t_knots[0] or times.max() > t_knots[-1]):
+        raise InvalidInputError(f"times span [{times.min():g}, {times.max():g}] s, outside the trajectory's "
+                                f"[{t_knots[0]:g}, {t_knots[-1]:g}] s")
+    if len(t_knots) == 1:
+        return np.repeat(trajectory.positions, len(times), axis=0)
+    k = np.clip(np.searchsorted(t_knots, times, side="right") - 1, 0, len(t_knots) - 2)     # (K,)
+    h = (t_knots[k + 1] - t_knots[k])[:, None]                                              # (K, 1)
+    s = (times - t_knots[k])[:, None] / h                                                   # (K, 1) in [0, 1]
+    p0, p1 = trajectory.positions[k], trajectory.positions[k + 1]                           # (K, n)
+    v0, v1 = trajectory.velocities[k] * h, trajectory.velocities[k + 1] * h                 # per unit s
+    if interpolation == "cubic":
+        s2, s3 = s * s, s * s * s
+        return ((2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * v0 + (3 * s2 - 2 * s3) * p1 + (s3 - s2) * v1)
+    a0, a1 = trajectory.accelerations[k] * h * h, trajectory.accelerations[k + 1] * h * h
+    # the quintic matching position, velocity and acceleration at both ends, in the unit parameter s
+    dp = p1 - p0
+    c3 = 10 * dp - 6 * v0 - 4 * v1 - 1.5 * a0 + 0.5 * a1
+    c4 = -15 * dp + 8 * v0 + 7 * v1 + 1.5 * a0 - a1
+    c5 = 6 * dp - 3 * (v0 + v1) - 0.5 * a0 + 0.5 * a1
+    return p0 + s * (v0 + s * (0.5 * a0 + s * (c3 + s * (c4 + s * c5))))
+
+
+def _axis_weights(axes: AxisSelection, angle_weight: float) -> np.ndarray:
+    """(6,) weight of each error component in the projection metric: 0 on free axes."""
+    w = np.zeros(6)
+    w[axes.rows] = 1.0
+    w[3:] *= angle_weight
+    return w
+
+
+def _features(positions: np.ndarray, rotations: np.ndarray, axes: AxisSelection, angle_weight: float) -> np.ndarray:
+    """Points for the nearest-sample search in the projection metric. The chordal distance |Ra - Rb|_F / sqrt(2)
+    approximates the angle; tool-axis masks use every coordinate of a constrained kind (the tool's axes change from
+    pose to pose), base-axis masks only the constrained coordinates."""
+    lin, ang = axes.rows[axes.rows < 3], axes.rows[axes.rows >= 3]
+    parts = []
+    if len(lin):
+        parts.append(positions if axes.tool_axes else positions[:, lin])
+    if len(ang):
+        parts.append(rotations.reshape(-1, 9) * (angle_weight / np.sqrt(2.0)))
+    return np.hstack(parts)
+
+
+def _interval_errors(path: DensePath, i: np.ndarray, R: np.ndarray, p: np.ndarray, axes: AxisSelection,
+                     weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted error E(u) = e0 + u e1 + u^2 e2 (each (K, 6)) of the poses R, p against interval i at fraction u.
+
+    Position: the quadratic through sample, midpoint and next sample (exact, see the module docstring). Orientation:
+    log(R_ref(u) R^T) ~ log(R_i R^T) + u R_i w_i to first order (w_i: the interval's body rotation, <= 1 mrad),
+    enough to choose u; the reported error is exact (`pose_errors`).
+    """
+    a, m, b = path.positions[i], path.mid_positions[i], path.positions[i + 1]                  # (K, 3)
+    Ra, Rb = path.rotations[i], path.rotations[i + 1]                                          # (K, 3, 3)
+    w_body = log3_batch(Ra.transpose(0, 2, 1) @ Rb).vector                                    # of Ra^T Rb
+    g = log3_batch(Ra @ R.transpose(0, 2, 1)).vector                                          # of Ra R^T
+    e0 = np.hstack([a - p, g])
+    e1 = np.hstack([4 * m - 3 * a - b, (Ra @ w_body[:, :, None])[:, :, 0]])
+    e2 = np.hstack([2 * a + 2 * b - 4 * m, np.zeros_like(a)])
+    if axes.tool_axes:                       # components along the played tool's axes, as pose_errors takes them
+        Rt = R.transpose(0, 2, 1)
+        e0, e1, e2 = ((Rt @ e.reshape(-1, 2, 3).transpose(0, 2, 1)).transpose(0, 2, 1).reshape(-1, 6)
+                      for e in (e0, e1, e2))
+    return e0 * weights, e1 * weights, e2 * weights
+
+
+def _nearest_fraction(e0: np.ndarray, e1: np.ndarray, e2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fraction u in [0, 1] minimising |e0 + u e1 + u^2 e2|^2 (from the chord's minimiser, Newton steps), and
+    the squared error there."""
+    chord = e1 + e2
+    u = np.clip(-np.einsum("kj,kj->k", e0, chord) / np.maximum(np.einsum("kj,kj->k", chord, chord), 1e-300),
+                0.0, 1.0)
+    for _ in range(_NEWTON_STEPS):
+        E, dE = e0 + u[:, None] * (e1 + u[:, None] * e2), e1 + 2 * u[:, None] * e2
+        gradient = np.einsum("kj,kj->k", E, dE)
+        curvature = np.einsum("kj,kj->k", dE, dE) + 2 * np.einsum("kj,kj->k", E, e2)
+        u = np.clip(u - np.where(curvature > 0, gradient / np.maximum(curvature, 1e-300), 0.0), 0.0, 1.0)
+    E = e0 + u[:, None] * (e1 + u[:, None] * e2)
+    return u, np.einsum("kj,kj->k", E, E)
+
+
+def project_onto_path(path: DensePath, R: np.ndarray, p: np.ndarray, axes: AxisSelection,
+                      angle_weight: float) -> PathProjection:
+    """Nearest points of `path` to the poses R (K, 3, 3), p (K, 3) in the metric of the module docstring.
+
+    Candidates: the dense intervals on both sides of the `_CANDIDATES` nearest samples (KD-tree); the best fraction
+    in each, then the best interval.
+    """
+    count = len(p)
+    if path.size == 1:
+        zeros = np.zeros(count, dtype=int)
+        return PathProjection(zeros, np.zeros(count), path.positions[zeros], path.rotations[zeros])
+    tree = cKDTree(_features(path.positions, path.rotations, axes, angle_weight))
+    k = min(_CANDIDATES, path.size)
+    _, nearest = tree.query(_features(p, R, axes, angle_weight), k=k)
+    nearest = nearest.reshape(count, k)
+    candidates = np.clip(np.hstack([nearest - 1, nearest]), 0, path.size - 2)                  # (K, 2k)
+    weights = _axis_weights(axes, angle_weight)
+    rows = np.repeat(np.arange(count), candidates.shape[1])
+    u, cost = _nearest_fraction(*_interval_errors(path, candidates.ravel(), R[rows], p[rows], axes, weights))
+    best = np.argmin(cost.reshape(count, -1), axis=1)                                           # (K,)
+    pick = np.arange(count) * candidates.shape[1] + best
+    i, f = candidates.ravel()[pick], u[pick]
+    a, m, b = path.positions[i], path.mid_positions[i], path.positions[i + 1]
+    f2 = f[:, None]
+    positions = a + f2 * (4 * m - 3 * a - b) + f2 * f2 * (2 * a + 2 * b - 4 * m)
+    return PathProjection(i, f, positions, slerp_batch(path.rotations[i], path.rotations[i + 1], f))
+
+
+def trajectory_deviation(trajectory: JointTrajectoryArrays, path: DensePath, fk: Fk, axes: AxisSelection,
+                         control_rate_hz: float, angle_weight: float = 1.0,
+                         interpolation: str = "quintic") -> TrajectoryDeviation:
+    """Largest deviation on the constrained axes of the trajectory, played at `control_rate_hz` [Hz] with
+    `interpolation`, from the requested path (both poses base_T_tool).
+
+    Args:
+        fk: batched tool FK of the joint positions (e.g. `PathIkSolver.fk`).
+        angle_weight: [m/rad] weight of rotation against translation when choosing the nearest point.
+    """
+    times = sample_times(trajectory.duration, control_rate_hz) if trajectory.duration > 0 else np.zeros(1)
+    R, p = fk(controller_positions(trajectory, times, interpolation))
+    ref = project_onto_path(path, R, p, axes, angle_weight)
+    pos, rot = pose_errors(R, p, ref.rotations, ref.positions, axes)
+    worst = int(np.argmax(pos))
+    return TrajectoryDeviation(float(pos[worst]), float(rot.max()), float(times[worst]), len(times))
