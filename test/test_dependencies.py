@@ -68,7 +68,8 @@ def _imports(folders: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for folder in folders:
         files = sorted((PACKAGE_DIR / folder).rglob("*.py"))
-        local = {path.stem for path in files}           # test helpers (conftest, ros_helpers, ...)
+        # test helpers (conftest, ros_helpers, ...) and the benchmarks (tests reuse their path suite)
+        local = {path.stem for path in files} | {path.stem for path in (PACKAGE_DIR / "bench").glob("*.py")}
         for path in files:
             for node in ast.walk(ast.parse(path.read_text(), str(path))):
                 if isinstance(node, ast.Import):
