@@ -30,6 +30,8 @@ window as refilled serialized bytes (ros/serialized_trajectory.py). Spun by the 
 """
 from __future__ import annotations
 
+from collections import deque
+
 from control_msgs.msg import JointJog
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
@@ -78,6 +80,9 @@ REJECTION_KIND_CHARS = 60
 _TRAJECTORY = "trajectory_msgs/JointTrajectory"
 ROBOKIN_STATUS_TOPIC = "~/robokin_status"
 SCENE_TOPIC = "~/scene_objects"
+# Adding an object rebuilds the collision pairs (~3.6 ms with 50 objects, measured): the tick applies one change, so
+# a burst costs late ticks, not a stalled loop; beyond this many pending changes a flood is refused, with a status.
+SCENE_QUEUE_LIMIT = 100
 MARKER_PERIOD = 0.1          # [s] the collision markers are for a person: 10 Hz is plenty
 
 
@@ -128,8 +133,9 @@ class ServoNode(RobokinNode):
         self.create_service(ServoCommandType, "~/switch_command_type", self._on_switch_command_type)
         self.create_service(SetBool, "~/enable_hand_guiding", self._on_enable_hand_guiding)
         # every scene change counts (a queue, applied at the next tick), unlike commands where the newest wins
-        self._scene_changes: list[SceneObjectMsg] = []
-        self.create_subscription(SceneObjectMsg, SCENE_TOPIC, self._scene_changes.append, QUEUE_DEPTH)
+        self._scene_changes: deque[SceneObjectMsg] = deque()
+        self._scene_changes_dropped = 0
+        self.create_subscription(SceneObjectMsg, SCENE_TOPIC, self._on_scene_object, QUEUE_DEPTH)
         if cfg.check_collisions:
             self._marker_pub = self.create_publisher(MarkerArray, "~/collision_markers", QUEUE_DEPTH)
             self.create_timer(MARKER_PERIOD, self._publish_collision_markers)
@@ -237,21 +243,32 @@ class ServoNode(RobokinNode):
             except RobokinError as err:
                 self._reject(ServoStatus.JOINT_STATE_MISSING, f"joint state rejected: {err}", now)
         self._take_sensors(now)
-        if self._scene_changes:
+        if self._scene_changes or self._scene_changes_dropped:
             self._take_scene_changes(now)
         self._take_command(self._twists, CommandType.TWIST, now, self._apply_twist)
         self._take_command(self._joint_jogs, CommandType.JOINT_JOG, now, self._apply_joint_jog)
         self._take_command(self._pose_targets, CommandType.POSE, now, self._apply_pose_target)
 
+    def _on_scene_object(self, msg: SceneObjectMsg) -> None:
+        if len(self._scene_changes) >= SCENE_QUEUE_LIMIT:
+            self._scene_changes_dropped += 1
+        else:
+            self._scene_changes.append(msg)
+
     def _take_scene_changes(self, now: float) -> None:
-        changes, self._scene_changes[:] = list(self._scene_changes), []
-        for msg in changes:
-            try:
-                change = scene_change_from_msg(msg)
-                text = self._servo.update_scene(change, self._tf_frames.pose_if_external(change.frame))
-                self.get_logger().info(text)
-            except RobokinError as err:
-                self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {err}", now)
+        if self._scene_changes_dropped:
+            self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {self._scene_changes_dropped} "
+                         f"message(s) dropped, more than {SCENE_QUEUE_LIMIT} changes were pending (the servo applies "
+                         "one per tick)", now)
+            self._scene_changes_dropped = 0
+            return                  # this tick's status is the drop: a change's own verdict would replace it
+        msg = self._scene_changes.popleft()
+        try:
+            change = scene_change_from_msg(msg)
+            text = self._servo.update_scene(change, self._tf_frames.pose_if_external(change.frame))
+            self.get_logger().info(text)
+        except RobokinError as err:
+            self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {err}", now)
 
     def _publish_collision_markers(self) -> None:
         collision = self._servo.collision_guard

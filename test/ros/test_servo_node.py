@@ -449,3 +449,21 @@ def test_a_joint_jog_naming_an_unknown_joint_is_refused_with_the_name_and_nothin
     assert np.abs(probe.joint_states[-1] - start).max() < 1e-9
     refused = [s for s in probe.statuses if s.code == ServoStatus.INVALID_COMMAND]
     assert refused and "joint 'elbow' is not in the model" in refused[-1].message
+
+
+def test_a_flood_of_scene_objects_is_bounded_and_says_how_many_were_dropped(graph):
+    """Scene changes queue (every one counts) but not without bound: beyond SCENE_QUEUE_LIMIT pending ones the rest
+    are refused with a status; the servo applies one per tick and keeps running."""
+    from robokin_interfaces.msg import SceneObject
+    from robokin_ros.nodes.servo_node import SCENE_QUEUE_LIMIT
+    servo, sim, probe = graph
+    for i in range(SCENE_QUEUE_LIMIT + 50):
+        servo._on_scene_object(SceneObject(operation=SceneObject.REMOVE, id=f"o{i}"))
+    assert len(servo._scene_changes) == SCENE_QUEUE_LIMIT
+    spin_for(probe.executor, 0.5)
+    messages = [s.message for s in probe.statuses if s.code == ServoStatus.INVALID_COMMAND]
+    assert any("50 message(s) dropped, more than 100 changes were pending" in m for m in messages), messages[-3:]
+    # this graph does not check collisions: each applied change is refused with that reason
+    assert any("collision checking is off" in m for m in messages)
+    spin_for(probe.executor, 0.5)
+    assert len(servo._scene_changes) < SCENE_QUEUE_LIMIT
