@@ -121,3 +121,18 @@ def test_motion_toward_an_obstacle_decelerates_then_halts_at_the_minimum_distanc
     for _ in range(int(0.5 / DT)):
         out = arm.tick(twist=(0.0, 0.0, 0.1))
     assert panda.fk(out.positions).translation[2] > z + 0.02 and out.status == ServoStatus.OK
+
+
+def test_with_both_guards_the_smaller_factor_wins(panda, tmp_path):
+    """Separation allows 0.125 m/s; near the block the collision factor is smaller and must still win: the arm halts
+    at the minimum distance, never pushed on by the separation factor."""
+    tool = panda.fk(panda.home()).translation
+    scene = tmp_path / "scene.yaml"
+    scene.write_text("objects:\n  - id: block\n    shape: box\n    dimensions: [0.2, 0.2, 0.04]\n"
+                     f"    position: [{tool[0] + 0.05}, {tool[1]}, 0.15]\n")
+    arm = IdealArm(panda, command_in_type="speed_units", check_collisions=True, scene_objects_file=str(scene),
+                   separation_enabled=True)
+    statuses = [arm.tick(twist=(0.0, 0.0, -0.2), distance=0.5).status for _ in range(int(4.0 / DT))]
+    assert ServoStatus.SEPARATION_LIMITED in statuses and statuses[-1] == ServoStatus.HALT_FOR_COLLISION
+    assert abs(arm.servo.clearance.distance - arm.servo.config.min_allowable_collision_distance) < 2e-4
+    assert arm.tool_speed(10).max() < 1e-6

@@ -353,20 +353,22 @@ class Servo:
             status, message = self._pose_status(result.status, result)
         elif status is not None and result.status != ServoStatus.OK:
             status, message = result.status, f"{result.message}; {message}"
+        # the guards: the smallest factor wins, solved again once through the same limits and acceleration window (a
+        # stop is a ramp, never a step; at 0 the null-space motion stops too)
+        scale = 1.0
         if self._collision is not None and self.config.check_collisions:
             verdict = self._collision.judge(q, result.velocities, now)
             if verdict is not None:
-                result = self._solve(q, twist, verdict.scale * self._unlimited_share(q, twist, result.velocities))
+                scale = verdict.scale * self._unlimited_share(q, twist, result.velocities)
                 status, message = verdict.status, verdict.message
         if self.config.separation_enabled:
             # judged on the command, not on the acceleration-limited result: a factor taken from a result still
             # ramping up would let the speed creep past the limit tick by tick
             verdict = self._separation.judge(q, twist, None if twist is not None else self._joint_velocities, now)
-            if verdict is not None:
-                # slower, through the same limits and acceleration window (a stop is a ramp, never a step; at 0 the
-                # null-space motion stops too)
-                result = self._solve(q, twist if verdict.scale > 0.0 else None, verdict.scale)
-                status, message = verdict.status, verdict.message
+            if verdict is not None and verdict.scale < scale:
+                scale, status, message = verdict.scale, verdict.status, verdict.message
+        if scale < 1.0:
+            result = self._solve(q, twist if scale > 0.0 else None, scale)
         # = self._advance(v) then self._output(...), fused into one compiled call (~2 us less per tick)
         v, grid, n = result.velocities, self._sparse_times, len(q)
         q_next, q_out, v_out = np.empty(n), np.empty(n), np.empty(n)
