@@ -2,11 +2,16 @@
 
 Interfaces (names relative to the node):
 - action `~/execute_cartesian_path` (robokin_interfaces/action/ExecuteCartesianPath): plans from the measured
-  joint state; unless `plan_only`, executes the trajectory. `execution: action` (default, as MoveIt does) sends
-  it as a control_msgs/FollowJointTrajectory goal to `follow_joint_trajectory_action` with `path_tolerance`,
-  `goal_tolerance` and `execution_timeout_margin` as the goal's tolerances, and reports the controller's
-  acceptance and result in its own words (ros/trajectory_execution.py). `execution: topic` publishes on
-  `command_out_topic` and follows `joint_topic` until every joint is within `goal_tolerance` of the end.
+  joint state; unless `plan_only`, executes the trajectory. A goal is either a waypoint path (CartesianPathPlanner,
+  begun as its `approach` says: core/path/approach.py) or, when `program` is not empty, a motion program of
+  MoveL / MoveJ / MoveC moves (core/program/planner.py; messages converted by ros/program_conversions.py) whose
+  result also carries `failed_move` and the per-move cycle-time report `move_reports`. A plan that fails returns
+  its solved part, which `execute_partial` also executes (ros/path_conversions.py decides what a plan executes).
+  `execution: action` (default, as MoveIt does) sends it as a control_msgs/FollowJointTrajectory goal to
+  `follow_joint_trajectory_action` with `path_tolerance`, `goal_tolerance` and `execution_timeout_margin` as the
+  goal's tolerances, and reports the controller's acceptance and result in its own words
+  (ros/trajectory_execution.py). `execution: topic` publishes on `command_out_topic` and follows `joint_topic` until
+  every joint is within `goal_tolerance` of the end.
   Cancel, preemption and the execution timeout (`execution_timeout_margin` past the planned duration, judged
   from the joint states) send a stop in place of the running trajectory (a new goal, or on the topic): the
   rest of the planned path re-timed to rest within the acceleration limits (core/path/stopping.py), or a ramp
@@ -17,8 +22,9 @@ Interfaces (names relative to the node):
   arm is decided by `core/path/execution.py`.
 - Parameters can be changed at run time (`ros2 param set`): the whole new PathConfig is validated and swapped
   with a rebuilt planner; an invalid value is refused with the reason. Robot and topic parameters are read-only.
-- `~/path` (nav_msgs/Path): plan with the configured defaults and send the trajectory (fire and forget).
-- `~/markers` (visualization_msgs/MarkerArray): planned tool path and failure point.
+- `~/path` (nav_msgs/Path): plan with the configured defaults (APPROACH_PATH: the path starts at the tool) and
+  send the trajectory (fire and forget).
+- `~/markers` (visualization_msgs/MarkerArray): planned tool path and failure point (waypoint paths only).
 The execute callback blocks while following the arm, so the node runs on a MultiThreadedExecutor with a
 reentrant callback group; the joint-state callback only stores the latest message.
 """
@@ -43,20 +49,26 @@ from robokin_ros.core.frames import TransformLookupError
 from robokin_ros.core.path.budget import TIMEOUT, PlanningStopped
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState, controller_outcome
+from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.stopping import plan_stop
+from robokin_ros.core.program.planner import ProgramPlanner
 from robokin_ros.core.sim.jtc_rules import jtc_rejection
 from robokin_ros.ros.goals import GoalAbort, GoalGate, end_goal
 from robokin_ros.ros.joint_state_cache import JointStateCache
 from robokin_ros.ros.jtc_conversions import follow_goal, trajectory_facts
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.path_conversions import (
-    failure_result,
+    GoalOutcome,
+    approach_from_goal,
     joint_trajectory_msg,
+    path_outcome,
     plan_options,
+    solved_part,
     waypoints_in_base,
 )
 from robokin_ros.ros.path_markers import path_markers
+from robokin_ros.ros.program_conversions import program_from_goal, program_outcome, program_plan_options
 from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, SideSubscription, receive_time, run_node
 from robokin_ros.ros.tf_frames import TfFrames
 from robokin_ros.ros.trajectory_execution import ENDINGS, ControllerClient, wait_for
@@ -85,7 +97,7 @@ class PathIkNode(RobokinNode):
     def __init__(self, node_name: str | None = None, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
         cfg = self._config
-        self._planner = self._warm_planner(cfg)
+        self._planner, self._programs = self._warm_planner(cfg)
         self._lock = threading.Lock()
         self._goals = GoalGate()
         # no TF listener until a waypoint names a frame outside the model; the first goal then waits for TF
@@ -106,23 +118,24 @@ class PathIkNode(RobokinNode):
         self.get_logger().info(f"path IK for {self._robot.name} ({self._robot.base_frame} -> "
                                f"{self._robot.tip_frame}) ready; preempt={cfg.preempt}; executes via {target}")
 
-    def _warm_planner(self, cfg: PathConfig) -> CartesianPathPlanner:
-        """A planner for `cfg` that has solved once (checks per-joint lists: ConfigError)."""
+    def _warm_planner(self, cfg: PathConfig) -> tuple[CartesianPathPlanner, ProgramPlanner]:
+        """Path and program planners for `cfg`, the path planner having solved once (checks per-joint lists:
+        ConfigError); the program planner plans on the path planner (its solvers and limits)."""
         planner = CartesianPathPlanner(self._robot, cfg)
         planner.warm_up()
-        return planner
+        return planner, ProgramPlanner(planner)
 
     def _apply_config(self, cfg: PathConfig) -> None:
         """Install a validated config (called by watch_config); RobokinError refuses it with the reason."""
-        planner = self._warm_planner(cfg)
+        planner, programs = self._warm_planner(cfg)
         with self._lock:
-            self._config, self._planner = cfg, planner
+            self._config, self._planner, self._programs = cfg, planner, programs
         self.get_logger().info("path parameters updated")
 
-    def _settings(self) -> tuple[PathConfig, CartesianPathPlanner]:
-        """The config and planner as one consistent pair (a parameter update swaps both)."""
+    def _settings(self) -> tuple[PathConfig, CartesianPathPlanner, ProgramPlanner]:
+        """The config and planners as one consistent set (a parameter update swaps them all)."""
         with self._lock:
-            return self._config, self._planner
+            return self._config, self._planner, self._programs
 
     # ---- inputs --------------------------------------------------------------------------------------
     def destroy_node(self) -> None:
@@ -153,7 +166,7 @@ class PathIkNode(RobokinNode):
         if self._goals.busy():                    # never two trajectories racing on one controller
             self._log.warning("path", "nav_msgs/Path ignored: an action goal is running")
             return
-        cfg, planner = self._settings()
+        cfg, planner, _ = self._settings()
         try:
             plan = self._plan(planner, self._current_positions(cfg), msg.poses, cfg.blend_radius,
                               should_stop=lambda: not self.context.ok())
@@ -169,23 +182,29 @@ class PathIkNode(RobokinNode):
     # ---- planning ------------------------------------------------------------------------------------
     def _plan(self, planner: CartesianPathPlanner, q0: np.ndarray, waypoints, blend: float, goal=None,
               should_stop=None):
-        """Plan, validated by the planner (a goal's 0 scaling and empty frame mean the node's default);
-        `should_stop` is polled while planning (PlanningStopped), which also ends at `planning_timeout`."""
+        """Plan, validated by the planner (a goal's 0 scaling and empty frame mean the node's default; its
+        `approach` says how the path begins); `should_stop` is polled while planning (PlanningStopped), which
+        also ends at `planning_timeout`."""
         try:
             poses = waypoints_in_base(self._robot, q0, waypoints, self._tf_frames.lookup)
         except TransformLookupError as err:
             raise GoalAbort(Result.INVALID_GOAL, f"waypoint frame lookup failed: {err}") from None
-        plan = planner.plan(q0, poses, blend, should_stop=should_stop, **({} if goal is None else plan_options(goal)))
+        approach, options = (Approach.PATH, {}) if goal is None else (approach_from_goal(goal), plan_options(goal))
+        plan = plan_with_approach(planner, q0, poses, blend, approach, should_stop=should_stop, **options)
         self._marker_pub.publish(path_markers(plan.ik, self._robot.base_frame, self.get_clock().now().to_msg()))
         return plan
 
-    def _plan_goal(self, goal_handle, planner: CartesianPathPlanner, cfg: PathConfig):
-        """Plan an action goal; GoalAbort when it is canceled or preempted while planning (or right after:
-        nothing is sent then) or when planning exceeds `planning_timeout` (PLANNING_TIMEOUT)."""
-        goal = goal_handle.request
+    def _plan_program(self, programs: ProgramPlanner, q0: np.ndarray, goal, cfg: PathConfig, should_stop):
+        """Plan a program goal (frames resolved as for waypoints; malformed moves raise PathInputError)."""
+        program = program_from_goal(self._robot, q0, goal, self._tf_frames.lookup, cfg)
+        return programs.plan(program, q0, should_stop=should_stop, **program_plan_options(goal))
+
+    def _plan_goal(self, goal_handle, cfg: PathConfig, plan):
+        """Plan an action goal with `plan(q0, should_stop)`; GoalAbort when it is canceled or preempted while
+        planning (or right after: nothing is sent then) or when planning exceeds `planning_timeout`
+        (PLANNING_TIMEOUT)."""
         try:
-            plan = self._plan(planner, self._current_positions(cfg), goal.waypoints, goal.blend_radius, goal,
-                              should_stop=lambda: self._planning_interrupt(goal_handle) is not None)
+            plan = plan(self._current_positions(cfg), lambda: self._planning_interrupt(goal_handle) is not None)
         except PlanningStopped as err:
             if err.reason == TIMEOUT:
                 raise GoalAbort(Result.PLANNING_TIMEOUT, str(err)) from None
@@ -207,7 +226,7 @@ class PathIkNode(RobokinNode):
 
     # ---- action --------------------------------------------------------------------------------------
     def _execute(self, goal_handle):
-        result = Result(error_code=Result.INTERNAL_ERROR, message="not finished", failed_sample=-1)
+        result = Result(error_code=Result.INTERNAL_ERROR, message="not finished", failed_sample=-1, failed_move=-1)
         with self._goals.executing(lambda: self._finish(goal_handle, result)):
             try:
                 self._run_goal(goal_handle, result)
@@ -230,31 +249,22 @@ class PathIkNode(RobokinNode):
 
     def _run_goal(self, goal_handle, result) -> None:
         goal = goal_handle.request
-        cfg, planner = self._settings()          # one consistent pair for the whole goal
+        cfg, planner, programs = self._settings()          # one consistent set for the whole goal
         self._feedback(goal_handle, "planning", 0.0)
-        plan = self._plan_goal(goal_handle, planner, cfg)
-        ik = plan.ik
-        result.fraction, result.arc_length, result.failed_sample = ik.fraction, ik.arc_length, ik.failed_sample
-        if not ik.success:
-            options = plan_options(goal)
-            prefix = planner.time_prefix(ik, goal.tip_frame, options["axis_mask"], options["axis_frame"])
-            failure_result(result, ik, prefix)
-            if goal.execute_partial and not goal.plan_only and prefix is not None and prefix.duration > 0.0:
-                self._follow(goal_handle, prefix, cfg)
-                result.message = (f"{ik.message}; executed the solved part: {ik.arc_length * 1e3:.1f} mm "
-                                  f"({ik.fraction * 100:.1f} % of the path) in {prefix.duration:.2f} s")
-            return
-        result.trajectory = joint_trajectory_msg(plan.trajectory)
-        if plan.trajectory.duration == 0.0:                 # already at the goal: nothing to send
-            result.error_code, result.message = Result.SUCCESS, ik.message
-            return
-        summary = (f"{ik.path.length * 1e3:.1f} mm in {plan.timing.duration:.2f} s, max deviation "
-                   f"{max(ik.deviations.position, plan.timing.max_position_deviation) * 1e3:.3f} mm")
-        if goal.plan_only:
-            result.error_code, result.message = Result.SUCCESS, f"planned (plan_only): {summary}"
-            return
-        self._follow(goal_handle, plan.trajectory, cfg)
-        result.error_code, result.message = Result.SUCCESS, f"executed: {summary}"
+        outcome: GoalOutcome
+        if goal.program:
+            plan = self._plan_goal(goal_handle, cfg,
+                                   lambda q0, stop: self._plan_program(programs, q0, goal, cfg, stop))
+            outcome = program_outcome(result, plan, goal)
+        else:
+            plan = self._plan_goal(goal_handle, cfg,
+                                   lambda q0, stop: self._plan(planner, q0, goal.waypoints, goal.blend_radius,
+                                                               goal, stop))
+            outcome = path_outcome(result, plan, None if plan.ik.success else solved_part(planner, plan, goal), goal)
+        if outcome.trajectory is not None:
+            self._follow(goal_handle, outcome.trajectory, cfg)
+        result.error_code = outcome.code
+        result.message = outcome.message if outcome.trajectory is None else outcome.executed_message
 
     # ---- execution -----------------------------------------------------------------------------------
     def _checked_msg(self, trajectory) -> JointTrajectory:

@@ -1,18 +1,24 @@
-"""Messages <-> core types for Cartesian paths: poses, goals, JointTrajectory (pure functions)."""
+"""Messages <-> core types for Cartesian paths: poses, goals, JointTrajectory, goal outcomes (pure functions)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 from geometry_msgs.msg import Pose, PoseStamped
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robokin_ros.core.errors import UnknownFrameError
+from robokin_interfaces.action import ExecuteCartesianPath
+from robokin_ros.core.errors import PathInputError, UnknownFrameError
+from robokin_ros.core.path.approach import Approach
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
-from robokin_ros.core.path.result import JointTrajectoryArrays, PathIkResult
+from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.path.result import JointTrajectoryArrays, PathIkResult, PathPlan, concatenate_trajectories
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.ros.conversions import duration_msg
+
+Result = ExecuteCartesianPath.Result
 
 
 def pose_from_msg(msg: Pose, index: int = -1) -> pin.SE3:
@@ -44,14 +50,25 @@ def waypoints_in_base(robot: RobotModel, positions: np.ndarray, waypoints: Seque
         TransformLookupError: from `lookup` (its text).
     """
     poses = []
-    base_T_frames: dict[str, pin.SE3 | None] = {}
+    base_T_frame = frame_resolver(robot, positions, lookup)
     for i, stamped in enumerate(waypoints):
-        name = stamped.header.frame_id
-        if name not in base_T_frames:                                # model frames at the current state
-            base_T_frames[name] = _base_T_frame(robot, positions, name, lookup)
-        pose = pose_from_msg(stamped.pose, i)
-        poses.append(pose if base_T_frames[name] is None else base_T_frames[name] * pose)
+        frame_T_pose = pose_from_msg(stamped.pose, i)
+        base_T_stamped = base_T_frame(stamped.header.frame_id)
+        poses.append(frame_T_pose if base_T_stamped is None else base_T_stamped * frame_T_pose)
     return poses
+
+
+def frame_resolver(robot: RobotModel, positions: np.ndarray,
+                   lookup: Callable[[str], pin.SE3] | None = None) -> Callable[[str], pin.SE3 | None]:
+    """frame name -> `base_T_frame` (None for the base frame itself) by the waypoint rules of `waypoints_in_base`;
+    each frame is resolved once (one goal sees one TF answer per frame)."""
+    cache: dict[str, pin.SE3 | None] = {}
+
+    def resolve(name: str) -> pin.SE3 | None:
+        if name not in cache:
+            cache[name] = _base_T_frame(robot, positions, name, lookup)
+        return cache[name]
+    return resolve
 
 
 def _base_T_frame(robot: RobotModel, positions: np.ndarray, name: str,
@@ -101,3 +118,57 @@ def failure_result(result, ik: PathIkResult, prefix: JointTrajectoryArrays | Non
     result.failure_pose = pose_msg(ik.failure_pose)
     if prefix is not None:
         result.trajectory = joint_trajectory_msg(prefix)
+
+
+def approach_from_goal(goal) -> Approach:
+    """The goal's `approach` constant as the core's Approach; PathInputError for a value that is none of them."""
+    try:
+        return Approach(goal.approach)
+    except ValueError:
+        choices = ", ".join(f"APPROACH_{a.name} ({a.value})" for a in Approach)
+        raise PathInputError(f"approach {goal.approach} is not one of {choices}") from None
+
+
+def solved_part(planner: CartesianPathPlanner, plan: PathPlan, goal) -> JointTrajectoryArrays | None:
+    """The timed solved part of a failed path plan: its approach move (if one was planned), then the timed IK
+    prefix; None when nothing moves."""
+    options = plan_options(goal)
+    prefix = planner.time_prefix(plan.ik, goal.tip_frame, options["axis_mask"], options["axis_frame"])
+    parts = [part for part in (plan.approach, prefix) if part is not None]
+    return concatenate_trajectories(parts) if parts else None
+
+
+@dataclass(frozen=True)
+class GoalOutcome:
+    """How a planned goal ends: its code and message, and the trajectory to execute first (None: nothing to
+    execute), after which `executed_message` replaces `message`."""
+
+    code: int
+    message: str
+    trajectory: JointTrajectoryArrays | None = None
+    executed_message: str = ""
+
+
+def path_outcome(result, plan: PathPlan, solved: JointTrajectoryArrays | None, goal) -> GoalOutcome:
+    """Fill a waypoint goal's result from its plan (`solved`: the solved part of a failed plan, `solved_part`)
+    and say what to execute: the trajectory unless plan_only; on failure the solved part with execute_partial."""
+    ik = plan.ik
+    result.fraction, result.arc_length, result.failed_sample = ik.fraction, ik.arc_length, ik.failed_sample
+    result.failed_move = -1
+    if not ik.success:
+        failure_result(result, ik, solved)
+        if not goal.execute_partial or goal.plan_only or solved is None or solved.duration <= 0.0:
+            return GoalOutcome(int(ik.status), ik.message)
+        after = " after the approach move" if plan.approach is not None else ""
+        return GoalOutcome(int(ik.status), ik.message, solved,
+                           f"{ik.message}; executed the solved part{after}: {ik.arc_length * 1e3:.1f} mm "
+                           f"({ik.fraction * 100:.1f} % of the path) in {solved.duration:.2f} s")
+    result.trajectory = joint_trajectory_msg(plan.trajectory)
+    if plan.trajectory.duration == 0.0:                 # already at the goal: nothing to send
+        return GoalOutcome(Result.SUCCESS, ik.message)
+    approach = f" (with a {plan.approach.duration:.2f} s approach move)" if plan.approach is not None else ""
+    summary = (f"{ik.path.length * 1e3:.1f} mm in {plan.timing.duration:.2f} s{approach}, max deviation "
+               f"{max(ik.deviations.position, plan.timing.max_position_deviation) * 1e3:.3f} mm")
+    if goal.plan_only:
+        return GoalOutcome(Result.SUCCESS, f"planned (plan_only): {summary}")
+    return GoalOutcome(Result.SUCCESS, f"planned: {summary}", plan.trajectory, f"executed: {summary}")

@@ -1,8 +1,12 @@
-"""plan_path: plan a Cartesian path offline (no ROS) from a YAML or CSV waypoint file.
+"""plan_path: plan a Cartesian path or a motion program offline (no ROS) from YAML or CSV files.
 
 Prints the report, writes the trajectory as CSV and JSON and a PNG (tool path, joint positions and
-velocities over time). Example:
+velocities over time; for programs the tool speed per move and the cycle time). Examples:
     plan_path examples/paths/panda_rectangle.yaml --out /tmp/rect
+    plan_path examples/programs/pick_place_fine.yaml examples/programs/pick_place_zoned.yaml --out /tmp/pp
+
+Several program files are planned one after the other and compared (cycle times, one PNG). A YAML file with a
+`moves` list is a motion program (format: robokin_ros/core/program/program_file.py).
 
 YAML file: `robot` (optional), `start_positions` (optional, default home), `blend_radius`, `relative`
 (true: waypoint positions are offsets from the start tool position in base axes), `waypoints`: a list of
@@ -26,10 +30,15 @@ from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
 from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.report import report_text
-from robokin_ros.core.path.result import PathPlan
+from robokin_ros.core.program.planner import ProgramPlanner
+from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
+from robokin_ros.core.program.result import cycle_report_text
+from robokin_ros.core.path.result import JointTrajectoryArrays, PathPlan
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.schema import config_from_mapping
+from robokin_ros.tools.program_plot import program_png
 
 
 def load_request(path: str | Path) -> dict:
@@ -79,9 +88,13 @@ def _quat_xyzw(R: np.ndarray) -> np.ndarray:
 
 def write_outputs(plan: PathPlan, prefix: Path) -> list[Path]:
     """Write prefix.csv, prefix.json and prefix.png; returns the written paths."""
+    return [*write_trajectory(plan.trajectory, prefix), _plot(plan, prefix.with_suffix(".png"))]
+
+
+def write_trajectory(traj: JointTrajectoryArrays | None, prefix: Path) -> list[Path]:
+    """Write prefix.csv and prefix.json (nothing without a trajectory); returns the written paths."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
     written = []
-    traj = plan.trajectory
     if traj is not None:
         names = list(traj.joint_names)
         header = ["time"] + names + [f"{n}_vel" for n in names] + [f"{n}_acc" for n in names]
@@ -92,7 +105,6 @@ def write_outputs(plan: PathPlan, prefix: Path) -> list[Path]:
             "joint_names": names, "times": traj.times.tolist(), "positions": traj.positions.tolist(),
             "velocities": traj.velocities.tolist(), "accelerations": traj.accelerations.tolist()}))
         written.append(prefix.with_suffix(".json"))
-    written.append(_plot(plan, prefix.with_suffix(".png")))
     return written
 
 
@@ -146,7 +158,8 @@ def _config(args, robot_name: str) -> PathConfig:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plan_path` console script."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("waypoints", help="YAML or CSV waypoint file")
+    parser.add_argument("files", nargs="+", metavar="file",
+                        help="YAML or CSV waypoint file, or one or more motion program YAML files")
     parser.add_argument("--robot", default=None, help="embedded robot name or URDF path (default: file or panda)")
     parser.add_argument("--config", default=None, help="ROS parameter YAML of path_ik_node (PathConfig)")
     parser.add_argument("--start", default=None, help="comma-separated start joint positions [rad]")
@@ -157,7 +170,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--axis-mask", default=None, help="six 0/1 digits (vx vy vz wx wy wz), e.g. 111110")
     parser.add_argument("--axis-frame", default=None, choices=("tool", "base"))
     parser.add_argument("--out", default=None, help="output prefix for .csv/.json/.png (default: next to input)")
+    parser.add_argument("--approach", default="path", choices=[a.name.lower() for a in Approach],
+                        help="how a waypoint path begins: path (from the current pose, as before), joint / linear "
+                             "(an approach move to the first waypoint), refuse")
     args = parser.parse_args(argv)
+    if any(_is_program(f) for f in args.files):
+        return program_main(args)
+    if len(args.files) > 1:
+        print("error: several files are compared only when they are motion programs", file=sys.stderr)
+        return 2
+    args.waypoints = args.files[0]
     try:
         request = load_request(args.waypoints)
         robot_name = args.robot or request.get("robot", "panda")
@@ -171,8 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         poses = waypoint_poses(request, pin.SE3(R[0], p[0]))
         mask = _axis_mask(args.axis_mask)
         blend = args.blend_radius if args.blend_radius is not None else request.get("blend_radius")
-        plan = planner.plan(start, poses, blend, tip_frame=args.tip, axis_mask=mask, axis_frame=args.axis_frame,
-                            velocity_scaling=args.velocity_scaling, acceleration_scaling=args.acceleration_scaling)
+        plan = plan_with_approach(planner, start, poses, blend, Approach[args.approach.upper()], tip_frame=args.tip,
+                                  axis_mask=mask, axis_frame=args.axis_frame, velocity_scaling=args.velocity_scaling,
+                                  acceleration_scaling=args.acceleration_scaling)
     except RobokinError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -181,6 +204,58 @@ def main(argv: list[str] | None = None) -> int:
     for written in write_outputs(plan, prefix):
         print(f"wrote {written}")
     return 0 if plan.success else 1
+
+
+def _is_program(path: str) -> bool:
+    """True for a YAML file with a `moves` list (a motion program)."""
+    if Path(path).suffix.lower() not in (".yaml", ".yml") or not Path(path).is_file():
+        return False
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except yaml.YAMLError:
+        return False
+    return isinstance(data, dict) and "moves" in data
+
+
+def program_main(args) -> int:
+    """Plan one or more motion programs, print their cycle-time reports and compare them."""
+    plans, written = {}, []
+    try:
+        for path in args.files:
+            data = load_program_file(path)
+            robot_name = args.robot or data.get("robot", "panda")
+            config = _config(args, robot_name)
+            robot = RobotModel.load(robot_name, config.base_frame, config.tip_frame)
+            paths = CartesianPathPlanner(robot, config)
+            start = (np.array([float(v) for v in args.start.split(",")]) if args.start
+                     else np.asarray(data.get("start_positions", robot.home()), float))
+            solver = paths.solver(args.tip)
+            R, p = solver.fk(robot.check_positions(start)[None])
+            program = program_from_mapping(data, pin.SE3(R[0], p[0]), robot.n,
+                                           lambda q, s=solver: pin.SE3(*(a[0] for a in s.fk(np.asarray(q)[None]))))
+            plan = ProgramPlanner(paths).plan(program, start, tip_frame=args.tip, axis_mask=_axis_mask(args.axis_mask),
+                                              axis_frame=args.axis_frame)
+            name = Path(path).stem
+            plans[name] = plan
+            print(f"== {path}\n{cycle_report_text(plan)}")
+            prefix = (Path(args.out).with_name(f"{Path(args.out).name}_{name}") if args.out and len(args.files) > 1
+                      else Path(args.out) if args.out else Path(path).with_suffix(""))
+            written += write_trajectory(plan.trajectory, prefix)
+    except RobokinError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if len(plans) > 1:
+        names = list(plans)
+        base = plans[names[0]].cycle_time
+        for name in names[1:]:
+            other = plans[name].cycle_time
+            print(f"cycle time {name}: {other:.3f} s vs {names[0]}: {base:.3f} s "
+                  f"({(other - base) / base * 100:+.1f} %)" if base > 0 else "")
+    png = Path(args.out).with_suffix(".png") if args.out else Path(args.files[0]).with_suffix(".png")
+    written.append(program_png(plans, solver.fk.arrays(), solver.fk, png))
+    for path in written:
+        print(f"wrote {path}")
+    return 0 if all(p.success for p in plans.values()) else 1
 
 
 if __name__ == "__main__":

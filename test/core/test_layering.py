@@ -1,7 +1,8 @@
 """The package's import graph: no cycles, and no layer imports one above it.
 
 Layers, lowest first: the shared core (errors, validation, schema, embedded, robot, so3, limits, dls), the
-core features (servo, path, capability, sim: each on its own, none imports another), then `ros`, the
+core features (servo, path, capability, sim: each on its own, none imports another), motion programs (`program`,
+built on path), then `ros`, the
 ROS-free `tools` and `launch_support` (what the launch files share), then `nodes` and the ROS `demo`. Imports
 are read from the source (also those inside functions and under TYPE_CHECKING), so a cycle cannot hide behind a
 late import.
@@ -13,6 +14,7 @@ import robokin_ros
 
 PACKAGE_DIR = Path(robokin_ros.__file__).parent
 FEATURES = ("servo", "path", "capability", "sim")
+COMPOSED_FEATURES = ("program",)       # built on the features above
 
 
 def module_name(path: Path) -> str:
@@ -51,6 +53,8 @@ def layer(module: str) -> tuple[int, str]:
     if parts[1:2] == ["core"]:
         if len(parts) > 2 and parts[2] in FEATURES:
             return 1, parts[2]
+        if len(parts) > 2 and parts[2] in COMPOSED_FEATURES:
+            return 1.5, parts[2]
         return 0, "core"
     if len(parts) == 1 or parts[1] == "paths":
         return (0, "core") if len(parts) > 1 else (4, "api")     # robokin_ros/__init__ re-exports the core

@@ -50,7 +50,7 @@ def test_quintic_boundary_conditions_and_area():
     assert np.abs(sdd).max() == pytest.approx(10 / np.sqrt(3) / total ** 2, rel=1e-4)
 
 
-@pytest.mark.parametrize("profile", ["lspb", "quintic"])
+@pytest.mark.parametrize("profile", ["trapezoid", "quintic"])
 def test_joint_move_respects_limits(profile):
     q0, q1 = np.zeros(3), np.array([1.0, -0.5, 0.2])
     v, a = np.array([1.0, 2.0, 0.5]), np.array([2.0, 1.0, 3.0])

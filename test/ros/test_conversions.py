@@ -167,3 +167,185 @@ def test_waypoints_in_world_and_tf_style_frames_are_accepted(panda):
     base, world, slash, tool = waypoints_in_base(panda, q, stamped)
     assert world.isApprox(base, 1e-12) and slash.isApprox(base, 1e-12)
     assert tool.isApprox(panda.fk(q) * base, 1e-12)
+
+
+# ---- motion programs (ros/program_conversions.py) -------------------------------------------------------
+def _stamped_pose(position, frame="", quat=(0.0, 0.0, 0.0, 1.0)):
+    from geometry_msgs.msg import PoseStamped
+
+    msg = PoseStamped()
+    msg.header.frame_id = frame
+    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in position)
+    o = msg.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in quat)
+    return msg
+
+
+def _program_goal(*moves, **fields):
+    from robokin_interfaces.action import ExecuteCartesianPath
+
+    goal = ExecuteCartesianPath.Goal(program=list(moves))
+    for key, value in fields.items():
+        setattr(goal, key, value)
+    return goal
+
+
+def _move(kind, pose=None, via=None, via_frame="", **fields):
+    from robokin_interfaces.msg import MotionMove
+
+    msg = MotionMove(type=kind, **fields)
+    if pose is not None:
+        msg.pose = pose
+    if via is not None:
+        msg.via.header.frame_id = via_frame
+        msg.via.point.x, msg.via.point.y, msg.via.point.z = (float(v) for v in via)
+    return msg
+
+
+def test_program_moves_keep_their_fields_in_the_base_frame_and_robot_joint_order(panda):
+    from robokin_interfaces.msg import MotionMove as MM
+    from robokin_ros.core.path.config import PathConfig
+    from robokin_ros.core.program.moves import MoveKind
+    from robokin_ros.ros.program_conversions import program_from_goal
+
+    q = panda.home()
+    target = np.linspace(-0.3, 0.3, panda.n)
+    base_T_camera = pin.SE3(pin.rpy.rpyToMatrix(0.1, 0.2, -0.4), np.array([0.5, -0.2, 0.8]))
+    looked_up = []
+
+    def lookup(frame):
+        looked_up.append(frame)
+        return base_T_camera
+
+    order = list(reversed(range(panda.n)))          # the message may name the joints in any order
+    goal = _program_goal(
+        _move(MM.MOVE_J, joint_names=[panda.joint_names[i] for i in order],
+              joint_positions=target[order].tolist(), joint_speed_scaling=0.5, name="home"),
+        _move(MM.MOVE_L, pose=_stamped_pose([0.0, 0.0, 0.1], panda.tip_frame), speed=0.2, zone=0.01),
+        _move(MM.MOVE_C, pose=_stamped_pose([0.4, 0.1, 0.3], "world"), via=[0.1, 0.0, 0.2], via_frame="camera",
+              angular_speed=0.7, acceleration_scaling=0.3),
+        _move(MM.MOVE_J, pose=_stamped_pose([0.4, 0.0, 0.4], "camera")),
+        velocity_scaling=0.25)
+    cfg = PathConfig(velocity_scaling=0.4, acceleration_scaling=0.6)
+    program = program_from_goal(panda, q, goal, lookup, cfg)
+    home, line, arc, joint_to_pose = program.moves
+    assert [m.kind for m in program.moves] == [MoveKind.JOINT, MoveKind.LINEAR, MoveKind.CIRCULAR, MoveKind.JOINT]
+    np.testing.assert_array_equal(home.joints, target)
+    assert home.pose is None and home.name == "home" and home.joint_speed == 0.5
+    # a pose in the tool frame is placed by FK at the current state, not at an earlier move's target
+    assert line.pose.isApprox(panda.fk(q) * pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.1])), 1e-12)
+    assert (line.speed, line.zone, line.via) == (0.2, 0.01, None)
+    np.testing.assert_allclose(arc.pose.translation, [0.4, 0.1, 0.3], atol=1e-12)        # world = base (Panda)
+    np.testing.assert_allclose(arc.via, base_T_camera.act(np.array([0.1, 0.0, 0.2])), atol=1e-12)
+    assert (arc.angular_speed, arc.acceleration) == (0.7, 0.3)
+    assert joint_to_pose.joints is None
+    assert joint_to_pose.pose.isApprox(base_T_camera * pin.SE3(np.eye(3), np.array([0.4, 0.0, 0.4])), 1e-12)
+    assert looked_up == ["camera"]                   # one TF answer per frame and goal
+    # goal scaling 0.25 kept; acceleration 0 = the node's default
+    assert (program.velocity_scaling, program.acceleration_scaling) == (0.25, 0.6)
+
+
+def _joint_move(names, positions):
+    from robokin_interfaces.msg import MotionMove
+
+    return _move(MotionMove.MOVE_J, joint_names=list(names), joint_positions=[float(v) for v in positions])
+
+
+@pytest.mark.parametrize("case, words", [
+    ("unknown joint", "move 1 (MoveJ): joint 'elbow' is not an arm joint; arm joints: ['panda_joint1'"),
+    ("missing joint", "move 1 (MoveJ): lacks joints ['panda_joint7']"),
+    ("duplicate joint", "move 1 (MoveJ): joint 'panda_joint2' is named 2 times"),
+    ("size mismatch", "move 1 (MoveJ): 7 joint_names but 6 joint_positions"),
+    ("positions without names", "move 1 (MoveJ): 0 joint_names but 7 joint_positions"),
+    ("nan joint", "move 1 (MoveJ): joint 'panda_joint3' position nan is not finite"),
+    ("bad type", "move 1 (bad): type 7 is not MOVE_L (0), MOVE_J (1) or MOVE_C (2)"),
+    ("unknown via frame", "move 1 (MoveC arc) via: frame 'nowhere' is not in the model"),
+    ("tf lookup fails", "move 1 (MoveL) pose: no transform to 'camera'"),
+    ("nan pose", "move 1 (MoveL) pose has non-finite values"),
+    ("bad quaternion", "move 1 (MoveL) pose: quaternion [0.0, 0.0, 0.0, 0.5] has norm"),
+    ("nan via", "move 1 (MoveC arc) via has non-finite values"),
+])
+def test_bad_program_moves_are_named(panda, case, words):
+    from robokin_interfaces.msg import MotionMove as MM
+    from robokin_ros.core.errors import PathInputError
+    from robokin_ros.core.frames import TransformLookupError
+    from robokin_ros.core.path.config import PathConfig
+    from robokin_ros.ros.program_conversions import program_from_goal
+
+    names, q = list(panda.joint_names), panda.home()
+    pose = _stamped_pose([0.4, 0.0, 0.4])
+    bad = {
+        "unknown joint": lambda: _joint_move(names[:-1] + ["elbow"], q),
+        "missing joint": lambda: _joint_move(names[:-1], q[:-1]),
+        "duplicate joint": lambda: _joint_move(names + ["panda_joint2"], np.r_[q, 0.0]),
+        "size mismatch": lambda: _joint_move(names, q[:-1]),
+        "positions without names": lambda: _joint_move([], q),
+        "nan joint": lambda: _joint_move(names, np.where(np.arange(panda.n) == 2, np.nan, q)),
+        "bad type": lambda: _move(7, pose=pose, name="bad"),
+        "unknown via frame": lambda: _move(MM.MOVE_C, pose=pose, via=[0.3, 0.0, 0.4], via_frame="nowhere",
+                                           name="arc"),
+        "tf lookup fails": lambda: _move(MM.MOVE_L, pose=_stamped_pose([0.4, 0.0, 0.4], "camera")),
+        "nan pose": lambda: _move(MM.MOVE_L, pose=_stamped_pose([0.4, np.nan, 0.4])),
+        "bad quaternion": lambda: _move(MM.MOVE_L, pose=_stamped_pose([0.4, 0.0, 0.4], quat=(0, 0, 0, 0.5))),
+        "nan via": lambda: _move(MM.MOVE_C, pose=pose, via=[0.3, np.nan, 0.4], name="arc"),
+    }[case]()
+
+    def lookup(frame):                 # TF that has never heard of the frame
+        raise TransformLookupError(f"no transform to '{frame}'")
+
+    goal = _program_goal(_move(MM.MOVE_L, pose=pose), bad)
+    with pytest.raises(PathInputError) as err:
+        program_from_goal(panda, q, goal, lookup if case == "tf lookup fails" else None, PathConfig())
+    assert words in str(err.value)
+    assert err.value.waypoint == 1
+
+
+def test_program_plan_becomes_reports_and_an_outcome():
+    from robokin_interfaces.action import ExecuteCartesianPath
+    from robokin_ros.core.path.result import JointTrajectoryArrays, PathStatus
+    from robokin_ros.core.program.result import MoveReport, ProgramPlan
+    from robokin_ros.ros.program_conversions import program_outcome
+
+    Result = ExecuteCartesianPath.Result
+    times = np.linspace(0.0, 1.5, 4)
+    trajectory = JointTrajectoryArrays(NAMES, times, np.outer(times, [1.0, 0.0, -1.0]), np.zeros((4, 3)),
+                                       np.zeros((4, 3)))
+    reports = (MoveReport(0, "0 MoveJ up", 0.0, 1.5, 0.3, 0.1, "velocity of j1", 0.0, 0.02),
+               MoveReport(1, "1 MoveL", 0.0, 0.0, 0.0, 0.0, "", 0.1, 0.0))
+    failed = ProgramPlan(PathStatus.JOINT_LIMIT, "move 1 hit a limit", trajectory, reports, failed_move=1,
+                         completed_moves=1)
+    plan_only = ExecuteCartesianPath.Goal(plan_only=True, execute_partial=True)
+    partial = ExecuteCartesianPath.Goal(execute_partial=True)
+
+    result = Result()
+    outcome = program_outcome(result, failed, ExecuteCartesianPath.Goal())
+    assert (outcome.code, outcome.message, outcome.trajectory) == (Result.JOINT_LIMIT, "move 1 hit a limit", None)
+    assert (result.failed_move, result.fraction, len(result.trajectory.points)) == (1, 0.5, 4)
+    first, second = result.move_reports
+    assert (first.name, first.start_time, first.duration, first.peak_tool_speed, first.peak_tool_angular_speed,
+            first.zone, first.limited_by) == ("0 MoveJ up", 0.0, 1.5, 0.3, 0.1, 0.02, "velocity of j1")
+    assert (second.name, second.duration) == ("1 MoveL", 0.0)
+    assert program_outcome(Result(), failed, plan_only).trajectory is None      # plan_only never moves the arm
+    outcome = program_outcome(Result(), failed, partial)
+    assert outcome.trajectory is trajectory and "executed the solved part (1 of 2 moves) in 1.50 s" in \
+        outcome.executed_message
+
+    done = ProgramPlan(PathStatus.SUCCESS, "program planned", trajectory, reports, completed_moves=2)
+    result = Result(failed_move=7)
+    outcome = program_outcome(result, done, ExecuteCartesianPath.Goal())
+    assert (result.failed_move, result.fraction, outcome.code) == (-1, 1.0, Result.SUCCESS)
+    assert outcome.trajectory is trajectory and outcome.executed_message == "executed: 2 moves, cycle time 1.500 s"
+    assert program_outcome(Result(), done, plan_only).message == "planned (plan_only): 2 moves, cycle time 1.500 s"
+
+
+def test_unknown_approach_value_is_named():
+    from robokin_interfaces.action import ExecuteCartesianPath
+    from robokin_ros.core.errors import PathInputError
+    from robokin_ros.core.path.approach import Approach
+    from robokin_ros.ros.path_conversions import approach_from_goal
+
+    goal = ExecuteCartesianPath.Goal(approach=ExecuteCartesianPath.Goal.APPROACH_MOVEL)
+    assert approach_from_goal(goal) is Approach.LINEAR
+    goal.approach = 9
+    with pytest.raises(PathInputError, match=r"approach 9 is not one of APPROACH_PATH \(0\), .*APPROACH_REFUSE \(3\)"):
+        approach_from_goal(goal)

@@ -1,11 +1,13 @@
-"""Cartesian path geometry: straight segments, quadratic Bezier corner blends and dense interpolation.
+"""Cartesian path geometry: straight segments, circular arcs, Bezier corner blends and dense interpolation.
 
-A path runs from a start pose through N waypoints. Each segment moves the position on a straight line and
+A path runs from a start pose through N waypoints. Each segment moves the position on a straight line (MoveL)
+or, with an `arc_vias` entry, on the circular arc through that via position (MoveC, see core/path/arcs.py), and
 the orientation by SLERP (shortest rotation) in proportion to the distance travelled along the segment.
-At an interior corner with blend radius r > 0 the position follows a quadratic Bezier curve from the point
-r before the corner (B0) over the corner (control point) to the point r after it (B2); the orientation is
-SLERPed over the blend's Bezier parameter between the segment orientations at B0 and B2, so orientation
-stays continuous and is consistent with both neighbouring segments.
+At an interior corner with blend radius r > 0 the position follows a Bezier curve from the point r (of arc
+length) before the corner (B0) to the point r after it: between two lines a quadratic with the corner as
+control point; next to an arc the tangent-continuous cubic of `arcs.cubic_blend` (the same curve for two
+lines). The orientation is SLERPed over the blend's Bezier parameter between the segment orientations at the
+two cut points, so orientation stays continuous and is consistent with both neighbouring segments.
 
 Handling of awkward input (documented contract, tested):
 - NaN/inf, a rotation that is not orthonormal, a quaternion whose norm is off by more than
@@ -13,17 +15,27 @@ Handling of awkward input (documented contract, tested):
   renormalized (text files round to a few digits).
 - A waypoint equal to the previous pose (within 1e-7 m and 1e-7 rad) is dropped and listed in
   `DensePath.dropped_waypoints`; if nothing is left, `EmptyPathError`.
-- A blend radius larger than half the shorter neighbouring segment: `BlendRadiusError` (default) or, with
-  `clamp_blend=True`, clamped to that half; clamped corners are listed in `DensePath.clamped_corners`.
+- The blend radius is one number for every corner or one per waypoint (the last entry is unused: the path
+  ends at rest); a radius of 0 makes that corner unblended. A radius larger than half the shorter
+  neighbouring segment (arc length): `BlendRadiusError` (default) or, with `clamp_blend=True`, clamped to that
+  half; clamped corners are listed in `DensePath.clamped_corners`.
 - Corners next to a pure-rotation segment and collinear corners are not blended (radius 0 reported).
+  Collinear means the incoming segment's end tangent equals the outgoing one's start tangent: a line
+  tangent to an arc is passed as it is.
+- Arcs: a via that is not finite, that lies within 1e-6 m of an end or of the chord's line, or an arc whose
+  end position equals its start (also a pure rotation, or a dropped duplicate waypoint, with a via):
+  `PathInputError` naming the waypoint. The orientation follows the arc like a line (SLERP by arc length),
+  whether it changes or not.
 - An unblended interior corner is a stop (`DensePath.stops`: the timing brings the arm to rest there) unless
   its turn is at most `max_unstopped_turn` (see `unstopped_turn_limit`): collinear and near-collinear
   waypoints, e.g. a polyline sampling a curve, are passed at speed. The turn is the angle between the
-  directions of the two segments in the combined space where `max_step` of travel weighs like
-  `max_angle_step` of rotation (the metric of `DensePath.progress`), so a change of rotation axis or a start
-  of rotation counts too.
+  directions of the two segments (tangents at the corner) in the combined space where `max_step` of travel
+  weighs like `max_angle_step` of rotation (the metric of `DensePath.progress`), so a change of rotation axis
+  or a start of rotation counts too.
 - Dense samples are at most `MAX_STEP` (1 mm) and `MAX_ANGLE_STEP` (1 mrad) apart; callers may ask for
-  finer spacing, never coarser, because the solver's one-step-per-sample accuracy relies on it.
+  finer spacing, never coarser, because the solver's one-step-per-sample accuracy relies on it. Arcs tighter
+  than ~6 mm radius and cubic blends are sampled finer where needed so that the quadratic through sample,
+  midpoint, sample (what core/path/deviation.py takes as the path) stays within 1e-8 m of the curve.
 - A path needing more than `max_samples` (default `MAX_DENSE_SAMPLES`) dense samples is refused with
   `PathInputError` before anything is allocated (a far or absurd waypoint would otherwise take GBs).
 """
@@ -36,8 +48,10 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.errors import BlendRadiusError, EmptyPathError, PathInputError
+from robokin_ros.core.path.arcs import arc_spacing
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
-from robokin_ros.core.so3 import exp3_scaled, log3_batch, relative_angles
+from robokin_ros.core.path.segments import Segment, corner_blend, end_tangents, make_segments
+from robokin_ros.core.so3 import log3_batch, relative_angles
 
 MAX_STEP = 1e-3            # [m] coarsest allowed dense spacing in translation
 MAX_ANGLE_STEP = 1e-3      # [rad] coarsest allowed dense spacing in rotation
@@ -169,14 +183,36 @@ def _nodes(start: pin.SE3, waypoints: Sequence[pin.SE3]) -> tuple[list[_Node], l
     return nodes, dropped
 
 
-def _corner_radii(nodes: list[_Node], lengths: np.ndarray, directions: np.ndarray, radius: float,
-                  clamp: bool) -> tuple[np.ndarray, list[int]]:
-    """Blend radius per node (0 at both ends); refuses or clamps radii beyond half the shorter segment."""
+def _per_waypoint(blend_radius: float | Sequence[float], arc_vias: Sequence[np.ndarray | None] | None,
+                  count: int) -> tuple[np.ndarray, list]:
+    """Blend radius (count,) [m] and arc via (or None) wanted at each waypoint, checked."""
+    if np.ndim(blend_radius) == 0:
+        if not np.isfinite(blend_radius) or blend_radius < 0.0:
+            raise PathInputError(f"blend_radius={blend_radius} must be a finite number >= 0 [m]")
+        wanted = np.full(count, float(blend_radius))
+    else:
+        wanted = np.asarray(blend_radius, dtype=float)
+        if wanted.shape != (count,):
+            raise PathInputError(f"blend_radius has {len(wanted)} entries: give one number or one per waypoint "
+                                 f"({count})")
+        for k in np.flatnonzero(~(np.isfinite(wanted) & (wanted >= 0.0)))[:1]:
+            raise PathInputError(f"waypoint {k}: blend radius {wanted[k]} must be a finite number >= 0 [m]", int(k))
+    vias = [None] * count if arc_vias is None else list(arc_vias)
+    if len(vias) != count:
+        raise PathInputError(f"arc_vias has {len(vias)} entries: give one per waypoint ({count}), None for a line")
+    return wanted, vias
+
+
+def _corner_radii(nodes: list[_Node], lengths: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                  wanted: np.ndarray, clamp: bool) -> tuple[np.ndarray, list[int]]:
+    """Blend radius per node (0 at both ends) from the radius wanted at each waypoint; refuses or clamps radii
+    beyond half the shorter segment. starts, ends (M, 3): unit tangents at each segment's ends."""
     radii, clamped = np.zeros(len(nodes)), []
     for i in range(1, len(nodes) - 1):
+        radius = float(wanted[nodes[i].index])
         if radius <= 0.0 or lengths[i - 1] < DUPLICATE_TOLERANCE or lengths[i] < DUPLICATE_TOLERANCE:
             continue
-        if np.dot(directions[i - 1], directions[i]) > 1.0 - 1e-12:     # collinear: nothing to blend
+        if np.dot(ends[i - 1], starts[i]) > 1.0 - 1e-12:     # collinear (tangent-continuous): nothing to blend
             continue
         limit = 0.5 * min(lengths[i - 1], lengths[i])
         r = radius
@@ -209,62 +245,50 @@ def unstopped_turn_limit(position_tolerance: float, orientation_tolerance: float
     return float(min(2.0 * np.arcsin(min(ratio, 1.0)), MAX_UNSTOPPED_TURN))
 
 
-def corner_turns(nodes: list[_Node], max_step: float, max_angle_step: float) -> np.ndarray:
+def corner_turns(nodes: list[_Node], max_step: float, max_angle_step: float,
+                 translations: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Turn [rad] at every node (0 at both ends): angle between the neighbouring segments' directions in the
     combined space (translation / max_step, rotation / max_angle_step), rotation as the spatial rotation vector
-    (the segment's constant angular velocity direction in the base frame)."""
+    (the segment's constant angular velocity direction in the base frame).
+
+    translations: the translation per unit travel fraction (M, 3) at each segment's start and at its end
+    (length x unit tangent on an arc); default the chords, which are both for lines.
+    """
     p = np.array([n.p for n in nodes])                                               # (M+1, 3)
     R = np.array([n.R for n in nodes])                                               # (M+1, 3, 3)
     w_body = log3_batch(np.einsum("kji,kjl->kil", R[:-1], R[1:])).vector            # (M, 3) of Ra^T Rb
     w_base = np.einsum("kij,kj->ki", R[:-1], w_body)                                 # (M, 3)
-    motions = np.hstack([np.diff(p, axis=0) / max_step, w_base / max_angle_step])   # (M, 6)
-    directions = motions / np.linalg.norm(motions, axis=1)[:, None]                  # nodes differ: norm > 0
-    chord = np.linalg.norm(directions[1:] - directions[:-1], axis=1)
+    start_t, end_t = (np.diff(p, axis=0),) * 2 if translations is None else translations
+    leaving, arriving = (np.hstack([t / max_step, w_base / max_angle_step]) for t in (start_t, end_t))  # (M, 6)
+    leaving = leaving / np.linalg.norm(leaving, axis=1)[:, None]                      # nodes differ: norm > 0
+    arriving = arriving / np.linalg.norm(arriving, axis=1)[:, None]
+    chord = np.linalg.norm(leaving[1:] - arriving[:-1], axis=1)
     return np.r_[0.0, 2.0 * np.arcsin(np.minimum(0.5 * chord, 1.0)), 0.0]
 
 
-def _segment_rotation(node_a: _Node, w: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Orientation at fraction s of the segment a->b."""
-    return node_a.R @ exp3_scaled(w, s)
-
-
-def _pieces(nodes: list[_Node], radii: np.ndarray, stop_at: np.ndarray, step: float, angle_step: float):
+def _pieces(segments: list[Segment], radii: np.ndarray, stop_at: np.ndarray, step: float, angle_step: float):
     """Yield (positions_fn, rotations_fn, n_intervals, segment index, ends at a stop) for every piece;
     `stop_at` (per node) marks the unblended corners where the arm stops.
 
     n_intervals is a float (possibly inf or huge) so the caller can check the sample budget before any
     integer conversion or allocation.
     """
-    deltas = [b.p - a.p for a, b in zip(nodes[:-1], nodes[1:])]
-    lengths = np.array([np.linalg.norm(d) for d in deltas])
-    logs = [pin.log3(a.R.T @ b.R) for a, b in zip(nodes[:-1], nodes[1:])]
-    for j in range(len(nodes) - 1):
-        a, b, L, w = nodes[j], nodes[j + 1], lengths[j], logs[j]
+    for j, seg in enumerate(segments):
+        L = seg.length
         s0 = radii[j] / L if L > 0 else 0.0
         s1 = 1.0 - (radii[j + 1] / L if L > 0 else 0.0)
         span = s1 - s0
-        n = np.maximum(1.0, np.ceil(max(L * span / step, np.linalg.norm(w) * span / angle_step) - 1e-9))
-        yield ((lambda t, a=a, L_vec=deltas[j], s0=s0, span=span: a.p + np.outer(s0 + span * t, L_vec)),
-               (lambda t, a=a, w=w, s0=s0, span=span: _segment_rotation(a, w, s0 + span * t)),
-               n, b.index, bool(stop_at[j + 1]))
-        r = radii[j + 1]
-        if r > 0.0:
-            c = nodes[j + 1]
-            nxt = nodes[j + 2]
-            B0 = c.p - r * deltas[j] / L
-            B2 = c.p + r * deltas[j + 1] / lengths[j + 1]
-            Ra = a.R @ exp3_scaled(w, np.array([1.0 - r / L]))[0]
-            Rb = c.R @ exp3_scaled(logs[j + 1], np.array([r / lengths[j + 1]]))[0]
-            wb = pin.log3(Ra.T @ Rb)
-            # |B'(t)| <= 2r, so 2r/n bounds the translation between parameter-uniform samples.
-            nb = np.maximum(1.0, np.ceil(max(2 * r / step, np.linalg.norm(wb) / angle_step) - 1e-9))
-            yield ((lambda t, B0=B0, C=c.p, B2=B2: np.outer((1 - t) ** 2, B0) + np.outer(2 * t * (1 - t), C)
-                    + np.outer(t ** 2, B2)),
-                   (lambda t, Ra=Ra, wb=wb: Ra @ exp3_scaled(wb, t)),
-                   nb, nxt.index, False)
+        spacing = step if seg.arc is None else arc_spacing(seg.arc.radius, step)
+        n = np.maximum(1.0, np.ceil(max(L * span / spacing, np.linalg.norm(seg.w) * span / angle_step) - 1e-9))
+        yield ((lambda t, seg=seg, s0=s0, span=span: seg.positions(s0 + span * t)),
+               (lambda t, seg=seg, s0=s0, span=span: seg.rotations(s0 + span * t)),
+               n, seg.index, bool(stop_at[j + 1]))
+        if radii[j + 1] > 0.0:
+            yield corner_blend(seg, segments[j + 1], radii[j + 1], step, angle_step)
 
 
-def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float = 0.0, *,
+def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float | Sequence[float] = 0.0, *,
+               arc_vias: Sequence[np.ndarray | None] | None = None,
                max_step: float = MAX_STEP, max_angle_step: float = MAX_ANGLE_STEP,
                clamp_blend: bool = False, max_samples: int = MAX_DENSE_SAMPLES,
                max_unstopped_turn: float = 0.0, budget: PlanningBudget = UNLIMITED) -> DensePath:
@@ -273,7 +297,10 @@ def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float
     Args:
         start: current tool pose.
         waypoints: target poses in order.
-        blend_radius: corner blend radius [m], >= 0.
+        blend_radius: corner blend radius [m], >= 0: one for all corners or one per waypoint (the radius at
+            that waypoint; the last is unused).
+        arc_vias: one entry per waypoint: None for a straight move to it, or a via position (3,) [m] (base
+            frame) for the circular arc from the previous waypoint through the via to it.
         max_step: dense spacing in translation [m], 0 < max_step <= 1 mm.
         max_angle_step: dense spacing in rotation [rad], 0 < max_angle_step <= 1 mrad.
         clamp_blend: clamp too-large blend radii instead of raising BlendRadiusError.
@@ -285,20 +312,23 @@ def build_path(start: pin.SE3, waypoints: Sequence[pin.SE3], blend_radius: float
     Raises:
         PathInputError, EmptyPathError, BlendRadiusError: see the module docstring.
     """
-    if not np.isfinite(blend_radius) or blend_radius < 0.0:
-        raise PathInputError(f"blend_radius={blend_radius} must be a finite number >= 0 [m]")
+    wanted, vias = _per_waypoint(blend_radius, arc_vias, len(waypoints))
     if not (0.0 < max_step <= MAX_STEP and 0.0 < max_angle_step <= MAX_ANGLE_STEP):
         raise PathInputError(f"dense spacing ({max_step} m, {max_angle_step} rad) must be in (0, {MAX_STEP}] m "
                              f"and (0, {MAX_ANGLE_STEP}] rad; coarser spacing would break the solver's accuracy")
     with np.errstate(over="ignore", invalid="ignore"):    # absurd distances overflow to inf: budget refuses
         nodes, dropped = _nodes(start, waypoints)
-        deltas = np.array([b.p - a.p for a, b in zip(nodes[:-1], nodes[1:])])     # (M, 3)
-        lengths = np.linalg.norm(deltas, axis=1)
-        directions = deltas / np.where(lengths > 0, lengths, 1.0)[:, None]
-        radii, clamped = _corner_radii(nodes, lengths, directions, float(blend_radius), clamp_blend)
-        turns = corner_turns(nodes, max_step, max_angle_step)
+        for i in dropped:
+            if vias[i] is not None:
+                raise PathInputError(f"waypoint {i}: the arc ends where it starts (the waypoint equals the "
+                                     "previous pose), so the circle is undefined", i)
+        segments = make_segments(np.array([n.p for n in nodes]), np.array([n.R for n in nodes]),
+                                 [n.index for n in nodes], vias)
+        lengths, starts, ends, start_t, end_t = end_tangents(segments)
+        radii, clamped = _corner_radii(nodes, lengths, starts, ends, wanted, clamp_blend)
+        turns = corner_turns(nodes, max_step, max_angle_step, (start_t, end_t))
         stop_at = (radii == 0.0) & (turns > max(max_unstopped_turn, _COLLINEAR_TURN))
-        pieces = list(_pieces(nodes, radii, stop_at, max_step, max_angle_step))
+        pieces = list(_pieces(segments, radii, stop_at, max_step, max_angle_step))
     _check_budget(pieces, max_samples, max_step, max_angle_step)
 
     positions, rotations, segment = [nodes[0].p[None]], [nodes[0].R[None]], [np.array([nodes[1].index])]

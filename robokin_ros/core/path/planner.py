@@ -34,6 +34,7 @@ from robokin_ros.core.path.result import (
     PathPlan,
     PathStatus,
     TimingReport,
+    concatenate_trajectories,
 )
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.path.timing import ToolSpeedLimit, join_reports, time_optimal
@@ -276,16 +277,9 @@ def check_reach(waypoints: Sequence[pin.SE3], reach: float) -> None:
 
 def _join(pieces: list[TimedSection]) -> TimedSection:
     """Concatenate rest-to-rest sections (each starts where the previous stopped) into one trajectory."""
-    arrays = [p.trajectory for p in pieces]
     reports = [p.report for p in pieces]
     reduced = [p.reduced for p in pieces]
-    offsets = np.cumsum([0.0] + [a.duration for a in arrays[:-1]])
-    keep = [slice(None)] + [slice(1, None)] * (len(arrays) - 1)      # drop each section's repeated start
-    joined = JointTrajectoryArrays(
-        arrays[0].joint_names,
-        np.concatenate([a.times[k] + o for a, k, o in zip(arrays, keep, offsets)]),
-        *(np.concatenate([getattr(a, name)[k] for a, k in zip(arrays, keep)])
-          for name in ("positions", "velocities", "accelerations")))
+    joined = concatenate_trajectories([p.trajectory for p in pieces])
     report = join_reports(reports, float(joined.times[-1]))
     down = DownsampleResult(np.unique(np.concatenate([r.indices for r in reduced])),
                             max(r.max_joint_deviation for r in reduced),

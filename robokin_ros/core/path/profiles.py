@@ -1,8 +1,12 @@
-"""Rest-to-rest profiles for point-to-point joint moves: LSPB (trapezoidal velocity) and quintic.
+"""Rest-to-rest profiles for point-to-point joint moves: trapezoid (LSPB, linear segment with parabolic blends)
+and quintic.
 
-Kept for joint-space (MoveJ) moves, which share one profile s(t) over all joints; the Cartesian path uses
-the time-optimal timing of `timing.py` instead.
+Used by joint-space moves that start and end at rest (a MoveJ between exact stops, an approach move): all joints
+share one profile s(t), so they start and arrive together on a straight joint-space line. Blended moves and the
+Cartesian path use the time-optimal timing of `timing.py` instead. On a straight line the two agree for the
+trapezoid: both accelerate at the limit of the joint that binds, cruise and brake (a test compares them).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,9 +49,12 @@ def quintic_eval(t: np.ndarray, total: float) -> tuple[np.ndarray, np.ndarray, n
     return s, sd, sdd
 
 
-def joint_move(q0, q1, v_max, a_max, profile: str = "lspb", rate_hz: float = 100.0,
+PROFILES = ("trapezoid", "quintic")
+
+
+def joint_move(q0, q1, v_max, a_max, profile: str = "trapezoid", rate_hz: float = 100.0,
                joint_names=None) -> JointTrajectoryArrays:
-    """Synchronized straight joint-space move q0 -> q1 with an LSPB or quintic profile within limits.
+    """Synchronized straight joint-space move q0 -> q1 with a trapezoid (LSPB) or quintic profile within limits.
 
     All joints share one profile s(t) on Delta q, so the slowest joint sets the duration and the path is a
     straight line in joint space. Quintic peaks: |s'| = 15/8 / T, |s''| = 10 / (sqrt(3) T^2).
@@ -61,14 +68,14 @@ def joint_move(q0, q1, v_max, a_max, profile: str = "lspb", rate_hz: float = 100
         return JointTrajectoryArrays(names, np.zeros(1), q0[None].copy(), zeros, zeros.copy())
     v = float(np.min(np.asarray(v_max, float)[moving] / np.abs(delta[moving])))     # [1/s] on s
     a = float(np.min(np.asarray(a_max, float)[moving] / np.abs(delta[moving])))
-    if profile == "lspb":
+    if profile == "trapezoid":
         tb, total = lspb_profile(v, a)
         evaluate = lambda t: lspb_eval(t, tb, total)          # noqa: E731
     elif profile == "quintic":
         total = max(15.0 / 8.0 / v, float(np.sqrt(10.0 / np.sqrt(3.0) / a)))
         evaluate = lambda t: quintic_eval(t, total)           # noqa: E731
     else:
-        raise InvalidInputError(f"profile '{profile}' must be 'lspb' or 'quintic'")
+        raise InvalidInputError(f"profile '{profile}' must be one of {PROFILES}")
     times = sample_times(total, rate_hz)
     s, sd, sdd = evaluate(times)
     return JointTrajectoryArrays(names, times, q0 + np.outer(s, delta), np.outer(sd, delta),

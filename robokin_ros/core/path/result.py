@@ -88,6 +88,18 @@ class JointTrajectoryArrays:
         return float(self.times[-1])
 
 
+def concatenate_trajectories(pieces: list[JointTrajectoryArrays]) -> JointTrajectoryArrays:
+    """Rest-to-rest trajectories played one after the other (each starts where the previous stopped) as one; each
+    piece's repeated start point is dropped."""
+    offsets = np.cumsum([0.0] + [a.duration for a in pieces[:-1]])
+    keep = [slice(None)] + [slice(1, None)] * (len(pieces) - 1)
+    return JointTrajectoryArrays(
+        pieces[0].joint_names,
+        np.concatenate([a.times[k] + o for a, k, o in zip(pieces, keep, offsets)]),
+        *(np.concatenate([getattr(a, name)[k] for a, k in zip(pieces, keep)])
+          for name in ("positions", "velocities", "accelerations")))
+
+
 @dataclass(frozen=True)
 class TimingReport:
     """Verification of a timed trajectory, sampled at the control rate."""
@@ -126,6 +138,9 @@ class PathPlan:
     trajectory: JointTrajectoryArrays | None = None
     timing: TimingReport | None = None
     timings: dict = field(default_factory=dict)    # stage name -> [s]
+    # the approach move from the current state to the path start, when one was planned (`core/path/approach.py`);
+    # `trajectory` then begins with it, and on failure the solved part is this followed by the timed prefix
+    approach: JointTrajectoryArrays | None = None
 
     @property
     def success(self) -> bool:

@@ -19,6 +19,11 @@ gets sd <= min(v_lin / |J_lin q'|, w_max / |J_ang q'|), a bound on toppra's x = 
 where the tool limit is tighter than the joints does it slow the path down. The verification measures
 |J_lin qd| and |J_ang qd| at the control rate too, and the uniform stretch removes a tool overshoot as it
 removes a joint velocity overshoot (tool speeds scale by 1/c).
+
+Limits along the path (`LimitSchedule`, core/path/limit_schedule.py): the stretch boundaries join toppra's grid,
+so every grid interval lies in one stretch; the joint limits become per-point rows (`VaryingVelocityBound`,
+`VaryingAccelBound`), `IntervalAccelBound` takes each interval's stretch, `ToolSpeedBound` each point's tool
+limits, and the verification compares every control sample against the limits at its own s(t).
 """
 from __future__ import annotations
 
@@ -33,9 +38,11 @@ from robokin_ros.core.errors import InvalidInputError, TrajectoryTimingError
 from robokin_ros.core.path.result import JointTrajectoryArrays, TimingReport
 from robokin_ros.core.path.toppra_constraints import (
     IntervalAccelBound,
+    LimitLookup,
     ToolSpeedBound,
     ToolSpeedLimit,
     limit_vector,
+    scheduled_constraints,
     tool_speeds,
 )
 from robokin_ros.core.path.toppra_import import import_toppra
@@ -62,10 +69,20 @@ def sample_times(duration: float, rate_hz: float) -> np.ndarray:
     return np.append(times, duration)
 
 
-def _grid(ss: np.ndarray) -> np.ndarray:
-    """toppra grid: every knot of the spline plus midpoints, capped (its cost grows with the grid size)."""
+def _grid(ss: np.ndarray, schedule: LimitLookup | None = None) -> np.ndarray:
+    """toppra grid: every knot of the spline plus midpoints, capped (its cost grows with the grid size), plus the
+    schedule's stretch boundaries inside the path. A boundary closer to a knot than the schedule's boundary
+    tolerance is that knot (no sliver interval: the schedule treats both as the boundary); evenly spaced points
+    that close to a boundary give way to it."""
     count = int(np.clip(2 * len(ss), 60, 400))
-    return np.unique(np.concatenate([ss, np.linspace(ss[0], ss[-1], count)]))
+    even = np.linspace(ss[0], ss[-1], count)
+    if schedule is None:
+        return np.unique(np.concatenate([ss, even]))
+    bounds, tol = schedule.bounds, schedule.tolerance
+    inner = bounds[np.abs(ss[:, None] - bounds).min(axis=0) > tol]                    # not on a knot
+    inner = inner[(inner > ss[0]) & (inner < ss[-1])]
+    near = np.abs(even[:, None] - bounds).min(axis=1) <= tol
+    return np.unique(np.concatenate([ss, even[~near], inner]))
 
 
 _CONSTRAINTS: dict[bytes, list] = {}
@@ -87,12 +104,16 @@ def _constraints(v_lim: np.ndarray, a_lim: np.ndarray, within: bool = True) -> l
     return _CONSTRAINTS[key]
 
 
-def _toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within: bool = True) -> ConstAccelTrajectory:
+def _toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within: bool = True,
+            schedule: LimitLookup | None = None) -> ConstAccelTrajectory:
     path = ta.SplineInterpolator(ss, waypoints, bc_type="not-a-knot")
-    constraints = _constraints(v_lim, a_lim, within)
-    if tool is not None:
-        constraints = [*constraints, ToolSpeedBound(tool, len(v_lim))]
-    instance = algo.TOPPRA(constraints, path, gridpoints=_grid(ss),
+    if schedule is None:
+        constraints = _constraints(v_lim, a_lim, within)
+        if tool is not None:
+            constraints = [*constraints, ToolSpeedBound(tool, len(v_lim))]
+    else:
+        constraints = scheduled_constraints(v_lim, a_lim, tool, within, schedule)
+    instance = algo.TOPPRA(constraints, path, gridpoints=_grid(ss, schedule),
                            parametrizer="ParametrizeConstAccel")
     instance.compute_parameterization(0.0, 0.0)
     data = instance.problem_data
@@ -130,14 +151,32 @@ class ConstAccelTrajectory:
         """[s]"""
         return float(self.ts[-1]) * self.stretch
 
-    def __call__(self, times, order: int = 0) -> np.ndarray:
-        """Positions (order 0), velocities (1) or accelerations (2) at `times` [s], shape (K, n)."""
+    def _state(self, times):
+        """Time into the grid interval, s'' there, s' and s at `times` [s], all unstretched."""
         local = np.asarray(times, float) / self.stretch
         i = np.clip(np.searchsorted(self.ts, local, side="right") - 1, 0, len(self.us) - 1)
         dt = local - self.ts[i]
         u = self.us[i]
-        sd = self.sd[i] + dt * u
-        s = self.ss[i] + dt * self.sd[i] + 0.5 * dt * dt * u
+        return dt, u, self.sd[i] + dt * u, self.ss[i] + dt * self.sd[i] + 0.5 * dt * dt * u
+
+    def path_parameter(self, times) -> np.ndarray:
+        """s at `times` [s], shape (K,)."""
+        return self._state(times)[3]
+
+    def time_at(self, s) -> np.ndarray:
+        """[s] when the path parameter reaches `s` (K,), within [ss[0], ss[-1]]. On interval i it solves
+        s - s_i = sd_i dt + u_i dt^2 / 2 in the form that stays exact when sd_i or u_i vanish."""
+        s = np.asarray(s, float)
+        i = np.clip(np.searchsorted(self.ss, s, side="right") - 1, 0, len(self.us) - 1)
+        gone = s - self.ss[i]
+        root = np.sqrt(np.maximum(self.sd[i] ** 2 + 2.0 * self.us[i] * gone, 0.0)) + self.sd[i]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dt = np.where(gone > 0.0, 2.0 * gone / root, 0.0)
+        return (self.ts[i] + dt) * self.stretch
+
+    def __call__(self, times, order: int = 0) -> np.ndarray:
+        """Positions (order 0), velocities (1) or accelerations (2) at `times` [s], shape (K, n)."""
+        dt, u, sd, s = self._state(times)
         if order == 0:
             return self.path(s)
         if order == 1:
@@ -161,35 +200,51 @@ class Peaks(NamedTuple):
         return max(self.velocity_ratio, np.sqrt(self.acceleration_ratio), self.tool_ratio, 1.0)
 
 
-def _peaks(trajectory, times, v_max, a_max, tool: ToolSpeedLimit | None) -> Peaks:
+def _peaks(trajectory, times, v_max, a_max, tool: ToolSpeedLimit | None,
+           schedule: LimitLookup | None = None) -> Peaks:
+    """Peaks against the limits at each sample's own s(t) when a schedule is given."""
     qd, qdd = trajectory(times, 1), trajectory(times, 2)
+    tool_limits = None
+    if schedule is not None:
+        s = trajectory.path_parameter(times)
+        v_max, a_max = schedule.velocity_limits(s, v_max), schedule.acceleration_limits(s, a_max)   # (K, n)
+        tool_limits = schedule.tool_limits(s)                                                        # (K, 2)
     peaks = Peaks(float((np.abs(qd) / v_max).max()), float((np.abs(qdd) / a_max).max()))
-    return peaks if tool is None else _with_tool_peaks(peaks, trajectory, times, tool, qd)
+    return peaks if tool is None else _with_tool_peaks(peaks, trajectory, times, tool, qd, tool_limits)
 
 
-def _with_tool_peaks(peaks: Peaks, trajectory, times, tool: ToolSpeedLimit, qd=None) -> Peaks:
+def _with_tool_peaks(peaks: Peaks, trajectory, times, tool: ToolSpeedLimit, qd=None, limits=None) -> Peaks:
+    """`limits` (K, 2) per sample, None = the tool's own."""
     qd = trajectory(times, 1) if qd is None else qd
-    speed = tool_speeds(tool.chain, trajectory(times), qd).max(axis=0)                 # (2,)
-    ratio = speed / limit_vector(tool)                                                 # 0 where unlimited
+    speeds = tool_speeds(tool.chain, trajectory(times), qd)                            # (K, 2)
+    speed = speeds.max(axis=0)                                                         # (2,)
+    ratio = speed / limit_vector(tool) if limits is None else speeds / limits          # 0 where unlimited
     return peaks._replace(tool_ratio=float(ratio.max()), tool_speed=float(speed[0]),
                           tool_angular_speed=float(speed[1]))
 
 
-def binding_limits(trajectory: ConstAccelTrajectory, v_max, a_max, tool: ToolSpeedLimit | None = None):
+def binding_limits(trajectory: ConstAccelTrajectory, v_max, a_max, tool: ToolSpeedLimit | None = None,
+                   schedule: LimitLookup | None = None):
     """The limit each grid interval of toppra's solution runs at (within 1 %), shape (N - 1,) int:
     j = velocity of joint j, n + j = acceleration of joint j, 2n = tool speed, 2n + 1 = tool angular speed,
     -1 = none. A velocity binds an interval when it is at its limit at both ends; an acceleration when it
-    is at its limit at either end (toppra's interpolation scheme constrains both)."""
+    is at its limit at either end (toppra's interpolation scheme constrains both). With a schedule, each grid
+    point is measured against its own limits (the tool's limits are then the schedule's)."""
     ss, sd, us = trajectory.ss, trajectory.sd, trajectory.us
     dq, ddq = trajectory.path(ss, 1), trajectory.path(ss, 2)                           # (N, n)
+    tool_limits = None if tool is None else limit_vector(tool)
+    if schedule is not None:
+        v_max, a_max = schedule.velocity_limits(ss, v_max), schedule.acceleration_limits(ss, a_max)   # (N, n)
+        tool_limits = schedule.tool_limits(ss)                                                        # (N, 2)
     per_s = np.abs(dq) / v_max
     if tool is not None:
-        per_s = np.hstack([per_s, tool_speeds(tool.chain, trajectory.path(ss), dq) / limit_vector(tool)])
+        per_s = np.hstack([per_s, tool_speeds(tool.chain, trajectory.path(ss), dq) / tool_limits])
     at_speed = per_s * sd[:, None]                                                      # (N, n [+ 2])
     speed = np.minimum(at_speed[:-1], at_speed[1:])                                    # (N - 1, .)
-    accel = np.maximum(np.abs(ddq[:-1] * sd[:-1, None] ** 2 + dq[:-1] * us[:, None]),
-                       np.abs(ddq[1:] * sd[1:, None] ** 2 + dq[1:] * us[:, None])) / a_max
-    n = len(v_max)
+    a_max = np.broadcast_to(a_max, dq.shape)
+    accel = np.maximum(np.abs(ddq[:-1] * sd[:-1, None] ** 2 + dq[:-1] * us[:, None]) / a_max[:-1],
+                       np.abs(ddq[1:] * sd[1:, None] ** 2 + dq[1:] * us[:, None]) / a_max[1:])
+    n = dq.shape[1]
     ratios = np.hstack([speed[:, :n], accel, speed[:, n:]])                           # joint v, joint a, tool
     label = ratios.argmax(axis=1)
     return np.where(ratios.max(axis=1) >= 1.0 - _ACTIVE, label, -1)
@@ -204,9 +259,9 @@ def _limit_name(label: int, joint_names) -> str:
     return ("tool speed", "tool angular speed")[label - 2 * n]
 
 
-def _limited_by(trajectory: ConstAccelTrajectory, v_max, a_max, tool, joint_names) -> str:
+def _limited_by(trajectory: ConstAccelTrajectory, v_max, a_max, tool, joint_names, schedule=None) -> str:
     """The limit that binds the longest share of the duration ("" when none binds)."""
-    labels = binding_limits(trajectory, v_max, a_max, tool)
+    labels = binding_limits(trajectory, v_max, a_max, tool, schedule)
     weights = np.bincount(labels + 1, weights=np.diff(trajectory.ts))                  # slot 0 = none
     if len(weights) < 2 or weights[1:].max() <= 0:
         return ""
@@ -229,6 +284,20 @@ def join_reports(reports, duration: float) -> TimingReport:
                         limited_by=max(reports, key=lambda r: r.duration).limited_by)
 
 
+def _tool_limited(ss, tool: ToolSpeedLimit | None, schedule: LimitLookup | None) -> bool:
+    """Whether the tool speed is limited (else it is only measured, when a chain is given); checks the limits."""
+    if schedule is not None:
+        schedule.check_covers(ss[0], ss[-1])
+        if schedule.has_tool_limits and tool is None:
+            raise InvalidInputError("the limit schedule limits the tool speed but no tool chain was given "
+                                    "(pass tool=ToolSpeedLimit(chain))")
+        return tool is not None and schedule.has_tool_limits
+    if tool is not None and not (tool.linear >= 0 and tool.angular >= 0):
+        raise TrajectoryTimingError(f"tool speed limits {tool.linear} m/s, {tool.angular} rad/s must be >= 0 "
+                                    "(0 = no limit)")
+    return tool is not None and (tool.linear > 0 or tool.angular > 0)
+
+
 class TimedTrajectory(NamedTuple):
     """What `time_optimal` returns."""
 
@@ -240,7 +309,8 @@ class TimedTrajectory(NamedTuple):
 def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.ndarray, a_max: np.ndarray,
                  velocity_scaling: float = 1.0, acceleration_scaling: float = 1.0,
                  trajectory_rate_hz: float = 100.0, control_rate_hz: float = 500.0,
-                 tool: ToolSpeedLimit | None = None, bound_within_intervals: bool = True) -> TimedTrajectory:
+                 tool: ToolSpeedLimit | None = None, bound_within_intervals: bool = True,
+                 schedule: LimitLookup | None = None) -> TimedTrajectory:
     """Time-optimal trajectory through joint waypoints (M, n) parameterized by `ss` (M,), from rest to rest.
 
     Args:
@@ -256,12 +326,17 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
             and no tool speed in the report (with limits of 0 the tool speed is measured, not limited).
         bound_within_intervals: bound the joint accelerations inside toppra's grid intervals too
             (`IntervalAccelBound`); False leaves their overshoot to the uniform stretch (for comparison).
+        schedule: limits per stretch of `ss`, covering it: at s the joint limits are v_max * velocity_scaling *
+            schedule.velocity_scaling[k] (the same for accelerations) and the tool limits are the schedule's;
+            `tool` then only supplies the chain (its linear / angular are ignored) and is required when a
+            stretch limits the tool. The report's peak tool speed ratio is against each sample's own limit.
 
     Returns:
         TimedTrajectory: arrays, verification report and the continuous trajectory.
 
     Raises:
         TrajectoryTimingError: infeasible, non-finite limits, or an overshoot that re-timing cannot remove.
+        InvalidInputError: a schedule that does not cover `ss`, or limits the tool without a chain.
     """
     v_max = np.asarray(v_max, float) * velocity_scaling
     a_max = np.asarray(a_max, float) * acceleration_scaling
@@ -270,19 +345,18 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
     if bad:
         raise TrajectoryTimingError(f"joints {bad} have no finite positive velocity/acceleration limit; "
                                     "set max_joint_velocity / max_joint_acceleration")
-    if tool is not None and not (tool.linear >= 0 and tool.angular >= 0):
-        raise TrajectoryTimingError(f"tool speed limits {tool.linear} m/s, {tool.angular} rad/s must be >= 0 "
-                                    "(0 = no limit)")
-    limited = tool is not None and (tool.linear > 0 or tool.angular > 0)
+    if schedule is not None and tool is not None:
+        tool = tool._replace(linear=0.0, angular=0.0)      # the schedule's tool limits replace the tool's own
+    limited = _tool_limited(ss, tool, schedule)
     t0 = time.perf_counter()
-    trajectory = _toppra(ss, waypoints, v_max, a_max, tool if limited else None, bound_within_intervals)
-    limited_by = _limited_by(trajectory, v_max, a_max, tool if limited else None, joint_names)
+    trajectory = _toppra(ss, waypoints, v_max, a_max, tool if limited else None, bound_within_intervals, schedule)
+    limited_by = _limited_by(trajectory, v_max, a_max, tool if limited else None, joint_names, schedule)
     verify = 0.0
     for retimings in range(_MAX_RETIMINGS + 1):
         t1 = time.perf_counter()
         duration = trajectory.duration
         control_times = sample_times(duration, control_rate_hz)
-        peaks = _peaks(trajectory, control_times, v_max, a_max, tool if limited else None)
+        peaks = _peaks(trajectory, control_times, v_max, a_max, tool if limited else None, schedule)
         if tool is not None and not limited and peaks.worst() <= 1.0 + RATIO_TOLERANCE:
             # no tool limit: its speed is only reported, so it is measured once, on the final trajectory
             peaks = _with_tool_peaks(peaks, trajectory, control_times, tool)

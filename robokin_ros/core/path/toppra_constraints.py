@@ -1,9 +1,10 @@
-"""The extra toppra constraints of core/path/timing.py: the tool speed limit, and the joint acceleration bound
-inside every grid interval (toppra bounds its grid points only). Each is a toppra LinearConstraint whose
-docstring derives its rows."""
+"""The extra toppra constraints of core/path/timing.py: the tool speed limit, the joint acceleration bound
+inside every grid interval (toppra bounds its grid points only), and joint limits that change along the path
+(a `LimitSchedule`). Each is a toppra LinearConstraint whose docstring derives its rows."""
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, Protocol
 
 import numpy as np
 from numba import njit
@@ -54,6 +55,30 @@ def limit_vector(tool: ToolSpeedLimit) -> np.ndarray:
     return np.array([tool.linear if tool.linear > 0 else np.inf, tool.angular if tool.angular > 0 else np.inf])
 
 
+LimitsAt = Callable[[np.ndarray], np.ndarray]     # path parameters (M,) -> limits (M, .) there
+
+
+class LimitLookup(Protocol):
+    """Limits along the path as the timing reads them. `LimitSchedule` (core/path/limit_schedule.py) is the
+    implementation; it is not imported here or in timing.py because its stretch reports import the timing."""
+
+    bounds: np.ndarray                 # (K + 1,) stretch boundaries, joined into toppra's grid
+
+    @property
+    def tolerance(self) -> float: ...  # path parameter distance within which s is on a boundary
+
+    @property
+    def has_tool_limits(self) -> bool: ...
+
+    def velocity_limits(self, s, v_max: np.ndarray) -> np.ndarray: ...      # (M, n)
+
+    def acceleration_limits(self, s, a_max: np.ndarray) -> np.ndarray: ...  # (M, n)
+
+    def tool_limits(self, s) -> np.ndarray: ...                              # (M, 2), inf = none
+
+    def check_covers(self, first: float, last: float) -> None: ...
+
+
 class ToolSpeedBound(constraint.LinearConstraint):
     """|J q'(s)| sd <= limit at every grid point and at `_INNER` points inside every grid interval, for toppra.
 
@@ -62,18 +87,21 @@ class ToolSpeedBound(constraint.LinearConstraint):
     m = |J q'| / limit at that point. Bounding the grid points only let the blended rectangle's tool
     overshoot by 1.2 % between them, which the uniform stretch then took off the whole path; bounding each
     interval by its largest |J q'| instead undershot a straight line's cruise by 0.8 %.
+    `limits_at` (s (M,) -> (M, 2) [m/s, rad/s], inf = none) makes the limits vary along the path; None = the
+    tool's own. The limits only scale m, so each point gets its own.
     """
 
-    def __init__(self, tool: ToolSpeedLimit, dof: int) -> None:
+    def __init__(self, tool: ToolSpeedLimit, dof: int, limits_at: LimitsAt | None = None) -> None:
         super().__init__()
-        self.tool, self.dof = tool, dof
+        self.tool, self.dof, self.limits_at = tool, dof, limits_at
         self.identical = True                      # F and g are the same at every grid point
 
     def compute_constraint_params(self, path, gridpoints):
         N, k = len(gridpoints), len(_INNER)
         ds = np.diff(gridpoints)
         s = np.concatenate([gridpoints, (gridpoints[:-1, None] + ds[:, None] * _INNER).ravel()])
-        per_s = (tool_speeds(self.tool.chain, path(s), path(s, 1)) / limit_vector(self.tool)).max(axis=1)
+        limits = limit_vector(self.tool) if self.limits_at is None else self.limits_at(s)         # (2,) | (., 2)
+        per_s = (tool_speeds(self.tool.chain, path(s), path(s, 1)) / limits).max(axis=1)
         inner2 = np.vstack([(per_s[N:] ** 2).reshape(N - 1, k), np.zeros((1, k))])     # (N, k), none at the end
         a = inner2 * (2.0 * np.r_[ds, 0.0][:, None] * _INNER)
         with np.errstate(divide="ignore"):
@@ -92,20 +120,82 @@ class IntervalAccelBound(constraint.LinearConstraint):
     interval still left 1.002x / 1.006x) and cheaper than refining the grid (a second toppra run: ~6 ms). The
     bound is tight where the peak is mid-interval; on the bench rectangles it costs 0.4-0.7 % of the duration
     against toppra's unbounded solution, less than the uniform stretch that bounded the peaks before (1-5 %).
+    `limits_at` (s (M,) -> (M, n)) makes the limits vary along the path: each interval takes the limits at its
+    midpoint (the grid holds every stretch boundary of a `LimitSchedule`, so those are its stretch's).
     """
 
-    def __init__(self, a_lim: np.ndarray) -> None:
+    def __init__(self, a_lim: np.ndarray, limits_at: LimitsAt | None = None) -> None:
         super().__init__()
-        self.a_lim, self.dof = a_lim, len(a_lim)
+        self.a_lim, self.dof, self.limits_at = a_lim, len(a_lim), limits_at
         self.identical = True                      # F and g are the same at every grid point
 
     def compute_constraint_params(self, path, gridpoints):
         N, n = len(gridpoints), self.dof
         ds = np.diff(gridpoints)[:, None]                                                  # (N - 1, 1)
-        d1, d2 = path(gridpoints, 1) / self.a_lim, path(gridpoints, 2) / self.a_lim        # (N, n)
-        c4 = 0.625 * (d2[1:] - d2[:-1]) * ds          # c / 4 per unit u, as q''' ds = q''(s1) - q''(s0)
+        if self.limits_at is None:
+            d1, d2 = path(gridpoints, 1) / self.a_lim, path(gridpoints, 2) / self.a_lim    # (N, n)
+            d10, d11, d20, d21 = d1[:-1], d1[1:], d2[:-1], d2[1:]                          # (N - 1, n)
+        else:
+            a_lim = self.limits_at(gridpoints[:-1] + 0.5 * ds[:, 0])                       # (N - 1, n)
+            d1, d2 = path(gridpoints, 1), path(gridpoints, 2)
+            d10, d11, d20, d21 = d1[:-1] / a_lim, d1[1:] / a_lim, d2[:-1] / a_lim, d2[1:] / a_lim
+        c4 = 0.625 * (d21 - d20) * ds                 # c / 4 per unit u, as q''' ds = q''(s1) - q''(s0)
         a, b = np.zeros((N, 2 * n)), np.zeros((N, 2 * n))                                  # last row: none
-        a[:-1, :n], b[:-1, :n] = d1[:-1] - c4, d2[:-1]                                     # p0 - c / 4
-        a[:-1, n:], b[:-1, n:] = d1[1:] + 2.0 * ds * d2[1:] - c4, d2[1:]                   # p1 - c / 4
+        a[:-1, :n], b[:-1, :n] = d10 - c4, d20                                             # p0 - c / 4
+        a[:-1, n:], b[:-1, n:] = d11 + 2.0 * ds * d21 - c4, d21                            # p1 - c / 4
         eye = np.eye(2 * n)
         return a, b, np.zeros((N, 2 * n)), np.vstack([eye, -eye]), np.ones(4 * n), None, None
+
+
+class VaryingAccelBound(constraint.LinearConstraint):
+    """|q'(s) sdd + q''(s) sd^2| <= a_lim(s) at every grid point, the limits varying along the path, for toppra.
+
+    toppra's JointAccelerationConstraint takes one limit vector for the whole path; here each grid point's rows are
+    normalised by its own limits instead (a = q' / a_lim, b = q'' / a_lim, |a u + b x| <= 1), and toppra's
+    interpolation discretization then bounds every interval at both of its ends, each end against its point's
+    limits (on a stretch boundary the stricter stretch's, see `LimitSchedule`).
+    """
+
+    def __init__(self, limits_at: LimitsAt, dof: int) -> None:
+        super().__init__()
+        self.limits_at, self.dof = limits_at, dof
+        self.identical = True                      # F and g are the same at every grid point
+        self.discretization_type = constraint.DiscretizationType.Interpolation      # done here, as toppra's own
+
+    def compute_constraint_params(self, path, gridpoints):
+        a_lim = self.limits_at(gridpoints)                                                 # (N, n)
+        a, b = path(gridpoints, 1) / a_lim, path(gridpoints, 2) / a_lim
+        eye = np.eye(self.dof)
+        F, g = np.vstack([eye, -eye]), np.ones(2 * self.dof)                               # |a u + b x| <= 1
+        return constraint.canlinear_colloc_to_interpolate(a, b, np.zeros_like(a), F, g, None, None, gridpoints,
+                                                          identical=True)
+
+
+class VaryingVelocityBound(constraint.LinearConstraint):
+    """|q'(s)| sd <= v_lim(s) at every grid point, the limits varying along the path, for toppra: the bound
+    x = sd^2 <= min_j (v_lim_j / |q'_j|)^2 that toppra's JointVelocityConstraint sets for constant limits."""
+
+    def __init__(self, limits_at: LimitsAt, dof: int) -> None:
+        super().__init__()
+        self.limits_at, self.dof = limits_at, dof
+
+    def compute_constraint_params(self, path, gridpoints):
+        per_s = (np.abs(path(gridpoints, 1)) / self.limits_at(gridpoints)).max(axis=1)     # (N,)
+        with np.errstate(divide="ignore"):
+            xbound = np.column_stack([np.zeros(len(gridpoints)), np.minimum(per_s ** -2.0, X_CAP)])
+        return None, None, None, None, None, None, xbound
+
+
+def scheduled_constraints(v_lim, a_lim, tool: ToolSpeedLimit | None, within: bool, schedule: LimitLookup) -> list:
+    """toppra constraints for the joint limits v_lim, a_lim (n,) scaled along the path by `schedule` (a
+    `LimitSchedule`) and its tool limits (`tool` then only gives the chain). Built per call: without the
+    per-joint description strings of toppra's own classes they are cheap, and a schedule rarely repeats.
+    `within` adds `IntervalAccelBound`."""
+    n = len(v_lim)
+    constraints = [VaryingVelocityBound(lambda s: schedule.velocity_limits(s, v_lim), n),
+                   VaryingAccelBound(lambda s: schedule.acceleration_limits(s, a_lim), n)]
+    if within:
+        constraints.append(IntervalAccelBound(a_lim, lambda s: schedule.acceleration_limits(s, a_lim)))
+    if tool is not None:
+        constraints.append(ToolSpeedBound(tool, n, schedule.tool_limits))
+    return constraints

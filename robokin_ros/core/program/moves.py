@@ -1,0 +1,123 @@
+"""A motion program: MoveL / MoveJ / MoveC moves, each with its own speed, acceleration and zone.
+
+The vocabulary follows industrial robot languages ("MoveL pick v100 fine; MoveJ approach v1000 z50"):
+- MoveL: a straight line of the tool to a pose; MoveC: a circular arc through a via position to a pose;
+- MoveJ: a straight line in joint space to joint values, or to a pose solved by IK from the current branch;
+- zone: the corner blend radius [m] at the move's end; 0 = "fine", an exact stop at the target.
+Every move starts where the previous one ended (the first where the arm is).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+import pinocchio as pin
+
+from robokin_ros.core.errors import PathInputError
+
+FINE = 0.0            # zone of an exact stop
+
+
+class MoveKind(enum.Enum):
+    """The three move types, named as in robot programs."""
+
+    LINEAR = "MoveL"
+    JOINT = "MoveJ"
+    CIRCULAR = "MoveC"
+
+    @property
+    def cartesian(self) -> bool:
+        """True for the moves whose tool path is prescribed (MoveL, MoveC)."""
+        return self is not MoveKind.JOINT
+
+
+@dataclass(frozen=True)
+class Move:
+    """One move of a program. Speeds of 0 mean "not set": the joint limits (times the fractions) alone decide.
+
+    pose: the target tool pose, base frame (MoveL, MoveC, and MoveJ without `joints`).
+    joints: MoveJ target joint positions in the robot's joint order [rad | m].
+    via: MoveC via position, base frame [m] (the arc passes through it; its orientation is not used).
+    speed, angular_speed: peak tool speed [m/s] and angular speed [rad/s] on this move.
+    joint_speed, acceleration: fractions in (0, 1] of the joint velocity / acceleration limits; 0 = the program's.
+    zone: blend radius [m] at the target, FINE (0) = exact stop.
+    """
+
+    kind: MoveKind
+    pose: pin.SE3 | None = None
+    joints: np.ndarray | None = None
+    via: np.ndarray | None = None
+    speed: float = 0.0
+    angular_speed: float = 0.0
+    joint_speed: float = 0.0
+    acceleration: float = 0.0
+    zone: float = FINE
+    name: str = ""
+
+    @property
+    def fine(self) -> bool:
+        """True when the arm stops exactly at this move's target."""
+        return self.zone <= 0.0
+
+    def label(self, index: int) -> str:
+        """How reports name the move: "3 MoveL pick"."""
+        return f"{index} {self.kind.value}" + (f" {self.name}" if self.name else "")
+
+
+@dataclass(frozen=True)
+class MotionProgram:
+    """Moves in order; `velocity_scaling` / `acceleration_scaling` apply where a move sets no fraction."""
+
+    moves: tuple[Move, ...]
+    velocity_scaling: float = 1.0
+    acceleration_scaling: float = 1.0
+    name: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return len(self.moves)
+
+
+def _check_fraction(value: float, what: str, index: int) -> None:
+    if not (np.isfinite(value) and 0.0 <= value <= 1.0):
+        raise PathInputError(f"move {index}: {what}={value} must be in (0, 1] (0 = the program's default)", index)
+
+
+def check_move(move: Move, index: int, joint_count: int) -> None:
+    """PathInputError naming the move and the field when a move cannot be planned as given."""
+    for what, value in (("speed", move.speed), ("angular_speed", move.angular_speed), ("zone", move.zone)):
+        if not (np.isfinite(value) and value >= 0.0):
+            raise PathInputError(f"move {index} ({move.kind.value}): {what}={value} must be a finite number >= 0 "
+                                 f"({'0 = fine' if what == 'zone' else '0 = no limit'})", index)
+    _check_fraction(move.joint_speed, "joint_speed", index)
+    _check_fraction(move.acceleration, "acceleration", index)
+    if move.kind is MoveKind.JOINT:
+        if move.joints is None and move.pose is None:
+            raise PathInputError(f"move {index} (MoveJ) needs joint positions or a pose", index)
+        if move.joints is not None:
+            q = np.asarray(move.joints, float)
+            if q.shape != (joint_count,) or not np.isfinite(q).all():
+                raise PathInputError(f"move {index} (MoveJ): joint positions {np.asarray(move.joints).tolist()} "
+                                     f"must be {joint_count} finite numbers, one per joint", index)
+        return
+    if move.pose is None:
+        raise PathInputError(f"move {index} ({move.kind.value}) needs a target pose", index)
+    if move.kind is MoveKind.CIRCULAR:
+        via = None if move.via is None else np.asarray(move.via, float)
+        if via is None or via.shape != (3,) or not np.isfinite(via).all():
+            raise PathInputError(f"move {index} (MoveC) needs a via position of 3 finite numbers [m]", index)
+    elif move.via is not None:
+        raise PathInputError(f"move {index} (MoveL) has a via position; only MoveC passes through one", index)
+
+
+def check_program(program: MotionProgram, joint_count: int) -> None:
+    """PathInputError for an empty program, a bad move or bad default fractions."""
+    if len(program.moves) == 0:
+        raise PathInputError("the motion program has no moves")
+    for what, value in (("velocity_scaling", program.velocity_scaling),
+                        ("acceleration_scaling", program.acceleration_scaling)):
+        if not (np.isfinite(value) and 0.0 < value <= 1.0):
+            raise PathInputError(f"program {what}={value} must be in (0, 1]")
+    for i, move in enumerate(program.moves):
+        check_move(move, i, joint_count)

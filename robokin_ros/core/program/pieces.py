@@ -1,0 +1,138 @@
+"""Solving a program's moves into dense joint pieces: one per group of consecutive Cartesian moves (one blended
+path through the path IK), one per MoveJ (a joint-space line to joint values or to a pose by IK).
+
+A piece that cannot be solved to its end comes back with its solved prefix and a `PieceFailure` naming the move.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from robokin_ros.core.errors import EmptyPathError, PathInputError
+from robokin_ros.core.path.budget import PlanningBudget
+from robokin_ros.core.path.geometry import DensePath, build_path
+from robokin_ros.core.path.result import PathStatus
+from robokin_ros.core.path.solver import PathIkSolver
+from robokin_ros.core.pose_ik import solve_pose
+from robokin_ros.core.program.joint_blends import joint_line
+from robokin_ros.core.program.moves import MotionProgram, MoveKind
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Dense joint samples of consecutive moves; sample 0 is the piece's start state."""
+
+    positions: np.ndarray          # (K, n) [rad | m]
+    labels: np.ndarray             # (K,) program index of the move each sample belongs to (its limits apply)
+    tools: np.ndarray              # (K, 3) [m] tool positions, base frame
+    path: DensePath | None = None  # the geometry, for Cartesian pieces
+    blend_radii: dict | None = None  # program move index -> zone used at its end [m] (clamped zones are smaller)
+
+    @property
+    def cartesian(self) -> bool:
+        """True when the tool path is prescribed (the samples follow `path`)."""
+        return self.path is not None
+
+
+@dataclass(frozen=True)
+class PieceFailure:
+    """Why a move could not be planned."""
+
+    move: int
+    status: PathStatus
+    message: str
+
+
+def groups(program: MotionProgram, run: list[int]) -> list[list[int]]:
+    """The moves of a run grouped into pieces: consecutive Cartesian moves together, each MoveJ alone."""
+    out: list[list[int]] = []
+    for i in run:
+        cartesian = program.moves[i].kind.cartesian
+        if cartesian and out and program.moves[out[-1][-1]].kind.cartesian:
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return out
+
+
+def solve_cartesian(program: MotionProgram, moves: list[int], q0: np.ndarray, solver: PathIkSolver, c,
+                    max_unstopped_turn: float, axis_mask, axis_frame,
+                    budget: PlanningBudget) -> tuple[Piece | None, PieceFailure | None]:
+    """One blended path through the targets of `moves` (MoveL lines, MoveC arcs) from the tool pose at q0."""
+    R0, p0 = solver.fk(q0[None])
+    targets = [program.moves[i] for i in moves]
+    radii = [m.zone for m in targets[:-1]] + [0.0]           # the group's end is a zone with a MoveJ or a stop
+    vias = [np.asarray(m.via, float) if m.kind is MoveKind.CIRCULAR else None for m in targets]
+    try:
+        path = build_path(pin.SE3(R0[0], p0[0]), [m.pose for m in targets], radii, arc_vias=vias,
+                          max_step=c.sample_step, max_angle_step=c.sample_angle_step, clamp_blend=True,
+                          max_unstopped_turn=max_unstopped_turn, budget=budget)
+    except EmptyPathError:
+        return None, None                                    # every target equals the start pose: no motion
+    except PathInputError as err:
+        index = moves[err.waypoint] if 0 <= err.waypoint < len(moves) else moves[0]
+        raise PathInputError(f"{program.moves[index].label(index)}: {err}", index) from None
+    ik = solver.solve(path, q0, axis_mask, axis_frame, budget)
+    index = np.asarray(moves)
+    labels = index[path.segment[:len(ik.positions)]]
+    corners = np.array([m.pose.translation for m in targets])
+    radii_used = _split_blends(path, index, labels, corners)
+    positions = ik.positions
+    piece = Piece(positions, labels, path.positions[:len(positions)],
+                  path.section(0, len(positions) - 1), radii_used)
+    if ik.success:
+        return piece, None
+    failed = int(index[path.segment[min(max(ik.failed_sample, 0), path.size - 1)]])
+    failure = PieceFailure(failed, ik.status, f"{program.moves[failed].label(failed)}: {ik.message}")
+    return (piece if len(positions) > 1 else None), failure
+
+
+def _split_blends(path: DensePath, moves: np.ndarray, labels: np.ndarray, corners: np.ndarray) -> dict:
+    """Give the first half of each Cartesian corner blend to the incoming move (`labels` in place): a move ends in
+    the middle of its zone, and each half runs under its own move's limits, so the speed changes across the zone
+    as in robot controllers. `corners`: (len(moves), 3) target positions. Returns the zone used per move."""
+    dropped = set(path.dropped_waypoints)
+    kept = [i for i in range(len(moves)) if i not in dropped]
+    used = {}
+    for corner, radius in enumerate(path.blend_radii):
+        waypoint = kept[corner]
+        used[int(moves[waypoint])] = radius
+        if radius <= 0.0:
+            continue
+        # the blend heads to the next waypoint and stays within the zone around the corner
+        near = np.linalg.norm(path.positions[:len(labels)] - corners[waypoint], axis=1) <= radius * (1.0 + 1e-6)
+        blend = np.flatnonzero(near & (path.segment[:len(labels)] == kept[corner + 1]))
+        labels[blend[:len(blend) // 2]] = moves[waypoint]
+    return used
+
+
+def solve_joint_move(program: MotionProgram, index: int, q0: np.ndarray, robot, solver: PathIkSolver,
+                     margin: float) -> tuple[Piece | None, PieceFailure | None]:
+    """The joint-space line of a MoveJ from q0 to its joint target, or to its pose solved from q0's branch."""
+    move = program.moves[index]
+    label = move.label(index)
+    if move.joints is not None:
+        target = np.asarray(move.joints, float)
+        lower, upper = robot.limits.lower, robot.limits.upper
+        outside = np.flatnonzero((target < lower) | (target > upper))
+        if len(outside):
+            j = int(outside[0])
+            return None, PieceFailure(index, PathStatus.JOINT_LIMIT,
+                                      f"{label}: {robot.joint_names[j]}={target[j]:.4f} is outside its limits "
+                                      f"[{lower[j]:.4f}, {upper[j]:.4f}]")
+    else:
+        found = solve_pose(robot, move.pose, q0, solver.frame_id, margin)
+        if not found.success:
+            return None, PieceFailure(index, PathStatus.SINGULARITY,
+                                      f"{label}: no joint configuration on the current branch reaches the pose "
+                                      f"({found.position_error * 1e3:.2f} mm / {found.orientation_error * 1e3:.2f} "
+                                      "mrad remain): out of reach or blocked by a joint limit")
+        target = found.positions
+    if np.abs(target - q0).max() < 1e-12:
+        return None, None
+    positions = joint_line(q0, target)
+    _, tools = solver.fk(positions)
+    labels = np.full(len(positions), index)
+    return Piece(positions, labels, tools), None

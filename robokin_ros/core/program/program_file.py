@@ -1,0 +1,155 @@
+"""Motion programs from YAML (or the equivalent mapping): parsing and checking, with errors naming `moves[i].field`.
+
+    robot: panda                      # optional: embedded name or URDF path
+    relative: true                    # positions are offsets from the start tool position (base axes)
+    defaults: {speed: 0.5, zone: z20} # any move field; a move's own value wins
+    velocity_scaling: 1.0             # program-wide fractions of the joint limits (a move's fractions override)
+    acceleration_scaling: 1.0
+    moves:
+      - {type: MoveJ, name: home, joints: [0, -0.78, 0, -2.36, 0, 1.57, 0.78], joint_speed: 0.5}
+      - {type: MoveJ, name: approach, position: [0.1, 0, 0.05], zone: 0.05}
+      - {type: MoveL, name: pick, position: [0.1, 0, 0], speed: 0.1, zone: fine}
+      - {type: MoveC, via: [0.15, 0.05, 0], position: [0.1, 0.1, 0], speed: 0.2}
+
+Poses: `position` [m] plus `orientation` (quaternion x, y, z, w) or `rpy` (base-frame roll, pitch, yaw [rad]);
+without either, the orientation of the previous target is kept. Zones: "fine" (exact stop), a radius in metres, or
+"z<mm>" as robot languages write it ("z50" = 0.05 m). Speeds are SI numbers (m/s, rad/s).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import yaml
+
+from robokin_ros.core.errors import PathInputError
+from robokin_ros.core.path.geometry import pose_from_position_quaternion
+from robokin_ros.core.program.moves import FINE, MotionProgram, Move, MoveKind
+
+MOVE_FIELDS = ("type", "name", "position", "orientation", "rpy", "joints", "via", "speed", "angular_speed",
+               "joint_speed", "acceleration", "zone")
+DEFAULT_FIELDS = ("speed", "angular_speed", "joint_speed", "acceleration", "zone")
+TOP_FIELDS = ("robot", "relative", "defaults", "moves", "velocity_scaling", "acceleration_scaling", "name",
+              "start_positions", "description")
+
+
+def parse_zone(value, where: str) -> float:
+    """"fine" -> FINE, "z50" -> 0.05 m, a number -> metres."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "fine":
+            return FINE
+        if text.startswith("z"):
+            try:
+                return float(text[1:]) * 1e-3
+            except ValueError:
+                pass
+        raise PathInputError(f"{where}: zone '{value}' must be 'fine', a radius in metres or 'z<mm>' (e.g. z50)")
+    return _number(value, where)
+
+
+def _number(value, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PathInputError(f"{where}: {value!r} is not a number")
+    value = float(value)
+    if not np.isfinite(value) or value < 0.0:
+        raise PathInputError(f"{where}: {value} must be a finite number >= 0")
+    return value
+
+
+def _vector(value, size: int | None, where: str) -> np.ndarray:
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise PathInputError(f"{where}: {value!r} is not a list of numbers") from None
+    if array.ndim != 1 or (size is not None and len(array) != size) or not np.isfinite(array).all():
+        raise PathInputError(f"{where}: {value!r} must be {size or 'a list of'} finite numbers")
+    return array
+
+
+def _target_pose(entry: Mapping, where: str, index: int, start: pin.SE3, previous: np.ndarray,
+                 relative: bool) -> pin.SE3:
+    position = _vector(entry["position"], 3, f"{where}.position")
+    if relative:
+        position = start.translation + position
+    if "orientation" in entry and "rpy" in entry:
+        raise PathInputError(f"{where}: give 'orientation' or 'rpy', not both", index)
+    if "orientation" in entry:
+        quaternion = _vector(entry["orientation"], 4, f"{where}.orientation")
+        return pose_from_position_quaternion(position, quaternion, index)
+    rotation = (pin.rpy.rpyToMatrix(*_vector(entry["rpy"], 3, f"{where}.rpy")) if "rpy" in entry else previous)
+    return pin.SE3(np.array(rotation), position)
+
+
+def program_from_mapping(data: Mapping, start: pin.SE3, joint_count: int,
+                         forward_kinematics=None) -> MotionProgram:
+    """A MotionProgram from parsed YAML. `start`: the tool pose the program starts from (for relative positions
+    and kept orientations); `forward_kinematics(q) -> pin.SE3` gives a MoveJ-to-joints target's orientation to
+    the moves after it (None: they keep the previous orientation)."""
+    if not isinstance(data, Mapping):
+        raise PathInputError("a motion program must be a mapping with a 'moves' list")
+    unknown = sorted(set(data) - set(TOP_FIELDS))
+    if unknown:
+        raise PathInputError(f"unknown program field(s) {unknown}; known: {list(TOP_FIELDS)}")
+    moves_data = data.get("moves")
+    if not isinstance(moves_data, list) or not moves_data:
+        raise PathInputError("the program needs a non-empty 'moves' list")
+    defaults = data.get("defaults") or {}
+    if not isinstance(defaults, Mapping) or set(defaults) - set(DEFAULT_FIELDS):
+        raise PathInputError(f"defaults: must be a mapping of {list(DEFAULT_FIELDS)}")
+    relative = bool(data.get("relative", False))
+    previous_rotation = np.array(start.rotation)
+    moves = []
+    for i, raw in enumerate(moves_data):
+        where = f"moves[{i}]"
+        if not isinstance(raw, Mapping):
+            raise PathInputError(f"{where}: must be a mapping with a 'type'", i)
+        unknown = sorted(set(raw) - set(MOVE_FIELDS))
+        if unknown:
+            raise PathInputError(f"{where}: unknown field(s) {unknown}; known: {list(MOVE_FIELDS)}", i)
+        entry = {**defaults, **raw}
+        try:
+            kind = MoveKind(str(entry.get("type", "")))
+        except ValueError:
+            raise PathInputError(f"{where}.type: '{entry.get('type')}' must be one of "
+                                 f"{[k.value for k in MoveKind]}", i) from None
+        pose = joints = via = None
+        if kind is MoveKind.JOINT and "joints" in entry:
+            if "position" in entry:
+                raise PathInputError(f"{where}: a MoveJ takes 'joints' or a pose ('position'), not both", i)
+            joints = _vector(entry["joints"], joint_count, f"{where}.joints")
+            if forward_kinematics is not None:
+                previous_rotation = np.array(forward_kinematics(joints).rotation)
+        elif "position" in entry:
+            pose = _target_pose(entry, where, i, start, previous_rotation, relative)
+            previous_rotation = np.array(pose.rotation)
+        else:
+            raise PathInputError(f"{where}: a {kind.value} needs a 'position'"
+                                 + (" or 'joints'" if kind is MoveKind.JOINT else ""), i)
+        if "via" in entry:
+            via = _vector(entry["via"], 3, f"{where}.via") + (start.translation if relative else 0.0)
+        moves.append(Move(kind, pose=pose, joints=joints, via=via,
+                          speed=_number(entry.get("speed", 0.0), f"{where}.speed"),
+                          angular_speed=_number(entry.get("angular_speed", 0.0), f"{where}.angular_speed"),
+                          joint_speed=_number(entry.get("joint_speed", 0.0), f"{where}.joint_speed"),
+                          acceleration=_number(entry.get("acceleration", 0.0), f"{where}.acceleration"),
+                          zone=parse_zone(entry.get("zone", FINE), f"{where}.zone"),
+                          name=str(entry.get("name", ""))))
+    return MotionProgram(tuple(moves), float(data.get("velocity_scaling", 1.0)),
+                         float(data.get("acceleration_scaling", 1.0)), str(data.get("name", "")))
+
+
+def load_program_file(path: str | Path) -> dict:
+    """The parsed YAML mapping of a program file (PathInputError when missing or not YAML)."""
+    path = Path(path)
+    if not path.is_file():
+        raise PathInputError(f"program file not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise PathInputError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(data, dict) or "moves" not in data:
+        raise PathInputError(f"{path}: expected a mapping with a 'moves' list")
+    return data
