@@ -36,7 +36,7 @@ def spline(ss: np.ndarray, positions: np.ndarray) -> CubicSpline:
 def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolerance: float,
                position_tolerance: float, orientation_tolerance: float,
                axes: AxisSelection = AxisSelection(np.arange(6), True),
-               budget: PlanningBudget = UNLIMITED) -> DownsampleResult:
+               budget: PlanningBudget = UNLIMITED, initial: np.ndarray | None = None) -> DownsampleResult:
     """Indices of dense samples to keep so the spline through them stays within every tolerance.
 
     Args:
@@ -48,6 +48,8 @@ def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolera
         orientation_tolerance: max tool orientation deviation [rad] on the constrained axes.
         axes: constrained axes, as for the solver.
         budget: checked before every refinement round (PlanningStopped).
+        initial: dense indices kept from the start, e.g. where the geometry changes (a corner blend begins): the
+            refinement would find them, one round per halving.
     """
     count = len(positions)
     ss = path_parameter(positions)
@@ -56,14 +58,17 @@ def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolera
     keep[[0, count - 1]] = True
     if count > 2:
         keep[count // 2] = True          # three points give the spline a curved first guess
+    if initial is not None:
+        keep[np.asarray(initial, dtype=int)] = True
     for round_ in range(_MAX_ROUNDS + 1):
         budget.check("downsampling", round_, _MAX_ROUNDS)
         if round_ == _MAX_ROUNDS:
             keep[:] = True                # give up reducing: every dense sample is kept
         idx = np.flatnonzero(keep)
-        fitted = spline(ss[idx], positions[idx])(ss)                            # (N, n)
+        through_kept = spline(ss[idx], positions[idx])
+        fitted = through_kept(ss)                                                # (N, n)
         joint_err = np.abs(fitted - positions).max(axis=1)
-        R, p = fk(np.vstack([fitted, spline(ss[idx], positions[idx])(mid_ss)]))
+        R, p = fk(np.vstack([fitted, through_kept(mid_ss)]))
         pos, rot = pose_errors(R, p, np.concatenate([path.rotations[:count], path.mid_rotations[:count - 1]]),
                                np.concatenate([path.positions[:count], path.mid_positions[:count - 1]]),
                                axes)

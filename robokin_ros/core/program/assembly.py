@@ -14,6 +14,7 @@ from robokin_ros.core.path.geometry import DensePath
 from robokin_ros.core.program.joint_blends import incoming_cut, joint_blend, outgoing_cut, unit_direction
 from robokin_ros.core.program.pieces import Piece
 
+INITIAL_KNOT_STRIDE = 32       # dense samples between the first-guess knots of a Cartesian part
 JOINT_KNOT_STRIDE = 4          # every 4th MoveJ sample (0.04 rad) is a spline knot: a straight line needs few
 
 
@@ -80,9 +81,13 @@ def build_run(pieces: list[Piece], zones: list[float], fk, config, axes: AxisSel
         labels.append(piece.labels[lo:hi + 1])
         if piece.cartesian:
             section = piece.path.section(lo, hi)
+            # where a segment, arc or blend begins the spline needs a knot anyway, and the refinement ends with a
+            # knot every ~20 samples on these paths: a first guess of one per INITIAL_KNOT_STRIDE saves its rounds
+            changes = np.r_[np.flatnonzero(np.diff(section.segment) != 0) + 1,
+                            np.arange(0, hi - lo + 1, INITIAL_KNOT_STRIDE)]
             reduced = downsample(q, section, fk, config.downsample_joint_tolerance,
                                  config.downsample_position_tolerance, config.downsample_orientation_tolerance,
-                                 axes, budget)
+                                 axes, budget, initial=changes)
             knots.append(reduced.indices + offset)
             windows.append(CartesianWindow(offset, offset + hi - lo, section))
         else:

@@ -1,0 +1,97 @@
+"""Motion program benchmark: the 20-move pick-and-place of examples/programs, planned by robokin_ros with zones and
+with exact stops, next to peers planning the same targets as one waypoint path, in the same process.
+
+Peers: (a) robokin's own CartesianPathPlanner on the program's targets as one waypoint path (MoveJ as lines, a MoveC
+as via + end waypoints, 50 mm corners, clamped), what a user had before programs; (b) RoboPlan's CartesianPathPlanner
+(TimeOptimal) on the same waypoints, same URDF and acceleration limits. The peers do not honour per-move speeds or
+zones, so their cycle time is not comparable move for move; the plan time is. Run: .venv/bin/python
+bench/bench_program.py  (< 1 min). The issue's target: the 20-move program plans in <= 100 ms.
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.program.moves import MoveKind
+from robokin_ros.core.program.planner import ProgramPlanner
+from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
+from robokin_ros.core.robot import RobotModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_path import ACC, RoboPlanPeer  # noqa: E402
+
+warnings.filterwarnings("ignore")
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "programs"
+REPEATS = 7
+
+
+def timed(call, repeats=REPEATS):
+    """(median seconds, last result) of `repeats` calls after one warm-up call."""
+    result = call()
+    seconds = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = call()
+        seconds.append(time.perf_counter() - t0)
+    return statistics.median(seconds), result
+
+
+def waypoints_of(program, robot) -> list[pin.SE3]:
+    """The program's targets as one waypoint path (MoveJ joint targets by FK, a MoveC's via as a waypoint)."""
+    out = []
+    for move in program.moves:
+        if move.kind is MoveKind.CIRCULAR:
+            out.append(pin.SE3(move.pose.rotation, np.asarray(move.via, float)))
+        out.append(robot.fk(move.joints) if move.pose is None else move.pose)
+    return out
+
+
+def main() -> None:
+    print(__doc__.split("\n")[0])
+    robot = RobotModel.from_name("panda")
+    config = PathConfig(robot="panda", max_joint_acceleration=ACC["panda"], clamp_blend_radius=True)
+    paths = CartesianPathPlanner(robot, config)
+    planner = ProgramPlanner(paths)
+    q0, start = robot.home(), robot.fk(robot.home())
+    rows = []
+    programs = {}
+    for kind in ("zoned", "fine"):
+        program = program_from_mapping(load_program_file(EXAMPLES / f"pick_place_{kind}.yaml"), start, robot.n,
+                                       robot.fk)
+        programs[kind] = program
+        seconds, plan = timed(lambda p=program: planner.plan(p, q0))
+        rows.append((f"robokin program, {kind} ({len(program)} moves)", seconds, plan.cycle_time,
+                     "ok" if plan.success else plan.message[:40], plan.dense_samples))
+    waypoints = waypoints_of(programs["zoned"], robot)
+    seconds, plan = timed(lambda: paths.plan(q0, waypoints, 0.05))
+    rows.append((f"(a) robokin waypoint path ({len(waypoints)} wp, 50 mm)", seconds,
+                 plan.timing.duration if plan.success else float("nan"),
+                 "ok" if plan.success else plan.ik.message[:40], plan.ik.path.size))
+    try:
+        peer = RoboPlanPeer("panda", robot)
+        seconds, (traj, _, note) = timed(lambda: peer.plan(waypoints, q0), 3)
+        duration = float(traj.times[-1]) if traj is not None else float("nan")
+        rows.append((f"(b) RoboPlan waypoint path ({len(waypoints)} wp)", seconds, duration,
+                     "ok" if traj is not None else note, 0))
+    except ImportError as err:
+        rows.append(("(b) RoboPlan", float("nan"), float("nan"), f"not installed: {err}", 0))
+    ours = rows[0][1]
+    print(f"\n## Panda, medians of {REPEATS} warm calls, this machine\n")
+    print("| planner | plan [ms] | plan time / ours zoned | cycle [s] | result | dense samples |")
+    print("|---|---|---|---|---|---|")
+    for name, seconds, cycle, result, samples in rows:
+        print(f"| {name} | {seconds * 1e3:.1f} | {seconds / ours:.2f} | {cycle:.3f} | {result} | {samples} |")
+    zoned, fine = rows[0][2], rows[1][2]
+    print(f"\nzones vs exact stops: cycle {zoned:.3f} s vs {fine:.3f} s ({(zoned - fine) / fine * 100:+.1f} %)")
+
+
+if __name__ == "__main__":
+    main()
