@@ -61,13 +61,13 @@ def main() -> None:
     paths = CartesianPathPlanner(robot, config)
     planner = ProgramPlanner(paths)
     q0, start = robot.home(), robot.fk(robot.home())
-    rows = []
-    programs = {}
+    rows, programs, phases = [], {}, {}
     for kind in ("zoned", "fine"):
         program = program_from_mapping(load_program_file(EXAMPLES / f"pick_place_{kind}.yaml"), start, robot.n,
                                        robot.fk)
         programs[kind] = program
         seconds, plan = timed(lambda p=program: planner.plan(p, q0))
+        phases[kind] = plan.timings
         rows.append((f"robokin program, {kind} ({len(program)} moves)", seconds, plan.cycle_time,
                      "ok" if plan.success else plan.message[:40], plan.dense_samples))
     waypoints = waypoints_of(programs["zoned"], robot)
@@ -89,6 +89,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for name, seconds, cycle, result, samples in rows:
         print(f"| {name} | {seconds * 1e3:.1f} | {seconds / ours:.2f} | {cycle:.3f} | {result} | {samples} |")
+    print("\nours, phases of the last call [ms]: " + "; ".join(
+        f"{kind}: " + ", ".join(f"{name} {seconds * 1e3:.1f}" for name, seconds in t.items())
+        for kind, t in phases.items()))
     zoned, fine = rows[0][2], rows[1][2]
     print(f"\nzones vs exact stops: cycle {zoned:.3f} s vs {fine:.3f} s ({(zoned - fine) / fine * 100:+.1f} %)")
 

@@ -54,6 +54,14 @@ def config_file(name: str) -> Path:
     return path
 
 
+def example_program(name: str) -> Path:
+    """A motion program of examples/programs (e.g. "pick_place_zoned.yaml"), installed or in the source tree."""
+    for base in (share_dir() / "examples" / "programs", SOURCE_TREE / "examples" / "programs"):
+        if (base / name).is_file():
+            return base / name
+    raise FileNotFoundError(f"no example program '{name}' in {share_dir() / 'examples' / 'programs'}")
+
+
 def node_params_file(robot: str, node: str) -> Path:
     """The parameter file of `node` ("servo", "path_ik") for `robot`: config/<robot>_<node>.yaml for an embedded
     robot that has one (panda, ur5), else config/generic_<node>.yaml, which holds no joint-specific values and so

@@ -85,7 +85,7 @@ def _joint_jog(executor, robot, recording, publisher, JointJog, config) -> Input
     print(f"  - {'joint jog ' + name:<31s} {JOG_S:4.1f} s", flush=True)
     start = time.monotonic()
     _stream(executor, JOG_S, lambda: publisher.publish(msg))
-    t, q, _ = recording.arrays(start + 0.4, time.monotonic())          # after the acceleration ramp
+    t, q, _ = recording.stamped(start + 0.4, time.monotonic())         # after the acceleration ramp
     speed = float(np.median(np.diff(q[:, JOG_JOINT]) / np.diff(t)))
     others = float(np.abs(q[-1] - q[0])[np.arange(robot.n) != JOG_JOINT].max())
     asked = JOG_UNITLESS * config.scale_joint
@@ -135,7 +135,7 @@ def _guided_push(executor, robot, recording, publisher, WrenchStamped, client, S
         return InputReport("guided push", "guiding enabled", why, False)
     start = time.monotonic()
     _stream(executor, PUSH_S, lambda: publisher.publish(wrench(SENSOR_OFFSET + PUSH)))
-    t, q, _ = recording.arrays(start + SETTLE_S, time.monotonic())
+    t, q, _ = recording.stamped(start + SETTLE_S, time.monotonic())
     p = np.array([robot.fk(qi).translation for qi in q])
     velocity = (p[-1] - p[0]) / (t[-1] - t[0])
     expected = (np.linalg.norm(PUSH) - config.guiding_force_deadband) / config.guiding_damping

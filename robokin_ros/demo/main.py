@@ -1,5 +1,6 @@
 """robokin_demo: the README demo. Brings up sim_robot + servo_node (+ path_ik_node) on the Panda, runs a blended
-rectangle through the path action, then drives the arm with a scripted twist sequence, and prints a report
+rectangle and a pick-and-place motion program (exact stops, then zones) through the path action, then drives
+the arm with a scripted twist sequence, and prints a report
 (tracking error, status transitions, locked joints, time to stop) plus a PNG plot.
 
     robokin_demo                 # start the node graph itself (what scripts/demo.sh runs)
@@ -19,6 +20,7 @@ from robokin_ros.demo.driver import make_driver, run_twist_script, spin_for, wai
 from robokin_ros.demo.graph import NodeGraph, NodeProcess
 from robokin_ros.demo.inputs import print_input_report, run_input_phases
 from robokin_ros.demo.path import run_path_goal
+from robokin_ros.demo.program import run_program_goals
 from robokin_ros.demo.report import (
     analyse_phase,
     print_capability_along,
@@ -56,6 +58,9 @@ def _run(executor, driver, robot: RobotModel, recording: Recording, graph: NodeG
     wait_for(executor, lambda: driver.twist_pub.get_subscription_count() > 0, SUBSCRIBER_TIMEOUT_S,
              "the servo subscriber", graph)
     path_failed = run_path_goal(executor, driver, robot, recording)
+    spin_for(executor, SETTLE_S)
+    print("\nMotion program: pick and place of three parts (20 moves), with exact stops, then with zones:")
+    path_failed |= run_program_goals(executor, driver, robot, recording)
     spin_for(executor, SETTLE_S)
     print("\nOther servo inputs (a joint jog, a pose target, a guided push, a pose target back):")
     inputs = run_input_phases(executor, driver, robot, recording)

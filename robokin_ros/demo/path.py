@@ -36,7 +36,7 @@ def run_path_goal(executor, driver, robot: RobotModel, recording: Recording, ble
     result, t_start = None, time.monotonic()
     for _attempt in range(NO_STATE_RETRIES):
         t_start = time.monotonic()
-        result = _execute(executor, client, goal)
+        result = execute_goal(executor, client, goal)
         if result is None or result.error_code != ExecuteCartesianPath.Result.NO_JOINT_STATE:
             break
         spin_for(executor, RETRY_PAUSE_S)
@@ -81,7 +81,7 @@ def _report(robot: RobotModel, recording: Recording, result, t_start: float, t_e
               f"median {np.median(deviation) * 1000:.3f} mm")
 
 
-def _execute(executor, client, goal):
+def execute_goal(executor, client, goal):
     """Send one goal and wait for its result (None when rejected or after RESULT_TIMEOUT_S)."""
     sent = client.send_goal_async(goal)
     spin_until(executor, sent.done, float("inf"))

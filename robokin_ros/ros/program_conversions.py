@@ -1,4 +1,4 @@
-"""Messages <-> core types for motion programs: MotionMove[] -> MotionProgram, ProgramPlan -> result (pure functions).
+"""Messages <-> core types for motion programs: MotionMove[] <-> MotionProgram, ProgramPlan -> result (pure functions).
 
 Frames follow the waypoint rules (`path_conversions.waypoints_in_base`): an empty frame_id is the base frame, model
 frames are placed at the current joint state, other frames come from the TF `lookup`. Every error names the move
@@ -25,6 +25,7 @@ from robokin_ros.ros.path_conversions import (
     joint_trajectory_msg,
     plan_options,
     pose_from_msg,
+    pose_msg,
 )
 
 MOVE_KINDS = {MotionMove.MOVE_L: MoveKind.LINEAR, MotionMove.MOVE_J: MoveKind.JOINT,
@@ -48,6 +49,27 @@ def program_from_goal(robot: RobotModel, positions: np.ndarray, goal, lookup: Ca
     moves = tuple(_move(robot, resolve, msg, i) for i, msg in enumerate(goal.program))
     return MotionProgram(moves, goal.velocity_scaling or config.velocity_scaling,
                          goal.acceleration_scaling or config.acceleration_scaling)
+
+
+def motion_move_msgs(program: MotionProgram, robot: RobotModel) -> list[MotionMove]:
+    """A MotionProgram (base frame) as the goal's MotionMove messages: what a client sends (the demo, tests)."""
+    kinds = {kind: code for code, kind in MOVE_KINDS.items()}
+    out = []
+    for move in program.moves:
+        msg = MotionMove(type=kinds[move.kind], name=move.name, speed=float(move.speed),
+                         angular_speed=float(move.angular_speed), joint_speed_scaling=float(move.joint_speed),
+                         acceleration_scaling=float(move.acceleration), zone=float(move.zone))
+        if move.pose is not None:
+            msg.pose.pose = pose_msg(move.pose)
+            msg.pose.header.frame_id = robot.base_frame
+        if move.via is not None:
+            msg.via.point.x, msg.via.point.y, msg.via.point.z = (float(v) for v in move.via)
+            msg.via.header.frame_id = robot.base_frame
+        if move.joints is not None:
+            msg.joint_names = list(robot.joint_names)
+            msg.joint_positions = [float(v) for v in move.joints]
+        out.append(msg)
+    return out
 
 
 def _move(robot: RobotModel, resolve, msg: MotionMove, index: int) -> Move:

@@ -31,6 +31,9 @@ from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_c
 from robokin_ros.core.program.result import MoveReport, ProgramPlan
 
 
+PHASES = ("geometry and IK", "blends and downsampling", "timing", "verification")     # ProgramPlan.timings keys
+
+
 def runs_of(program: MotionProgram) -> list[list[int]]:
     """Move indices split after every exact stop ("fine"); the last move always ends one."""
     out, current = [], []
@@ -85,6 +88,7 @@ class ProgramPlanner:
         TrajectoryTimingError and PlanningStopped as `CartesianPathPlanner.plan` does."""
         c = self.config
         t0 = time.perf_counter()
+        self._phases = dict.fromkeys(PHASES, 0.0)
         budget = PlanningBudget(c.planning_timeout, should_stop)
         solver = self.paths.solver(tip_frame)
         axes = solver.axes(axis_mask, axis_frame)
@@ -95,14 +99,16 @@ class ProgramPlanner:
         dense = 0
         for r, run in enumerate(runs_of(program)):
             budget.check("program", r, len(program))
+            t1 = time.perf_counter()
             pieces, failure = self._pieces(program, run, q, solver, axis_mask, axis_frame, budget)
+            self._phases["geometry and IK"] += time.perf_counter() - t1
             if pieces:
                 timed_runs.append(self._time_run(program, pieces, solver, axes, budget))
                 dense += len(timed_runs[-1].run.positions)
                 q = pieces[-1].positions[-1]
             if failure is not None:
                 break
-        return self._plan(program, timed_runs, failure, solver, axes, dense, q, time.perf_counter() - t0)
+        return self._plan(program, timed_runs, failure, solver, axes, dense, q, t0)
 
     def _pieces(self, program, run, q, solver, axis_mask, axis_frame, budget):
         """The solved pieces of a run (up to a failure) and the failure, if any."""
@@ -123,7 +129,10 @@ class ProgramPlanner:
 
     def _time_run(self, program, pieces: list[Piece], solver, axes, budget) -> TimedRun:
         zones = [program.moves[int(p.labels[-1])].zone for p in pieces[:-1]]
+        t0 = time.perf_counter()
         run = build_run(pieces, zones, solver.fk, self.config, axes, budget)
+        t1 = time.perf_counter()
+        self._phases["blends and downsampling"] += t1 - t0
         budget.check("timing")
         starts, moves = stretches(run)
         limits = np.array([self.move_limits(program, int(m)) for m in moves])
@@ -135,19 +144,21 @@ class ProgramPlanner:
         timed = time_optimal(run.parameter[run.knots], run.positions[run.knots], self.robot.joint_names, v_max,
                              a_max, 1.0, 1.0, c.trajectory_rate_hz, c.control_rate_hz, tool, schedule=schedule)
         reports = stretch_reports(timed, schedule, v_max, a_max, tool, self.robot.joint_names, c.control_rate_hz)
+        self._phases["timing"] += time.perf_counter() - t1
         zones = {int(p.labels[-1]): zone for p, zone in zip(pieces, zones)}
         for piece in pieces:
             zones.update(piece.blend_radii or {})
         return TimedRun(run, timed, zones, reports)
 
     def _plan(self, program, timed_runs: list[TimedRun], failure, solver, axes, dense, q,
-              elapsed) -> ProgramPlan:
+              started: float) -> ProgramPlan:
         if not timed_runs:
             status = failure.status if failure else PathStatus.SUCCESS
             message = failure.message if failure else "already there: no move of the program moves the arm"
             trajectory = None if failure else self._hold(q)
             return ProgramPlan(status, message, trajectory, self._empty_reports(program),
-                               failed_move=failure.move if failure else -1, timings={"total": elapsed})
+                               failed_move=failure.move if failure else -1,
+                               timings={"total": time.perf_counter() - started})
         trajectory = concatenate_trajectories([t.arrays for t in timed_runs])
         report = join_reports([t.timed.report for t in timed_runs], trajectory.duration)
         reports, offset = [], 0.0
@@ -157,7 +168,9 @@ class ProgramPlanner:
         done = {r.index for r in reports}
         reports.extend(r for r in self._empty_reports(program) if r.index not in done)
         reports.sort(key=lambda r: r.index)
+        t0 = time.perf_counter()
         position, orientation = self._deviation(timed_runs, solver, axes)
+        self._phases["verification"] += time.perf_counter() - t0
         completed = failure.move if failure else len(program.moves)
         status = failure.status if failure else PathStatus.SUCCESS
         message = (failure.message + f"; the solved part ({completed} of {len(program.moves)} moves done) is timed"
@@ -166,7 +179,7 @@ class ProgramPlanner:
         return ProgramPlan(status, message, trajectory, tuple(reports), report,
                            failed_move=failure.move if failure else -1, completed_moves=completed,
                            max_position_deviation=position, max_orientation_deviation=orientation,
-                           dense_samples=dense, timings={"total": elapsed})
+                           dense_samples=dense, timings={**self._phases, "total": time.perf_counter() - started})
 
     def _hold(self, q: np.ndarray) -> JointTrajectoryArrays:
         """The one-point trajectory of a program that does not move the arm."""

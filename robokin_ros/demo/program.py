@@ -1,0 +1,59 @@
+"""The demo's motion programs: the pick-and-place of examples/programs, first with exact stops everywhere, then with
+zones, through the ExecuteCartesianPath action; prints both cycle times and checks every exact stop on the arm."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.demo.driver import spin_until
+from robokin_ros.demo.path import ACTION, SERVER_SLICE_S, SERVER_TIMEOUT_S, execute_goal
+from robokin_ros.demo.script import Recording
+
+VERSIONS = ("fine", "zoned")
+STOP_TOLERANCE = 1e-3      # [m] the measured tool passes this close to every exact-stop target
+
+
+def run_program_goals(executor, driver, robot: RobotModel, recording: Recording) -> int:
+    """Run both versions of the pick-and-place program; 0 when both succeed and the arm meets every exact stop."""
+    from rclpy.action import ActionClient
+
+    from robokin_interfaces.action import ExecuteCartesianPath
+    from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
+    from robokin_ros.paths import example_program
+    from robokin_ros.ros.conversions import duration_seconds
+    from robokin_ros.ros.program_conversions import motion_move_msgs
+
+    client = ActionClient(driver, ExecuteCartesianPath, ACTION)
+    if not spin_until(executor, client.server_is_ready, SERVER_TIMEOUT_S, SERVER_SLICE_S):
+        print(f"  path_ik_node's action server did not appear within {SERVER_TIMEOUT_S:.0f} s")
+        return 1
+    cycles, failed = {}, 0
+    for version in VERSIONS:
+        start = robot.fk(recording.positions[-1])
+        program = program_from_mapping(load_program_file(example_program(f"pick_place_{version}.yaml")), start,
+                                       robot.n, robot.fk)
+        goal = ExecuteCartesianPath.Goal(program=motion_move_msgs(program, robot))
+        t_start = time.monotonic()
+        result = execute_goal(executor, client, goal)
+        t_end = time.monotonic()
+        if result is None or result.error_code != 0:
+            print(f"  {version}: " + ("no result" if result is None else f"code {result.error_code}: {result.message}"))
+            failed += 1
+            continue
+        points = result.trajectory.points
+        cycles[version] = duration_seconds(points[-1].time_from_start)
+        measured = np.array([robot.fk(q).translation for q in recording.arrays(t_start, t_end).positions])
+        stops = [m.pose.translation for m in program.moves if m.fine and m.pose is not None]
+        misses = [float(np.linalg.norm(measured - p, axis=1).min()) for p in stops] if len(measured) else [np.inf]
+        slowest = max(result.move_reports, key=lambda r: r.duration)
+        print(f"  {version}: {len(program)} moves, cycle time {cycles[version]:.2f} s (executed in "
+              f"{t_end - t_start:.2f} s, planning included); exact stops met within {max(misses) * 1e3:.2f} mm; "
+              f"longest move {slowest.name} {slowest.duration:.2f} s, limited by {slowest.limited_by or '-'}")
+        failed += max(misses) > STOP_TOLERANCE
+    if len(cycles) == len(VERSIONS):
+        fine, zoned = cycles["fine"], cycles["zoned"]
+        print(f"  zones instead of exact stops: cycle time {zoned:.2f} s vs {fine:.2f} s "
+              f"({(zoned - fine) / fine * 100:+.1f} %)")
+    return 1 if failed else 0
