@@ -349,3 +349,29 @@ def test_unknown_approach_value_is_named():
     goal.approach = 9
     with pytest.raises(PathInputError, match=r"approach 9 is not one of APPROACH_PATH \(0\), .*APPROACH_REFUSE \(3\)"):
         approach_from_goal(goal)
+
+
+def test_program_messages_round_trip(panda):
+    """What a client builds with motion_move_msgs is what the node reads back with program_from_goal."""
+    from robokin_interfaces.action import ExecuteCartesianPath
+    from robokin_ros.core.path.config import PathConfig
+    from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
+    from robokin_ros.ros.program_conversions import motion_move_msgs, program_from_goal
+
+    start = panda.fk(panda.home())
+    down = pin.SE3(start.rotation, start.translation + np.array([0.1, 0.0, -0.1]))
+    program = MotionProgram((
+        Move(MoveKind.JOINT, joints=panda.home() + 0.1, joint_speed=0.5, zone=0.05, name="approach"),
+        Move(MoveKind.LINEAR, pose=down, speed=0.1, acceleration=0.25),
+        Move(MoveKind.CIRCULAR, pose=start, via=np.array([0.45, 0.05, 0.45]), speed=0.3, angular_speed=0.5,
+             zone=0.02, name="arc")))
+    goal = ExecuteCartesianPath.Goal(program=motion_move_msgs(program, panda))
+    back = program_from_goal(panda, panda.home(), goal, None, PathConfig())
+    for a, b in zip(program.moves, back.moves):
+        assert (a.kind, a.name, a.speed, a.angular_speed, a.joint_speed, a.acceleration, a.zone) == \
+            (b.kind, b.name, b.speed, b.angular_speed, b.joint_speed, b.acceleration, b.zone)
+        for field in ("joints", "via"):
+            if getattr(a, field) is not None:
+                np.testing.assert_allclose(getattr(b, field), getattr(a, field), atol=1e-12)
+        if a.pose is not None:
+            np.testing.assert_allclose(b.pose.homogeneous, a.pose.homogeneous, atol=1e-12)
