@@ -40,6 +40,7 @@ setup(
             "robokin_demo = robokin_ros.demo.main:main",
             "plan_path = robokin_ros.tools.plan_path:main",
             "capability_view = robokin_ros.tools.capability_view:main",
+            "robokin = robokin_ros.tools.robokin_cli:main",
         ],
     },
 )

@@ -2,7 +2,7 @@
 
 Layers, lowest first: the shared core (errors, validation, schema, embedded, robot, so3, limits, dls), the
 core features (servo, path, capability, sim: each on its own, none imports another), motion programs (`program`,
-built on path), then `ros`, the
+built on path) and the classroom toolbox (`classroom`, on path and capability), then `ros`, the
 ROS-free `tools` and `launch_support` (what the launch files share), then `nodes` and the ROS `demo`. Imports
 are read from the source (also those inside functions and under TYPE_CHECKING), so a cycle cannot hide behind a
 late import.
@@ -14,7 +14,7 @@ import robokin_ros
 
 PACKAGE_DIR = Path(robokin_ros.__file__).parent
 FEATURES = ("servo", "path", "capability", "sim")
-COMPOSED_FEATURES = ("program",)       # built on the features above
+COMPOSED_FEATURES = ("program", "classroom")       # built on the features above
 
 
 def module_name(path: Path) -> str:
