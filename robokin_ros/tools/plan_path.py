@@ -155,6 +155,19 @@ def _config(args, robot_name: str) -> PathConfig:
     return config_from_mapping(PathConfig, values)
 
 
+def _planner_and_start(args, request: dict) -> tuple[CartesianPathPlanner, np.ndarray, pin.SE3]:
+    """The planner for the file's (or --robot's) robot and the start state (--start, the file's, else home) with
+    its tool pose."""
+    robot_name = args.robot or request.get("robot", "panda")
+    config = _config(args, robot_name)
+    robot = RobotModel.load(robot_name, config.base_frame, config.tip_frame)
+    planner = CartesianPathPlanner(robot, config)
+    start = (np.array([float(v) for v in args.start.split(",")]) if args.start
+             else np.asarray(request.get("start_positions", robot.home()), float))
+    R, p = planner.solver(args.tip).fk(robot.check_positions(start)[None])
+    return planner, start, pin.SE3(R[0], p[0])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plan_path` console script."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -182,15 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     args.waypoints = args.files[0]
     try:
         request = load_request(args.waypoints)
-        robot_name = args.robot or request.get("robot", "panda")
-        config = _config(args, robot_name)
-        robot = RobotModel.load(robot_name, config.base_frame, config.tip_frame)
-        planner = CartesianPathPlanner(robot, config)
-        start = (np.array([float(v) for v in args.start.split(",")]) if args.start
-                 else np.asarray(request.get("start_positions", robot.home()), float))
-        solver = planner.solver(args.tip)
-        R, p = solver.fk(robot.check_positions(start)[None])
-        poses = waypoint_poses(request, pin.SE3(R[0], p[0]))
+        planner, start, start_pose = _planner_and_start(args, request)
+        poses = waypoint_poses(request, start_pose)
         mask = _axis_mask(args.axis_mask)
         blend = args.blend_radius if args.blend_radius is not None else request.get("blend_radius")
         plan = plan_with_approach(planner, start, poses, blend, Approach[args.approach.upper()], tip_frame=args.tip,
@@ -223,15 +229,9 @@ def program_main(args) -> int:
     try:
         for path in args.files:
             data = load_program_file(path)
-            robot_name = args.robot or data.get("robot", "panda")
-            config = _config(args, robot_name)
-            robot = RobotModel.load(robot_name, config.base_frame, config.tip_frame)
-            paths = CartesianPathPlanner(robot, config)
-            start = (np.array([float(v) for v in args.start.split(",")]) if args.start
-                     else np.asarray(data.get("start_positions", robot.home()), float))
-            solver = paths.solver(args.tip)
-            R, p = solver.fk(robot.check_positions(start)[None])
-            program = program_from_mapping(data, pin.SE3(R[0], p[0]), robot.n,
+            paths, start, start_pose = _planner_and_start(args, data)
+            robot, solver = paths.robot, paths.solver(args.tip)
+            program = program_from_mapping(data, start_pose, robot.n,
                                            lambda q, s=solver: pin.SE3(*(a[0] for a in s.fk(np.asarray(q)[None]))))
             plan = ProgramPlanner(paths).plan(program, start, tip_frame=args.tip, axis_mask=_axis_mask(args.axis_mask),
                                               axis_frame=args.axis_frame)
