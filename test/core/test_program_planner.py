@@ -10,7 +10,7 @@ from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.profiles import joint_move
 from robokin_ros.core.path.result import PathStatus
-from robokin_ros.core.path.timing import sample_times
+from robokin_ros.core.path.timing import sample_times, time_optimal
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
 from robokin_ros.core.program.planner import ProgramPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
@@ -138,17 +138,34 @@ def _circle(a, b, c):
     return centre, float(np.linalg.norm(a - centre)), normal / np.linalg.norm(normal)
 
 
-def test_fine_movej_is_the_synchronised_trapezoid(planner, panda):
+def test_fine_movej_is_the_synchronised_trapezoid_which_toppra_agrees_with(planner, panda):
     target = panda.home() + np.array([0.4, -0.3, 0.2, 0.3, -0.2, 0.25, 0.5])
     plan = planner.plan(MotionProgram((Move(MoveKind.JOINT, joints=target),)), panda.home())
     assert plan.success
     v_max, a_max = planner.paths.limits()
     reference = joint_move(panda.home(), target, v_max, a_max, "trapezoid", 1000.0)
-    assert plan.cycle_time == pytest.approx(reference.duration, rel=0.01)
+    assert plan.cycle_time == pytest.approx(reference.duration, rel=1e-9)
     q = plan.trajectory.positions
     delta = target - panda.home()
     fraction = (q - q[0]) @ delta / (delta @ delta)
-    np.testing.assert_allclose(q, q[0] + np.outer(fraction, delta), atol=1e-4)     # a straight joint line
+    np.testing.assert_allclose(q, q[0] + np.outer(fraction, delta), atol=1e-12)    # a straight joint line
+    # toppra, time-optimal on the same line, finds the trapezoid's duration
+    line = np.linspace(panda.home(), target, 50)
+    ss = np.linspace(0.0, 1.0, 50)
+    optimal = time_optimal(ss, line, panda.joint_names, v_max, a_max)
+    assert optimal.report.duration == pytest.approx(reference.duration, rel=0.01)
+    assert plan.moves[0].limited_by.startswith(("velocity of", "acceleration of"))
+
+
+def test_quintic_profile_on_request(panda):
+    quintic = ProgramPlanner(CartesianPathPlanner(panda, PathConfig(robot="panda", joint_move_profile="quintic")))
+    target = panda.home() + np.array([0.4, -0.3, 0.2, 0.3, -0.2, 0.25, 0.5])
+    plan = quintic.plan(MotionProgram((Move(MoveKind.JOINT, joints=target),)), panda.home())
+    t = plan.trajectory
+    assert np.abs(t.accelerations[[0, -1]]).max() < 1e-12           # no acceleration step at either end
+    v_max, a_max = quintic.paths.limits()
+    reference = joint_move(panda.home(), target, v_max, a_max, "trapezoid", 1000.0)
+    assert 1.2 < t.duration / reference.duration < 1.9                 # the config's stated cost
 
 
 def test_per_move_speed_and_fraction(planner, panda):

@@ -8,6 +8,7 @@ Pipeline per run (the moves up to and including the next "fine" one):
 3. timing: toppra over the run's spline with a `LimitSchedule`: each move's joint-speed and acceleration fractions
    and tool speeds, the stricter of two moves inside a zone;
 4. verification: the played trajectory against each Cartesian move's geometry (`deviation`).
+A run that is one MoveJ without tool speeds is timed by the point-to-point profile instead (`point_to_point`).
 Runs are joined rest to rest. A move that cannot be planned ends the program there: the solved part is timed,
 ending at rest, and returned with the failure.
 """
@@ -28,8 +29,8 @@ from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit
 from robokin_ros.core.program.assembly import AssembledRun, build_run, stretches
 from robokin_ros.core.program.moves import MotionProgram, check_program
 from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_cartesian, solve_joint_move
+from robokin_ros.core.program.point_to_point import point_to_point
 from robokin_ros.core.program.result import MoveReport, ProgramPlan
-
 
 PHASES = ("geometry and IK", "blends and downsampling", "timing", "verification")     # ProgramPlan.timings keys
 
@@ -134,12 +135,20 @@ class ProgramPlanner:
         t1 = time.perf_counter()
         self._phases["blends and downsampling"] += t1 - t0
         budget.check("timing")
+        v_max, a_max = self.paths.limits()
+        c = self.config
+        first = program.moves[int(pieces[0].labels[0])]
+        if len(pieces) == 1 and not pieces[0].cartesian and first.speed == 0 and first.angular_speed == 0:
+            v_scale, a_scale, _, _ = self.move_limits(program, int(pieces[0].labels[0]))
+            timed, row = point_to_point(run.positions[0], run.positions[-1], v_max * v_scale, a_max * a_scale,
+                                        c.joint_move_profile, c.trajectory_rate_hz, c.control_rate_hz,
+                                        self.robot.joint_names, solver.fk.arrays())
+            self._phases["timing"] += time.perf_counter() - t1
+            return TimedRun(run, timed, {}, [row])
         starts, moves = stretches(run)
         limits = np.array([self.move_limits(program, int(m)) for m in moves])
         bounds = np.r_[run.parameter[starts], run.parameter[-1]]
         schedule = LimitSchedule(bounds, limits[:, 0], limits[:, 1], limits[:, 2], limits[:, 3])
-        v_max, a_max = self.paths.limits()
-        c = self.config
         tool = ToolSpeedLimit(solver.fk.arrays())
         timed = time_optimal(run.parameter[run.knots], run.positions[run.knots], self.robot.joint_names, v_max,
                              a_max, 1.0, 1.0, c.trajectory_rate_hz, c.control_rate_hz, tool, schedule=schedule)
