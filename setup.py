@@ -21,6 +21,7 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.rviz")),
         (f"share/{PACKAGE}/examples", glob("examples/paths/*.yaml") + glob("examples/paths/*.csv")),
         (f"share/{PACKAGE}/examples/programs", glob("examples/programs/*.yaml")),
+        (f"share/{PACKAGE}/examples/dh", glob("examples/dh/*.yaml")),
     ],
     install_requires=["setuptools"],
     # colcon test runs pytest (not unittest) when the package names pytest as its test extra; tests_require is

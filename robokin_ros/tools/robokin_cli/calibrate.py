@@ -1,0 +1,112 @@
+"""`robokin calibrate`: joint-origin calibration of an arm from a CSV of laser-tracker measurements."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.robot import RobotModel
+
+HELP = "calibrate joint origins from tracker measurements (CSV: joints, x, y, z[, qx, qy, qz, qw])"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of `robokin calibrate`."""
+    parser.add_argument("--robot", default="ur5", help="embedded robot name (ur5, panda, ...) or URDF file path")
+    parser.add_argument("--base-frame", default="", help="base frame (needed for a URDF file)")
+    parser.add_argument("--tip-frame", default="", help="tip frame the tracker target sits on (needed for a URDF)")
+    parser.add_argument("--data", required=True, help="CSV of measurements: one row per pose, the joint values "
+                        "[rad | m] then x, y, z [m] (and qx, qy, qz, qw for full poses); a header row is allowed")
+    parser.add_argument("--loss", choices=("linear", "soft_l1", "huber"), default="linear",
+                        help="least-squares loss: linear (Levenberg-Marquardt) or a robust loss against outliers")
+    parser.add_argument("--f-scale", type=float, default=1e-4,
+                        help="residual [m] where the robust loss turns linear (about 2-3x the tracker noise)")
+    parser.add_argument("--tool", type=int, choices=(0, 3, 6), default=0,
+                        help="tool offset parameters to identify: 0, 3 (translation) or 6 (translation+rotation)")
+    parser.add_argument("--threshold", type=float, default=1e-6,
+                        help="relative singular value below which a parameter combination is unidentifiable")
+    parser.add_argument("--out", default="", help="write the corrected URDF here")
+    parser.add_argument("--synthetic", type=int, default=0, metavar="N",
+                        help="first write a synthetic tracker data set of N random poses to --data (true robot: "
+                        "random joint-origin offsets of +/-0.5 mm, +/-0.5 deg)")
+    parser.add_argument("--noise", type=float, default=5e-5, help="synthetic measurement noise per axis [m]")
+    parser.add_argument("--seed", type=int, default=1, help="random seed of the synthetic data set")
+
+
+def read_csv(path: str | Path, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(configurations (N, n), measured (N, 3 | 7)) from a CSV; the first row may be a header."""
+    lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
+    if lines and not _is_numeric(lines[0]):
+        lines = lines[1:]
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            rows.append([float(v) for v in line.split(",")])
+        except ValueError:
+            raise InvalidInputError(f"{path}: data row {number} is not numeric: {line!r}") from None
+    widths = {len(r) for r in rows}
+    if not rows or len(widths) != 1 or widths.pop() not in (n + 3, n + 7):
+        raise InvalidInputError(f"{path}: every row needs {n} joint values then x, y, z (and optionally qx, qy, "
+                                f"qz, qw): {n + 3} or {n + 7} columns, got row widths {sorted({len(r) for r in rows})}")
+    data = np.array(rows)
+    return data[:, :n], data[:, n:]
+
+
+def _is_numeric(line: str) -> bool:
+    try:
+        [float(v) for v in line.split(",")]
+        return True
+    except ValueError:
+        return False
+
+
+def write_synthetic(robot: RobotModel, path: str | Path, count: int, noise: float, seed: int) -> None:
+    """Write a synthetic tracker data set (CSV with header) measured on a randomly offset copy of `robot`."""
+    from robokin_ros.core.classroom.calibration import synthetic_tracker_data
+    data = synthetic_tracker_data(robot, count, noise, seed)
+    header = ",".join(list(robot.joint_names) + ["x", "y", "z"])
+    np.savetxt(path, np.hstack([data.configurations, data.measured]), delimiter=",", header=header, comments="",
+               fmt="%.17g")
+    print(f"wrote {count} synthetic poses (noise {noise * 1e3:.3g} mm, seed {seed}) to {path}")
+
+
+def _print_result(result) -> None:
+    for label, stats in (("before", result.before), ("after", result.after)):
+        line = f"{label:>6}: position RMS {stats.position_rms * 1e3:.4f} mm, max {stats.position_max * 1e3:.4f} mm"
+        if np.isfinite(stats.orientation_rms):
+            line += (f"; orientation RMS {np.rad2deg(stats.orientation_rms):.4f} deg, "
+                     f"max {np.rad2deg(stats.orientation_max):.4f} deg")
+        print(line)
+    ident = result.identifiability
+    print(f"identifiable: {ident.rank} of {len(result.parameter_names)} parameters "
+          f"(condition of the scaled Jacobian {ident.singular_values[0] / ident.singular_values[ident.rank - 1]:.3g})")
+    print(f"unidentifiable combinations ({len(result.unidentifiable)}), kept at zero:")
+    for text in result.unidentifiable:
+        print(f"  {text}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Calibrate and print before/after errors; 2 on bad input."""
+    from robokin_ros.core.classroom.calibration import calibrate
+    from robokin_ros.core.errors import RobokinError
+    try:
+        robot = RobotModel.load(args.robot, args.base_frame, args.tip_frame)
+        if args.synthetic:
+            write_synthetic(robot, args.data, args.synthetic, args.noise, args.seed)
+        configurations, measured = read_csv(args.data, robot.n)
+        result = calibrate(robot, configurations, measured, tool_dofs=args.tool, loss=args.loss,
+                           f_scale=args.f_scale, threshold=args.threshold)
+    except (RobokinError, OSError) as err:
+        print(f"robokin calibrate: error: {err}", file=sys.stderr)
+        return 2
+    _print_result(result)
+    if args.out:
+        if result.urdf is None:
+            print("robokin calibrate: error: the robot has no URDF text to correct", file=sys.stderr)
+            return 2
+        Path(args.out).write_text(result.urdf)
+        print(f"wrote the corrected URDF to {args.out}")
+    return 0
