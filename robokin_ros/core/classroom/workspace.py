@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robokin_ros.core.classroom import dh_examples
+from robokin_ros.core.classroom.dh_urdf import dh_robot_model
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.path.chain import ChainFk
 from robokin_ros.core.robot import RobotModel
@@ -48,23 +50,12 @@ class ReachEnvelope:
     max_reach: float             # [m] largest distance from the base origin
 
 
-def planar_2r_urdf(l1: float, l2: float) -> str:
-    """URDF of a planar 2R arm: two continuous joints about z, links l1, l2 [m] along x, tool at the end."""
+def planar_2r(l1: float, l2: float) -> RobotModel:
+    """RobotModel of the planar 2R DH table (`dh_examples.planar_2r`): two continuous joints about z, links l1, l2 [m]
+    along x."""
     if not (l1 > 0 and l2 > 0 and np.isfinite(l1) and np.isfinite(l2)):
         raise InvalidInputError(f"planar 2R link lengths must be finite and > 0, got L1={l1!r}, L2={l2!r}")
-    links = "".join(f'<link name="{name}"/>' for name in ("base", "link1", "link2", "tool"))
-    joints = (f'<joint name="joint1" type="continuous"><parent link="base"/><child link="link1"/>'
-              f'<axis xyz="0 0 1"/></joint>'
-              f'<joint name="joint2" type="continuous"><parent link="link1"/><child link="link2"/>'
-              f'<origin xyz="{l1!r} 0 0"/><axis xyz="0 0 1"/></joint>'
-              f'<joint name="tool_joint" type="fixed"><parent link="link2"/><child link="tool"/>'
-              f'<origin xyz="{l2!r} 0 0"/></joint>')
-    return f'<?xml version="1.0"?><robot name="planar_2r">{links}{joints}</robot>'
-
-
-def planar_2r(l1: float, l2: float) -> RobotModel:
-    """RobotModel of `planar_2r_urdf` (base -> tool)."""
-    return RobotModel.from_urdf_string(planar_2r_urdf(l1, l2), "base", "tool", name="planar_2r")
+    return dh_robot_model(dh_examples.planar_2r(l1, l2))
 
 
 def joint_ranges(robot: RobotModel) -> tuple[np.ndarray, np.ndarray]:
