@@ -1,4 +1,4 @@
-"""`robokin`: the classroom toolbox on the command line, one subcommand per module of this package.
+"""robokin: the classroom toolbox on the command line (fk, ik, workspace, calibrate, dh2urdf).
 
 Each subcommand module defines HELP (one line), `add_arguments(parser)` and `run(args) -> int` (0 = success).
 """
