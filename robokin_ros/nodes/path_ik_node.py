@@ -44,12 +44,13 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from robokin_interfaces.action import ExecuteCartesianPath
+from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
 from robokin_ros.core.errors import RobokinError, TrajectoryTimingError
 from robokin_ros.core.frames import TransformLookupError
+from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.budget import TIMEOUT, PlanningStopped
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState, controller_outcome
-from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.stopping import plan_stop
 from robokin_ros.core.program.planner import ProgramPlanner
@@ -120,8 +121,9 @@ class PathIkNode(RobokinNode):
 
     def _warm_planner(self, cfg: PathConfig) -> tuple[CartesianPathPlanner, ProgramPlanner]:
         """Path and program planners for `cfg`, the path planner having solved once (checks per-joint lists:
-        ConfigError); the program planner plans on the path planner (its solvers and limits)."""
-        planner = CartesianPathPlanner(self._robot, cfg)
+        ConfigError); the program planner plans on the path planner (its solvers and limits). Joint targets given as
+        poses take the nearest closed-form solution on arms that have one (UR), else the iterative pose IK."""
+        planner = CartesianPathPlanner(self._robot, cfg, nearest_branch_solver(self._robot))
         planner.warm_up()
         return planner, ProgramPlanner(planner)
 

@@ -26,16 +26,17 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
+from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
 from robokin_ros.core.errors import RobokinError
+from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.report import report_text
+from robokin_ros.core.path.result import JointTrajectoryArrays, PathPlan
 from robokin_ros.core.program.planner import ProgramPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
 from robokin_ros.core.program.result import cycle_report_text
-from robokin_ros.core.path.result import JointTrajectoryArrays, PathPlan
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.schema import config_from_mapping
 from robokin_ros.tools.program_plot import program_png
@@ -161,7 +162,7 @@ def _planner_and_start(args, request: dict) -> tuple[CartesianPathPlanner, np.nd
     robot_name = args.robot or request.get("robot", "panda")
     config = _config(args, robot_name)
     robot = RobotModel.load(robot_name, config.base_frame, config.tip_frame)
-    planner = CartesianPathPlanner(robot, config)
+    planner = CartesianPathPlanner(robot, config, nearest_branch_solver(robot))
     start = (np.array([float(v) for v in args.start.split(",")]) if args.start
              else np.asarray(request.get("start_positions", robot.home()), float))
     R, p = planner.solver(args.tip).fk(robot.check_positions(start)[None])

@@ -3,7 +3,7 @@ approach move when the tool is not there yet.
 
 - PATH: the path starts at the current tool pose; the line to waypoints[0] is its first segment (blended there).
 - JOINT: the path starts at waypoints[0]; a synchronised joint-space move (`profiles.joint_move`, the configured
-  `joint_move_profile`) takes the arm there first, to the IK solution on the current branch.
+  `joint_move_profile`) takes the arm there first, to the planner's `pose_solver` solution (the current branch).
 - LINEAR: the same with a straight tool line that ends at rest at waypoints[0].
 - REFUSE: the path starts at waypoints[0]; refused when the tool is not there.
 "Not there" means farther than the path tolerance (max_position_deviation, max_orientation_deviation).
@@ -22,7 +22,6 @@ from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.profiles import joint_move
 from robokin_ros.core.path.result import PathPlan, concatenate_trajectories
 from robokin_ros.core.path.timing import join_reports
-from robokin_ros.core.pose_ik import solve_pose
 
 
 class Approach(enum.IntEnum):
@@ -71,7 +70,7 @@ def plan_with_approach(planner: CartesianPathPlanner, start_positions, waypoints
             return dataclasses.replace(first, ik=dataclasses.replace(first.ik, message=message))
         lead = first.trajectory
     else:
-        found = solve_pose(robot, waypoints[0], q0, solver.frame_id, c.joint_limit_margin)
+        found = planner.pose_solver(robot, waypoints[0], q0, solver.frame_id, c.joint_limit_margin)
         if not found.success:
             raise PathInputError(f"{where}; approach MoveJ: no joint configuration on the current branch reaches it "
                                  f"({found.position_error * 1e3:.2f} mm / {found.orientation_error * 1e3:.2f} mrad "

@@ -38,6 +38,7 @@ from robokin_ros.core.path.result import (
 )
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.path.timing import ToolSpeedLimit, join_reports, time_optimal
+from robokin_ros.core.pose_ik import solve_pose
 from robokin_ros.core.robot import RobotModel
 
 WARM_UP_STEP = 0.002      # [m] length of the path `warm_up` solves (compiles and loads the kernels)
@@ -55,9 +56,12 @@ class TimedSection(NamedTuple):
 class CartesianPathPlanner:
     """Plans Cartesian paths for one robot; `plan` returns a PathPlan (never raises on IK failure)."""
 
-    def __init__(self, robot: RobotModel, config: PathConfig | None = None) -> None:
+    def __init__(self, robot: RobotModel, config: PathConfig | None = None, pose_solver=None) -> None:
+        """`pose_solver(robot, pose, seed, frame_id, margin) -> PoseIkResult` solves joint-space targets given as
+        poses (MoveJ, approach moves); default `core/pose_ik.solve_pose` (iterative, on the seed's branch)."""
         self.robot = robot
         self.config = config or PathConfig()
+        self.pose_solver = pose_solver or solve_pose
         self.config.check_joint_lists(robot.joint_names)
         self._solvers: dict[str, PathIkSolver] = {}
         self._reach: dict[str, float] = {}

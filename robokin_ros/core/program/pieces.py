@@ -15,7 +15,6 @@ from robokin_ros.core.path.budget import PlanningBudget
 from robokin_ros.core.path.geometry import DensePath, build_path
 from robokin_ros.core.path.result import PathStatus
 from robokin_ros.core.path.solver import PathIkSolver
-from robokin_ros.core.pose_ik import solve_pose
 from robokin_ros.core.program.joint_blends import joint_line
 from robokin_ros.core.program.moves import MotionProgram, MoveKind
 
@@ -109,8 +108,9 @@ def _split_blends(path: DensePath, moves: np.ndarray, labels: np.ndarray, corner
 
 
 def solve_joint_move(program: MotionProgram, index: int, q0: np.ndarray, robot, solver: PathIkSolver,
-                     margin: float) -> tuple[Piece | None, PieceFailure | None]:
-    """The joint-space line of a MoveJ from q0 to its joint target, or to its pose solved from q0's branch."""
+                     margin: float, pose_solver) -> tuple[Piece | None, PieceFailure | None]:
+    """The joint-space line of a MoveJ from q0 to its joint target, or to its pose solved by `pose_solver`
+    (`CartesianPathPlanner.pose_solver`: q0's branch, or the nearest closed-form solution)."""
     move = program.moves[index]
     label = move.label(index)
     if move.joints is not None:
@@ -123,7 +123,7 @@ def solve_joint_move(program: MotionProgram, index: int, q0: np.ndarray, robot, 
                                       f"{label}: {robot.joint_names[j]}={target[j]:.4f} is outside its limits "
                                       f"[{lower[j]:.4f}, {upper[j]:.4f}]")
     else:
-        found = solve_pose(robot, move.pose, q0, solver.frame_id, margin)
+        found = pose_solver(robot, move.pose, q0, solver.frame_id, margin)
         if not found.success:
             return None, PieceFailure(index, PathStatus.SINGULARITY,
                                       f"{label}: no joint configuration on the current branch reaches the pose "

@@ -120,7 +120,7 @@ class ProgramPlanner:
                                                  axis_mask, axis_frame, budget)
             else:
                 piece, failure = solve_joint_move(program, group[0], q, self.robot, solver,
-                                                  self.config.joint_limit_margin)
+                                                  self.config.joint_limit_margin, self.paths.pose_solver)
             if piece is not None:
                 pieces.append(piece)
                 q = piece.positions[-1]
