@@ -35,3 +35,16 @@ def test_the_python_api_example_runs(capsys):
     exec(compile(code, "README.md (Python API)", "exec"), {"__name__": "readme_example"})
     printed = capsys.readouterr().out
     assert "OK" in printed and "path solved" in printed and "force polytope" in printed, printed
+
+
+def test_the_classroom_example_prints_its_textbook_numbers(capsys):
+    """The classroom block runs as printed, and prints the numbers the README explains."""
+    section = README.split("## The classroom toolbox", 1)[1].split("\n## ", 1)[0]
+    code = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    exec(compile(code, "README.md (classroom)", "exec"), {"__name__": "readme_classroom"})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "[0.1 0.2 0.3] 4.0"
+    assert lines[2] == "True" and lines[3] == "8 True"
+    assert lines[4].endswith("[1.618 0.618]") and lines[5] == "1.0 [2. 0.]"
+    assert lines[6] == "0.8 0.2" and lines[7] == "True" and lines[8] == "1.7 1.7"
+    assert lines[9].startswith("6.29 mm -> 0.08") and "13 unidentifiable" in lines[9]

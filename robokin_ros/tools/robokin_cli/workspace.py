@@ -30,13 +30,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jacobian", choices=JACOBIANS, default="translation",
                         help="rows of the Jacobian in the measures: translation (3, n) or full (6, n)")
     parser.add_argument("--colour", choices=COLOURS, default="manipulability", help="the colour of the points")
-    parser.add_argument("--bins", type=int, default=10, help="height bins of the reach envelope table")
+    parser.add_argument("--bins", type=int, default=None,
+                        help="height bins of the reach envelope table (default 10; 1 for a planar arm)")
     parser.add_argument("--thickness", type=float, default=0.05, help="thickness of the picture's slices [m]")
     parser.add_argument("--out", default="", help="write the picture to this PNG file")
 
 
 def run(args: argparse.Namespace) -> int:
     """Sample, print the envelope and draw; 0 on success, 2 on bad input."""
+    if args.bins is None:
+        args.bins = 1 if args.planar_2r else 10
     if args.samples < 1 or args.bins < 1 or not args.thickness > 0:
         print("robokin workspace: --samples and --bins must be >= 1 and --thickness > 0")
         return 2
