@@ -1,4 +1,9 @@
-"""`robokin calibrate`: joint-origin calibration of an arm from a CSV of laser-tracker measurements."""
+"""`robokin calibrate`: joint-origin calibration of an arm from a CSV of laser-tracker measurements.
+
+With `--dh ur5 | scara | 2r | table.yaml` the errors are DH parameter deltas (a, alpha, d, theta offset per row,
+see robokin_ros.core.classroom.dh_errors) of that table's chain (joints joint1..joint{n}, tip "tool"), and the
+corrected DH table is printed; `--out` then writes the URDF of the corrected table.
+"""
 from __future__ import annotations
 
 import argparse
@@ -34,6 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "random joint-origin offsets of +/-0.5 mm, +/-0.5 deg)")
     parser.add_argument("--noise", type=float, default=5e-5, help="synthetic measurement noise per axis [m]")
     parser.add_argument("--seed", type=int, default=1, help="random seed of the synthetic data set")
+    parser.add_argument("--dh", default="", metavar="TABLE",
+                        help="calibrate DH parameter deltas of this table instead of URDF joint origins: a built-in "
+                        "table (ur5, scara, 2r) or a DH table YAML file (see `robokin dh2urdf`); replaces --robot, "
+                        "and --synthetic then perturbs a, d by +/-0.5 mm and alpha, offset by +/-0.5 deg")
 
 
 def read_csv(path: str | Path, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -88,10 +97,65 @@ def _print_result(result) -> None:
         print(f"  {text}")
 
 
+def load_dh_table(spec: str):
+    """The DhRobot of a built-in table name or a YAML file."""
+    from robokin_ros.core.classroom.dh_examples import EXAMPLES
+    from robokin_ros.tools.robokin_cli.dh2urdf import load_dh_yaml
+    if spec in EXAMPLES:
+        return EXAMPLES[spec]()
+    if Path(spec).is_file():
+        return load_dh_yaml(spec)
+    raise InvalidInputError(f"--dh '{spec}' is neither a built-in table {sorted(EXAMPLES)} nor a YAML file")
+
+
+def write_synthetic_dh(table, robot: RobotModel, path: str | Path, count: int, noise: float, seed: int) -> None:
+    """Write a synthetic tracker data set (CSV with header) measured on a randomly perturbed copy of `table`."""
+    from robokin_ros.core.classroom.dh_errors import synthetic_dh_data
+    data = synthetic_dh_data(table, count, noise, seed)
+    header = ",".join(list(robot.joint_names) + ["x", "y", "z"])
+    np.savetxt(path, np.hstack([data.configurations, data.measured]), delimiter=",", header=header, comments="",
+               fmt="%.17g")
+    print(f"wrote {count} synthetic poses (DH deltas +/-0.5 mm, +/-0.5 deg; noise {noise * 1e3:.3g} mm, "
+          f"seed {seed}) to {path}")
+
+
+def run_dh(args: argparse.Namespace) -> int:
+    """`--dh`: calibrate DH deltas, print before/after errors and the corrected table; 2 on bad input."""
+    from robokin_ros.core.classroom.calibration import calibrate
+    from robokin_ros.core.classroom.dh_errors import DhErrorModel, format_table
+    from robokin_ros.core.classroom.dh_urdf import dh_robot_model, dh_to_urdf
+    from robokin_ros.core.errors import RobokinError
+    try:
+        if args.tool:
+            raise InvalidInputError("--tool is for joint-origin calibration; the DH model calibrates rows only")
+        table = load_dh_table(args.dh)
+        robot = dh_robot_model(table)
+        if args.synthetic:
+            write_synthetic_dh(table, robot, args.data, args.synthetic, args.noise, args.seed)
+        configurations, measured = read_csv(args.data, robot.n)
+        error_model = DhErrorModel(table, robot)
+        result = calibrate(robot, configurations, measured, error_model=error_model, loss=args.loss,
+                           f_scale=args.f_scale, threshold=args.threshold)
+        corrected = error_model.corrected_table(result.parameters)
+        if args.out:
+            Path(args.out).write_text(dh_to_urdf(corrected))
+    except (RobokinError, OSError) as err:
+        print(f"robokin calibrate: error: {err}", file=sys.stderr)
+        return 2
+    _print_result(result)
+    print(f"corrected DH table ({table.convention}):")
+    print(format_table(corrected))
+    if args.out:
+        print(f"wrote the URDF of the corrected DH table to {args.out}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Calibrate and print before/after errors; 2 on bad input."""
     from robokin_ros.core.classroom.calibration import calibrate
     from robokin_ros.core.errors import RobokinError
+    if args.dh:
+        return run_dh(args)
     try:
         robot = RobotModel.load(args.robot, args.base_frame, args.tip_frame)
         if args.synthetic:
