@@ -65,6 +65,8 @@ def test_console_scripts_point_at_existing_main_functions():
     for name, target in _console_scripts().items():
         module, func = target.split(":")
         path = PACKAGE_DIR / (module.replace(".", "/") + ".py")
+        if not path.is_file():                                   # a package: its __init__ holds main
+            path = PACKAGE_DIR / module.replace(".", "/") / "__init__.py"
         assert path.is_file(), f"console script {name} -> {path} is missing"
         tree = ast.parse(path.read_text())
         assert any(isinstance(n, ast.FunctionDef) and n.name == func for n in tree.body), f"{name}: no {func}()"

@@ -32,7 +32,9 @@ from scipy.spatial import cKDTree
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.path.checks import AxisSelection, pose_errors
+from robokin_ros.core.path.fk_kernel import pose_error_norms
 from robokin_ros.core.path.geometry import DensePath
+from robokin_ros.core.path.projection_kernel import nearest_distances, nearest_on_intervals
 from robokin_ros.core.path.result import JointTrajectoryArrays
 from robokin_ros.core.path.timing import sample_times
 from robokin_ros.core.so3 import log3_batch, relative_angles, slerp_batch
@@ -119,41 +121,10 @@ def _features(positions: np.ndarray, rotations: np.ndarray, axes: AxisSelection,
     return np.hstack(parts)
 
 
-def _interval_errors(path: DensePath, i: np.ndarray, R: np.ndarray, p: np.ndarray, axes: AxisSelection,
-                     weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Weighted error E(u) = e0 + u e1 + u^2 e2 (each (K, 6)) of the poses R, p against interval i at fraction u.
-
-    Position: the quadratic through sample, midpoint and next sample (exact, see the module docstring). Orientation:
-    log(R_ref(u) R^T) ~ log(R_i R^T) + u R_i w_i to first order (w_i: the interval's body rotation, <= 1 mrad),
-    enough to choose u; the reported error is exact (`pose_errors`).
-    """
-    a, m, b = path.positions[i], path.mid_positions[i], path.positions[i + 1]                  # (K, 3)
-    Ra, Rb = path.rotations[i], path.rotations[i + 1]                                          # (K, 3, 3)
-    w_body = log3_batch(Ra.transpose(0, 2, 1) @ Rb).vector                                    # of Ra^T Rb
-    g = log3_batch(Ra @ R.transpose(0, 2, 1)).vector                                          # of Ra R^T
-    e0 = np.hstack([a - p, g])
-    e1 = np.hstack([4 * m - 3 * a - b, (Ra @ w_body[:, :, None])[:, :, 0]])
-    e2 = np.hstack([2 * a + 2 * b - 4 * m, np.zeros_like(a)])
-    if axes.tool_axes:                       # components along the played tool's axes, as pose_errors takes them
-        Rt = R.transpose(0, 2, 1)
-        e0, e1, e2 = ((Rt @ e.reshape(-1, 2, 3).transpose(0, 2, 1)).transpose(0, 2, 1).reshape(-1, 6)
-                      for e in (e0, e1, e2))
-    return e0 * weights, e1 * weights, e2 * weights
-
-
-def _nearest_fraction(e0: np.ndarray, e1: np.ndarray, e2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Fraction u in [0, 1] minimising |e0 + u e1 + u^2 e2|^2 (from the chord's minimiser, Newton steps), and
-    the squared error there."""
-    chord = e1 + e2
-    u = np.clip(-np.einsum("kj,kj->k", e0, chord) / np.maximum(np.einsum("kj,kj->k", chord, chord), 1e-300),
-                0.0, 1.0)
-    for _ in range(_NEWTON_STEPS):
-        E, dE = e0 + u[:, None] * (e1 + u[:, None] * e2), e1 + 2 * u[:, None] * e2
-        gradient = np.einsum("kj,kj->k", E, dE)
-        curvature = np.einsum("kj,kj->k", dE, dE) + 2 * np.einsum("kj,kj->k", E, e2)
-        u = np.clip(u - np.where(curvature > 0, gradient / np.maximum(curvature, 1e-300), 0.0), 0.0, 1.0)
-    E = e0 + u[:, None] * (e1 + u[:, None] * e2)
-    return u, np.einsum("kj,kj->k", E, E)
+def _interval_rotations(path: DensePath) -> np.ndarray:
+    """(N - 1, 3) body rotation log(R_i^T R_i+1) of every dense interval."""
+    R = path.rotations
+    return log3_batch(R[:-1].transpose(0, 2, 1) @ R[1:]).vector
 
 
 def project_onto_path(path: DensePath, R: np.ndarray, p: np.ndarray, axes: AxisSelection,
@@ -172,12 +143,11 @@ def project_onto_path(path: DensePath, R: np.ndarray, p: np.ndarray, axes: AxisS
     _, nearest = tree.query(_features(p, R, axes, angle_weight), k=k)
     nearest = nearest.reshape(count, k)
     candidates = np.clip(np.hstack([nearest - 1, nearest]), 0, path.size - 2)                  # (K, 2k)
-    weights = _axis_weights(axes, angle_weight)
-    rows = np.repeat(np.arange(count), candidates.shape[1])
-    u, cost = _nearest_fraction(*_interval_errors(path, candidates.ravel(), R[rows], p[rows], axes, weights))
-    best = np.argmin(cost.reshape(count, -1), axis=1)                                           # (K,)
-    pick = np.arange(count) * candidates.shape[1] + best
-    i, f = candidates.ravel()[pick], u[pick]
+    i, f = np.empty(count, dtype=np.int64), np.empty(count)
+    nearest_on_intervals(path.positions, path.mid_positions, path.rotations, _interval_rotations(path),
+                         np.ascontiguousarray(candidates, dtype=np.int64), np.ascontiguousarray(R, dtype=float),
+                         np.ascontiguousarray(p, dtype=float), _axis_weights(axes, angle_weight),
+                         bool(axes.tool_axes), _NEWTON_STEPS, i, f)
     a, m, b = path.positions[i], path.mid_positions[i], path.positions[i + 1]
     f2 = f[:, None]
     positions = a + f2 * (4 * m - 3 * a - b) + f2 * f2 * (2 * a + 2 * b - 4 * m)
@@ -207,9 +177,28 @@ def pose_deviations(path: DensePath, R: np.ndarray, p: np.ndarray, axes: AxisSel
     constrained axes: orientation at the combined-metric projection, position at the nearest point of the path
     (see the module docstring)."""
     ref = project_onto_path(path, R, p, axes, angle_weight)
-    pos, rot = pose_errors(R, p, ref.rotations, ref.positions, axes)
+    pos, rot = pose_error_norms(R, p, ref.rotations, ref.positions, axes)
     rotates = path.size > 1 and relative_angles(path.rotations[:1], path.rotations).max() > 0.0
-    if rotates and angle_weight > 0.0 and (axes.rows < 3).any():
+    lin = axes.rows[axes.rows < 3]
+    if rotates and angle_weight > 0.0 and len(lin) == 3:
+        pos = _position_distances(path, p)
+    elif rotates and angle_weight > 0.0 and len(lin):
         nearest = project_onto_path(path, R, p, axes, 0.0)
         pos = pose_errors(R, p, nearest.rotations, nearest.positions, axes)[0]
     return pos, rot
+
+
+def _position_distances(path: DensePath, p: np.ndarray) -> np.ndarray:
+    """Distance [m] (K,) of the points p (K, 3) from the path's positions: `project_onto_path` with angle weight
+    0 when all three linear axes are constrained, in 3-D. The distance is then the same in base and tool axes
+    (a rotation keeps lengths), so neither rotations nor logs are needed, and it is the error norm at the best
+    fraction itself."""
+    count = len(p)
+    k = min(_CANDIDATES, path.size)
+    _, nearest = cKDTree(path.positions).query(p, k=k)
+    nearest = nearest.reshape(count, k)
+    candidates = np.clip(np.hstack([nearest - 1, nearest]), 0, path.size - 2)                  # (K, 2k)
+    distance = np.empty(count)
+    nearest_distances(path.positions, path.mid_positions, np.ascontiguousarray(candidates, dtype=np.int64),
+                      np.ascontiguousarray(p, dtype=float), _NEWTON_STEPS, distance)
+    return distance

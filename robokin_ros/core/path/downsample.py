@@ -10,11 +10,13 @@ sample of that interval; repeat until every dense sample passes. `path` may be a
 from __future__ import annotations
 
 import numpy as np
-from scipy.interpolate import CubicSpline
+from scipy.interpolate import CubicSpline, PPoly
+from scipy.linalg import solve_banded
 
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.chain import ChainFk
-from robokin_ros.core.path.checks import AxisSelection, pose_errors
+from robokin_ros.core.path.checks import AxisSelection
+from robokin_ros.core.path.fk_kernel import chain_fk, pose_error_norms
 from robokin_ros.core.path.geometry import DensePath
 from robokin_ros.core.path.result import DownsampleResult
 
@@ -31,6 +33,39 @@ def path_parameter(positions: np.ndarray) -> np.ndarray:
 def spline(ss: np.ndarray, positions: np.ndarray) -> CubicSpline:
     """The interpolant shared by downsampling and timing: toppra's SplineInterpolator is this spline."""
     return CubicSpline(ss, positions, bc_type="not-a-knot")
+
+
+def refinement_spline(ss: np.ndarray, positions: np.ndarray) -> PPoly:
+    """`spline(ss, positions)` for strictly increasing ss, built without CubicSpline's input checks and
+    dispatch: the refinement fits one per round and those checks were most of their cost. The same not-a-knot
+    cubic, equal to it to rounding; fewer than 4 knots go to CubicSpline (its special cases)."""
+    count = len(ss)
+    if count < 4:
+        return spline(ss, positions)
+    dx = np.diff(ss)                                                                   # (M - 1,)
+    slope = np.diff(positions, axis=0) / dx[:, None]                                   # (M - 1, n)
+    # the slopes d at the knots: continuity of the second derivative at the inner knots, and of the third at
+    # the second and the second-to-last knot (not-a-knot), a tridiagonal system
+    bands = np.zeros((3, count))
+    rhs = np.empty((count, positions.shape[1]))
+    bands[1, 1:-1] = 2.0 * (dx[:-1] + dx[1:])
+    bands[0, 2:] = dx[:-1]
+    bands[2, :-2] = dx[1:]
+    rhs[1:-1] = 3.0 * (dx[1:, None] * slope[:-1] + dx[:-1, None] * slope[1:])
+    d0, d1 = dx[0], dx[1]
+    bands[1, 0], bands[0, 1] = d1, d0 + d1
+    rhs[0] = ((d0 + 2.0 * (d0 + d1)) * d1 * slope[0] + d0 * d0 * slope[1]) / (d0 + d1)
+    e0, e1 = dx[-1], dx[-2]
+    bands[1, -1], bands[2, -2] = e1, e0 + e1
+    rhs[-1] = (e0 * e0 * slope[-2] + (2.0 * (e1 + e0) + e0) * e1 * slope[-1]) / (e1 + e0)
+    d = solve_banded((1, 1), bands, rhs, overwrite_ab=True, overwrite_b=True, check_finite=False)   # (M, n)
+    # the cubic Hermite piece of each interval, in powers of (s - ss[i]), highest first
+    curve = (d[:-1] + d[1:] - 2.0 * slope) / dx[:, None]
+    c = np.empty((4, count - 1, positions.shape[1]))
+    c[0] = curve / dx[:, None]
+    c[1] = (slope - d[:-1]) / dx[:, None] - curve
+    c[2], c[3] = d[:-1], positions[:-1]
+    return PPoly.construct_fast(c, ss, extrapolate=True)
 
 
 def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolerance: float,
@@ -52,6 +87,7 @@ def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolera
             refinement would find them, one round per halving.
     """
     count = len(positions)
+    fk = chain_fk(fk)               # compiled when fk is a ChainFk: the rounds' FK was most of their cost
     ss = path_parameter(positions)
     mid_ss = 0.5 * (ss[1:] + ss[:-1])
     keep = np.zeros(count, dtype=bool)
@@ -60,18 +96,19 @@ def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolera
         keep[count // 2] = True          # three points give the spline a curved first guess
     if initial is not None:
         keep[np.asarray(initial, dtype=int)] = True
+    # the geometry the spline's samples and midpoints are checked against, the same every round
+    R_ref = np.concatenate([path.rotations[:count], path.mid_rotations[:count - 1]])
+    p_ref = np.concatenate([path.positions[:count], path.mid_positions[:count - 1]])
     for round_ in range(_MAX_ROUNDS + 1):
         budget.check("downsampling", round_, _MAX_ROUNDS)
         if round_ == _MAX_ROUNDS:
             keep[:] = True                # give up reducing: every dense sample is kept
         idx = np.flatnonzero(keep)
-        through_kept = spline(ss[idx], positions[idx])
+        through_kept = refinement_spline(ss[idx], positions[idx])
         fitted = through_kept(ss)                                                # (N, n)
         joint_err = np.abs(fitted - positions).max(axis=1)
         R, p = fk(np.vstack([fitted, through_kept(mid_ss)]))
-        pos, rot = pose_errors(R, p, np.concatenate([path.rotations[:count], path.mid_rotations[:count - 1]]),
-                               np.concatenate([path.positions[:count], path.mid_positions[:count - 1]]),
-                               axes)
+        pos, rot = pose_error_norms(R, p, R_ref, p_ref, axes)
         # a midpoint miss is charged to the sample after it (both ends of its interval are candidates)
         pos = np.maximum(pos[:count], np.r_[0.0, pos[count:]])
         rot = np.maximum(rot[:count], np.r_[0.0, rot[count:]])

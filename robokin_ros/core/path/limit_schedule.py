@@ -90,6 +90,15 @@ class LimitSchedule:
         left, right = self.neighbours(s)
         return np.minimum(limits[left], limits[right])
 
+    def limits_at(self, s, v_max: np.ndarray, a_max: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`velocity_limits`, `acceleration_limits` and `tool_limits` at `s`, looking the stretches up once."""
+        left, right = self.neighbours(s)
+        tool = np.column_stack([self.tool_speed, self.tool_angular_speed])
+        tool[tool <= 0] = np.inf
+        return (np.minimum(self.velocity_scaling[left], self.velocity_scaling[right])[:, None] * v_max,
+                np.minimum(self.acceleration_scaling[left], self.acceleration_scaling[right])[:, None] * a_max,
+                np.minimum(tool[left], tool[right]))
+
     def check_covers(self, first: float, last: float) -> None:
         """Raise unless the stretches cover the path parameter range [first, last]."""
         if self.bounds[0] > first + self.tolerance or self.bounds[-1] < last - self.tolerance:
@@ -144,14 +153,24 @@ def stretch_reports(timed: TimedTrajectory, schedule: LimitSchedule, v_max, a_ma
     duration = trajectory.duration
     edges = trajectory.time_at(np.clip(schedule.bounds, trajectory.ss[0], trajectory.ss[-1]))    # (K + 1,)
     edges[0], edges[-1] = 0.0, duration
-    times = np.union1d(sample_times(duration, control_rate_hz), edges)
+    control = sample_times(duration, control_rate_hz)
+    verified = _verified_samples(trajectory, control, schedule, v_max, a_max, tool)
+    if verified is None:
+        times = np.union1d(control, edges)
+        qd, qdd, speeds = _evaluate(trajectory, times, tool)
+        labels = binding_limits(trajectory, v_max, a_max, tool if schedule.has_tool_limits else None, schedule)
+    else:
+        # the same samples as the verification's, plus the stretch edges: only the edges are evaluated here
+        extra = np.setdiff1d(edges, control)
+        qd_e, qdd_e, speeds_e = _evaluate(trajectory, extra, tool)
+        times = np.r_[control, extra]
+        qd, qdd = np.vstack([verified.velocities, qd_e]), np.vstack([verified.accelerations, qdd_e])
+        speeds = np.full((len(times), 2), np.nan) if tool is None else np.vstack([verified.tool_speeds, speeds_e])
+        labels = verified.binding
     stretch = np.clip(np.searchsorted(edges, times, side="right") - 1, 0, schedule.count - 1)     # (M,)
-    qd = trajectory(times, 1)
     v_ratio = (np.abs(qd) / v_max).max(axis=1) / schedule.velocity_scaling[stretch]
-    a_ratio = (np.abs(trajectory(times, 2)) / a_max).max(axis=1) / schedule.acceleration_scaling[stretch]
-    speeds = (np.full((len(times), 2), np.nan) if tool is None
-              else tool_speeds(tool.chain, trajectory(times), qd))                                  # (M, 2)
-    names = _stretch_limits(trajectory, schedule, v_max, a_max, tool, joint_names)
+    a_ratio = (np.abs(qdd) / a_max).max(axis=1) / schedule.acceleration_scaling[stretch]
+    names = _stretch_limits(trajectory, schedule, labels, joint_names)
     peaks = np.column_stack([speeds, v_ratio, a_ratio])                                        # (M, 4)
     reports = []
     for k in range(schedule.count):
@@ -161,9 +180,33 @@ def stretch_reports(timed: TimedTrajectory, schedule: LimitSchedule, v_max, a_ma
     return reports
 
 
-def _stretch_limits(trajectory, schedule: LimitSchedule, v_max, a_max, tool, joint_names) -> list[str]:
-    """Per stretch, the limit binding the longest share of its grid intervals' duration ("" when none binds)."""
-    labels = binding_limits(trajectory, v_max, a_max, tool if schedule.has_tool_limits else None, schedule)
+def _evaluate(trajectory, times: np.ndarray, tool: ToolSpeedLimit | None):
+    """Joint velocities, accelerations (M, n) and tool speeds (M, 2) (nan without a tool) at `times`."""
+    qd = trajectory(times, 1)
+    speeds = (np.full((len(times), 2), np.nan) if tool is None
+              else tool_speeds(tool.chain, trajectory(times), qd))                                  # (M, 2)
+    return qd, trajectory(times, 2), speeds
+
+
+def _verified_samples(trajectory, control: np.ndarray, schedule: LimitSchedule, v_max, a_max,
+                      tool: ToolSpeedLimit | None):
+    """`time_optimal`'s verification samples of this trajectory when they are the ones these reports measure
+    (same control samples, limits, schedule and tool chain), else None."""
+    verified = getattr(trajectory, "verified", None)
+    if (verified is None or verified.schedule is not schedule or len(verified.times) != len(control)
+            or not np.array_equal(verified.times, control) or not np.array_equal(verified.v_max, v_max)
+            or not np.array_equal(verified.a_max, a_max)):
+        return None
+    if tool is not None and (verified.tool_speeds is None or verified.chain is not tool.chain):
+        return None
+    if schedule.has_tool_limits and (tool is None) != (verified.chain is None):
+        return None                      # the binding limits were found with (or without) the tool's
+    return verified
+
+
+def _stretch_limits(trajectory, schedule: LimitSchedule, labels: np.ndarray, joint_names) -> list[str]:
+    """Per stretch, the limit binding the longest share of its grid intervals' duration ("" when none binds),
+    from the grid intervals' `binding_limits`."""
     stretch, _ = schedule.neighbours(0.5 * (trajectory.ss[:-1] + trajectory.ss[1:]))      # one per interval
     dt = np.diff(trajectory.ts)
     names = []

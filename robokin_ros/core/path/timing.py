@@ -119,7 +119,13 @@ def _toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within: bo
     data = instance.problem_data
     if data.return_code != algo.ParameterizationReturnCode.Ok or data.sd_vec is None:
         raise TrajectoryTimingError("toppra found no feasible time parameterization of the path")
-    return ConstAccelTrajectory(path, data.gridpoints, data.sd_vec)
+    trajectory = ConstAccelTrajectory(path, data.gridpoints, data.sd_vec)
+    for bound in constraints:
+        # the tool speeds per unit s at the grid points, which `binding_limits` measures again otherwise
+        if isinstance(bound, ToolSpeedBound) and bound.grid_speeds is not None and \
+                np.array_equal(bound.grid_speeds[0], trajectory.ss):
+            trajectory.grid_tool_speeds = (bound.tool.chain, bound.grid_speeds[1])
+    return trajectory
 
 
 class ConstAccelTrajectory:
@@ -139,11 +145,14 @@ class ConstAccelTrajectory:
         self.us = 0.5 * np.diff(self.sd ** 2) / ds
         self.ts = np.concatenate([[0.0], np.cumsum(2.0 * ds / (self.sd[:-1] + self.sd[1:]))])
         self.stretch = stretch
+        self.verified: ControlSamples | None = None    # set by `time_optimal` on the trajectory it returns
+        self.grid_tool_speeds: tuple | None = None      # (chain, (N, 2) tool speeds per unit s) from `_toppra`
 
     def stretched(self, factor: float) -> ConstAccelTrajectory:
         """The same path, `factor` times slower again."""
         out = copy.copy(self)            # shares the grid arrays: only the stretch differs
         out.stretch = self.stretch * factor
+        out.verified = None              # other times, other samples
         return out
 
     @property
@@ -174,6 +183,14 @@ class ConstAccelTrajectory:
             dt = np.where(gone > 0.0, 2.0 * gone / root, 0.0)
         return (self.ts[i] + dt) * self.stretch
 
+    def states(self, times) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """s (K,), positions, velocities and accelerations (K, n) at `times` [s]: `__call__` of each order with
+        the shared parts evaluated once."""
+        dt, u, sd, s = self._state(times)
+        d1 = self.path(s, 1)
+        return (s, self.path(s), d1 * (sd / self.stretch)[:, None],
+                (self.path(s, 2) * sd[:, None] ** 2 + d1 * u[:, None]) / self.stretch ** 2)
+
     def __call__(self, times, order: int = 0) -> np.ndarray:
         """Positions (order 0), velocities (1) or accelerations (2) at `times` [s], shape (K, n)."""
         dt, u, sd, s = self._state(times)
@@ -184,6 +201,21 @@ class ConstAccelTrajectory:
         if order == 2:
             return (self.path(s, 2) * sd[:, None] ** 2 + self.path(s, 1) * u[:, None]) / self.stretch ** 2
         raise InvalidInputError(f"order {order} must be 0, 1 or 2")
+
+
+class ControlSamples(NamedTuple):
+    """What the verification evaluated on the trajectory it accepted, kept for reports that measure the same
+    samples (`limit_schedule.stretch_reports`) so they need not evaluate them again."""
+
+    times: np.ndarray                  # (K,) [s] control samples
+    velocities: np.ndarray             # (K, n)
+    accelerations: np.ndarray          # (K, n)
+    tool_speeds: np.ndarray | None     # (K, 2) [m/s, rad/s], None without a tool chain
+    binding: np.ndarray                # (N - 1,) `binding_limits` of the grid intervals
+    v_max: np.ndarray                  # (n,) the limits (scalings applied) they were measured against
+    a_max: np.ndarray
+    schedule: object                   # the LimitLookup timed under (None = none)
+    chain: object                      # the tool chain of `tool_speeds` (None = none)
 
 
 class Peaks(NamedTuple):
@@ -201,26 +233,30 @@ class Peaks(NamedTuple):
 
 
 def _peaks(trajectory, times, v_max, a_max, tool: ToolSpeedLimit | None,
-           schedule: LimitLookup | None = None) -> Peaks:
-    """Peaks against the limits at each sample's own s(t) when a schedule is given."""
-    qd, qdd = trajectory(times, 1), trajectory(times, 2)
+           schedule: LimitLookup | None = None) -> tuple[Peaks, tuple, np.ndarray | None]:
+    """Peaks against the limits at each sample's own s(t) when a schedule is given, the joint positions,
+    velocities and accelerations (K, n) and the tool speeds (K, 2) (None without `tool`) they were measured on."""
+    s, q, qd, qdd = trajectory.states(times)
     tool_limits = None
     if schedule is not None:
-        s = trajectory.path_parameter(times)
-        v_max, a_max = schedule.velocity_limits(s, v_max), schedule.acceleration_limits(s, a_max)   # (K, n)
-        tool_limits = schedule.tool_limits(s)                                                        # (K, 2)
+        v_max, a_max, tool_limits = schedule.limits_at(s, v_max, a_max)                 # (K, n), (K, n), (K, 2)
     peaks = Peaks(float((np.abs(qd) / v_max).max()), float((np.abs(qdd) / a_max).max()))
-    return peaks if tool is None else _with_tool_peaks(peaks, trajectory, times, tool, qd, tool_limits)
+    if tool is None:
+        return peaks, (q, qd, qdd), None
+    peaks, speeds = _with_tool_peaks(peaks, trajectory, times, tool, qd, tool_limits, q)
+    return peaks, (q, qd, qdd), speeds
 
 
-def _with_tool_peaks(peaks: Peaks, trajectory, times, tool: ToolSpeedLimit, qd=None, limits=None) -> Peaks:
-    """`limits` (K, 2) per sample, None = the tool's own."""
+def _with_tool_peaks(peaks: Peaks, trajectory, times, tool: ToolSpeedLimit, qd=None, limits=None,
+                     q=None) -> tuple[Peaks, np.ndarray]:
+    """`limits` (K, 2) per sample, None = the tool's own; `qd`, `q` at `times` when the caller has them. Also
+    returns the tool speeds (K, 2)."""
     qd = trajectory(times, 1) if qd is None else qd
-    speeds = tool_speeds(tool.chain, trajectory(times), qd)                            # (K, 2)
+    speeds = tool_speeds(tool.chain, trajectory(times) if q is None else q, qd)        # (K, 2)
     speed = speeds.max(axis=0)                                                         # (2,)
     ratio = speed / limit_vector(tool) if limits is None else speeds / limits          # 0 where unlimited
     return peaks._replace(tool_ratio=float(ratio.max()), tool_speed=float(speed[0]),
-                          tool_angular_speed=float(speed[1]))
+                          tool_angular_speed=float(speed[1])), speeds
 
 
 def binding_limits(trajectory: ConstAccelTrajectory, v_max, a_max, tool: ToolSpeedLimit | None = None,
@@ -234,11 +270,13 @@ def binding_limits(trajectory: ConstAccelTrajectory, v_max, a_max, tool: ToolSpe
     dq, ddq = trajectory.path(ss, 1), trajectory.path(ss, 2)                           # (N, n)
     tool_limits = None if tool is None else limit_vector(tool)
     if schedule is not None:
-        v_max, a_max = schedule.velocity_limits(ss, v_max), schedule.acceleration_limits(ss, a_max)   # (N, n)
-        tool_limits = schedule.tool_limits(ss)                                                        # (N, 2)
+        v_max, a_max, tool_limits = schedule.limits_at(ss, v_max, a_max)                # (N, n), (N, n), (N, 2)
     per_s = np.abs(dq) / v_max
     if tool is not None:
-        per_s = np.hstack([per_s, tool_speeds(tool.chain, trajectory.path(ss), dq) / tool_limits])
+        known = getattr(trajectory, "grid_tool_speeds", None)
+        speeds = (known[1] if known is not None and known[0] is tool.chain
+                  else tool_speeds(tool.chain, trajectory.path(ss), dq))                       # (N, 2)
+        per_s = np.hstack([per_s, speeds / tool_limits])
     at_speed = per_s * sd[:, None]                                                      # (N, n [+ 2])
     speed = np.minimum(at_speed[:-1], at_speed[1:])                                    # (N - 1, .)
     a_max = np.broadcast_to(a_max, dq.shape)
@@ -259,9 +297,8 @@ def _limit_name(label: int, joint_names) -> str:
     return ("tool speed", "tool angular speed")[label - 2 * n]
 
 
-def _limited_by(trajectory: ConstAccelTrajectory, v_max, a_max, tool, joint_names, schedule=None) -> str:
-    """The limit that binds the longest share of the duration ("" when none binds)."""
-    labels = binding_limits(trajectory, v_max, a_max, tool, schedule)
+def _limited_by(trajectory: ConstAccelTrajectory, labels: np.ndarray, joint_names) -> str:
+    """The limit that binds the longest share of the duration ("" when none binds), from `binding_limits`."""
     weights = np.bincount(labels + 1, weights=np.diff(trajectory.ts))                  # slot 0 = none
     if len(weights) < 2 or weights[1:].max() <= 0:
         return ""
@@ -350,16 +387,18 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
     limited = _tool_limited(ss, tool, schedule)
     t0 = time.perf_counter()
     trajectory = _toppra(ss, waypoints, v_max, a_max, tool if limited else None, bound_within_intervals, schedule)
-    limited_by = _limited_by(trajectory, v_max, a_max, tool if limited else None, joint_names, schedule)
+    binding = binding_limits(trajectory, v_max, a_max, tool if limited else None, schedule)
+    limited_by = _limited_by(trajectory, binding, joint_names)
     verify = 0.0
     for retimings in range(_MAX_RETIMINGS + 1):
         t1 = time.perf_counter()
         duration = trajectory.duration
         control_times = sample_times(duration, control_rate_hz)
-        peaks = _peaks(trajectory, control_times, v_max, a_max, tool if limited else None, schedule)
+        peaks, (q, qd, qdd), speeds = _peaks(trajectory, control_times, v_max, a_max, tool if limited else None,
+                                             schedule)
         if tool is not None and not limited and peaks.worst() <= 1.0 + RATIO_TOLERANCE:
             # no tool limit: its speed is only reported, so it is measured once, on the final trajectory
-            peaks = _with_tool_peaks(peaks, trajectory, control_times, tool)
+            peaks, speeds = _with_tool_peaks(peaks, trajectory, control_times, tool, qd, q=q)
         verify += time.perf_counter() - t1
         if peaks.worst() <= 1.0 + RATIO_TOLERANCE:
             break
@@ -369,6 +408,9 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
         raise TrajectoryTimingError(f"toppra overshoots the limits after {_MAX_RETIMINGS} re-timings "
                                     f"(|qd|/v_max {peaks.velocity_ratio:.4f}, |qdd|/a_max "
                                     f"{peaks.acceleration_ratio:.4f}, tool speed/limit {peaks.tool_ratio:.4f})")
+    # the stretch only rescales time: the grid intervals bind the same limits
+    trajectory.verified = ControlSamples(control_times, qd, qdd, speeds, binding, v_max, a_max, schedule,
+                                         None if tool is None else tool.chain)
     times = sample_times(duration, trajectory_rate_hz)
     positions = trajectory(times)
     positions[0] = waypoints[0]         # the first point is the start state, exactly

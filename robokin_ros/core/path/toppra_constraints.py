@@ -58,6 +58,32 @@ def limit_vector(tool: ToolSpeedLimit) -> np.ndarray:
 LimitsAt = Callable[[np.ndarray], np.ndarray]     # path parameters (M,) -> limits (M, .) there
 
 
+class SharedSamples:
+    """path(s, order) and limits at s, computed once for all the constraints of one toppra problem: toppra hands
+    each constraint the same path and grid array, and three of them need q'(s), two q''(s) and two the joint
+    limits at the grid points. Keyed by identity: a new path or grid starts afresh."""
+
+    def __init__(self) -> None:
+        self._key: tuple = ()
+        self._values: dict = {}
+
+    def get(self, name, path, s, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """The value `name` at (path, s), from `compute()` the first time."""
+        if len(self._key) != 2 or self._key[0] is not path or self._key[1] is not s:
+            self._key, self._values = (path, s), {}
+        if name not in self._values:
+            self._values[name] = compute()
+        return self._values[name]
+
+    def path(self, path, s, order: int) -> np.ndarray:
+        """path(s, order), shared."""
+        return self.get(order, path, s, lambda: path(s, order))
+
+
+def _path_at(shared: SharedSamples | None, path, s, order: int) -> np.ndarray:
+    return path(s, order) if shared is None else shared.path(path, s, order)
+
+
 class LimitLookup(Protocol):
     """Limits along the path as the timing reads them. `LimitSchedule` (core/path/limit_schedule.py) is the
     implementation; it is not imported here or in timing.py because its stretch reports import the timing."""
@@ -75,6 +101,8 @@ class LimitLookup(Protocol):
     def acceleration_limits(self, s, a_max: np.ndarray) -> np.ndarray: ...  # (M, n)
 
     def tool_limits(self, s) -> np.ndarray: ...                              # (M, 2), inf = none
+
+    def limits_at(self, s, v_max: np.ndarray, a_max: np.ndarray) -> tuple: ...   # the three above at once
 
     def check_covers(self, first: float, last: float) -> None: ...
 
@@ -95,13 +123,16 @@ class ToolSpeedBound(constraint.LinearConstraint):
         super().__init__()
         self.tool, self.dof, self.limits_at = tool, dof, limits_at
         self.identical = True                      # F and g are the same at every grid point
+        self.grid_speeds: tuple | None = None      # (gridpoints, (N, 2) |J q'|) of the last call, for reports
 
     def compute_constraint_params(self, path, gridpoints):
         N, k = len(gridpoints), len(_INNER)
         ds = np.diff(gridpoints)
         s = np.concatenate([gridpoints, (gridpoints[:-1, None] + ds[:, None] * _INNER).ravel()])
         limits = limit_vector(self.tool) if self.limits_at is None else self.limits_at(s)         # (2,) | (., 2)
-        per_s = (tool_speeds(self.tool.chain, path(s), path(s, 1)) / limits).max(axis=1)
+        speeds = tool_speeds(self.tool.chain, path(s), path(s, 1))                                # (., 2)
+        self.grid_speeds = (np.asarray(gridpoints), speeds[:N])
+        per_s = (speeds / limits).max(axis=1)
         inner2 = np.vstack([(per_s[N:] ** 2).reshape(N - 1, k), np.zeros((1, k))])     # (N, k), none at the end
         a = inner2 * (2.0 * np.r_[ds, 0.0][:, None] * _INNER)
         with np.errstate(divide="ignore"):
@@ -124,20 +155,21 @@ class IntervalAccelBound(constraint.LinearConstraint):
     midpoint (the grid holds every stretch boundary of a `LimitSchedule`, so those are its stretch's).
     """
 
-    def __init__(self, a_lim: np.ndarray, limits_at: LimitsAt | None = None) -> None:
+    def __init__(self, a_lim: np.ndarray, limits_at: LimitsAt | None = None,
+                 shared: SharedSamples | None = None) -> None:
         super().__init__()
-        self.a_lim, self.dof, self.limits_at = a_lim, len(a_lim), limits_at
+        self.a_lim, self.dof, self.limits_at, self.shared = a_lim, len(a_lim), limits_at, shared
         self.identical = True                      # F and g are the same at every grid point
 
     def compute_constraint_params(self, path, gridpoints):
         N, n = len(gridpoints), self.dof
         ds = np.diff(gridpoints)[:, None]                                                  # (N - 1, 1)
+        d1, d2 = _path_at(self.shared, path, gridpoints, 1), _path_at(self.shared, path, gridpoints, 2)  # (N, n)
         if self.limits_at is None:
-            d1, d2 = path(gridpoints, 1) / self.a_lim, path(gridpoints, 2) / self.a_lim    # (N, n)
+            d1, d2 = d1 / self.a_lim, d2 / self.a_lim
             d10, d11, d20, d21 = d1[:-1], d1[1:], d2[:-1], d2[1:]                          # (N - 1, n)
         else:
             a_lim = self.limits_at(gridpoints[:-1] + 0.5 * ds[:, 0])                       # (N - 1, n)
-            d1, d2 = path(gridpoints, 1), path(gridpoints, 2)
             d10, d11, d20, d21 = d1[:-1] / a_lim, d1[1:] / a_lim, d2[:-1] / a_lim, d2[1:] / a_lim
         c4 = 0.625 * (d21 - d20) * ds                 # c / 4 per unit u, as q''' ds = q''(s1) - q''(s0)
         a, b = np.zeros((N, 2 * n)), np.zeros((N, 2 * n))                                  # last row: none
@@ -156,15 +188,16 @@ class VaryingAccelBound(constraint.LinearConstraint):
     limits (on a stretch boundary the stricter stretch's, see `LimitSchedule`).
     """
 
-    def __init__(self, limits_at: LimitsAt, dof: int) -> None:
+    def __init__(self, limits_at: LimitsAt, dof: int, shared: SharedSamples | None = None) -> None:
         super().__init__()
-        self.limits_at, self.dof = limits_at, dof
+        self.limits_at, self.dof, self.shared = limits_at, dof, shared
         self.identical = True                      # F and g are the same at every grid point
         self.discretization_type = constraint.DiscretizationType.Interpolation      # done here, as toppra's own
 
     def compute_constraint_params(self, path, gridpoints):
         a_lim = self.limits_at(gridpoints)                                                 # (N, n)
-        a, b = path(gridpoints, 1) / a_lim, path(gridpoints, 2) / a_lim
+        a = _path_at(self.shared, path, gridpoints, 1) / a_lim
+        b = _path_at(self.shared, path, gridpoints, 2) / a_lim
         eye = np.eye(self.dof)
         F, g = np.vstack([eye, -eye]), np.ones(2 * self.dof)                               # |a u + b x| <= 1
         return constraint.canlinear_colloc_to_interpolate(a, b, np.zeros_like(a), F, g, None, None, gridpoints,
@@ -175,12 +208,12 @@ class VaryingVelocityBound(constraint.LinearConstraint):
     """|q'(s)| sd <= v_lim(s) at every grid point, the limits varying along the path, for toppra: the bound
     x = sd^2 <= min_j (v_lim_j / |q'_j|)^2 that toppra's JointVelocityConstraint sets for constant limits."""
 
-    def __init__(self, limits_at: LimitsAt, dof: int) -> None:
+    def __init__(self, limits_at: LimitsAt, dof: int, shared: SharedSamples | None = None) -> None:
         super().__init__()
-        self.limits_at, self.dof = limits_at, dof
+        self.limits_at, self.dof, self.shared = limits_at, dof, shared
 
     def compute_constraint_params(self, path, gridpoints):
-        per_s = (np.abs(path(gridpoints, 1)) / self.limits_at(gridpoints)).max(axis=1)     # (N,)
+        per_s = (np.abs(_path_at(self.shared, path, gridpoints, 1)) / self.limits_at(gridpoints)).max(axis=1)  # (N,)
         with np.errstate(divide="ignore"):
             xbound = np.column_stack([np.zeros(len(gridpoints)), np.minimum(per_s ** -2.0, X_CAP)])
         return None, None, None, None, None, None, xbound
@@ -191,11 +224,11 @@ def scheduled_constraints(v_lim, a_lim, tool: ToolSpeedLimit | None, within: boo
     `LimitSchedule`) and its tool limits (`tool` then only gives the chain). Built per call: without the
     per-joint description strings of toppra's own classes they are cheap, and a schedule rarely repeats.
     `within` adds `IntervalAccelBound`."""
-    n = len(v_lim)
-    constraints = [VaryingVelocityBound(lambda s: schedule.velocity_limits(s, v_lim), n),
-                   VaryingAccelBound(lambda s: schedule.acceleration_limits(s, a_lim), n)]
+    n, shared = len(v_lim), SharedSamples()
+    constraints = [VaryingVelocityBound(lambda s: schedule.velocity_limits(s, v_lim), n, shared),
+                   VaryingAccelBound(lambda s: schedule.acceleration_limits(s, a_lim), n, shared)]
     if within:
-        constraints.append(IntervalAccelBound(a_lim, lambda s: schedule.acceleration_limits(s, a_lim)))
+        constraints.append(IntervalAccelBound(a_lim, lambda s: schedule.acceleration_limits(s, a_lim), shared))
     if tool is not None:
         constraints.append(ToolSpeedBound(tool, n, schedule.tool_limits))
     return constraints

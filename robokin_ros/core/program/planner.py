@@ -21,6 +21,7 @@ import numpy as np
 
 from robokin_ros.core.path.budget import PlanningBudget
 from robokin_ros.core.path.deviation import controller_positions, pose_deviations
+from robokin_ros.core.path.fk_kernel import chain_fk
 from robokin_ros.core.path.limit_schedule import LimitSchedule, stretch_reports
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.result import JointTrajectoryArrays, PathStatus, concatenate_trajectories
@@ -212,13 +213,14 @@ class ProgramPlanner:
     def _deviation(self, timed_runs: list[TimedRun], solver, axes) -> tuple[float, float]:
         """Largest deviation of the played trajectory from the Cartesian moves' geometry (joint blends excluded)."""
         c = self.config
+        fk = chain_fk(solver.fk)
         worst_p, worst_r = 0.0, 0.0
         for t in timed_runs:
             trajectory, arrays = t.timed.trajectory, t.arrays
             for window in t.run.windows:
                 t0, t1 = trajectory.time_at(t.run.parameter[[window.first, window.last]])
                 times = np.linspace(t0, t1, max(2, int(np.ceil((t1 - t0) * c.control_rate_hz)) + 1))
-                R, p = solver.fk(controller_positions(arrays, times, "quintic"))
+                R, p = fk(controller_positions(arrays, times, "quintic"))
                 pos, rot = pose_deviations(window.path, R, p, axes, c.sample_step / c.sample_angle_step)
                 worst_p, worst_r = max(worst_p, float(pos.max())), max(worst_r, float(rot.max()))
         return worst_p, worst_r
