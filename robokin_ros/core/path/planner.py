@@ -81,7 +81,9 @@ class CartesianPathPlanner:
         return self._solvers[tip]
 
     def warm_up(self) -> None:
-        """Solve a short path from home with the default solver, so the first request pays no compile time."""
+        """Compile the numba kernels (once per process) and solve a short path with the default solver, so the
+        first request pays no compile time."""
+        ensure_compiled(self)
         start = self.robot.fk(self.robot.home())
         target = start.copy()
         target.translation = target.translation + np.array([0.0, 0.0, WARM_UP_STEP])
@@ -121,6 +123,7 @@ class CartesianPathPlanner:
             PlanningStopped: `should_stop` returned True (CANCELED) or planning took longer than
                 `config.planning_timeout` (TIMEOUT); the exception says in which phase and how far it got.
         """
+        ensure_compiled(self)                # outside the budget: planning_timeout is about planning, not JIT
         c = self.config
         budget = PlanningBudget(c.planning_timeout, should_stop)
         timings = {}
@@ -211,6 +214,26 @@ class CartesianPathPlanner:
                              v_scale, a_scale, c.trajectory_rate_hz, c.control_rate_hz, tool)
         shifted = dataclasses.replace(reduced, indices=reduced.indices + first)
         return TimedSection(shifted, timed.arrays, timed.report, elapsed)
+
+
+_COMPILED = False
+WARM_UP_TURN = 0.002      # [rad] the compile run also rotates, so the projections of rotating paths compile too
+
+
+def ensure_compiled(planner: CartesianPathPlanner) -> None:
+    """Compile every numba kernel a plan uses, once per process, by planning a 2 mm / 2 mrad path without a time
+    budget. On a fresh install (empty numba cache) that takes seconds (12 s on this 2-core machine), which a first
+    request would otherwise spend out of its planning_timeout; afterwards numba's cache makes it ~0.3 s per process."""
+    global _COMPILED
+    if _COMPILED:
+        return
+    _COMPILED = True
+    robot = planner.robot
+    unlimited = dataclasses.replace(planner.config, planning_timeout=3600.0, max_cartesian_speed=1.0)
+    start = robot.fk(robot.home())
+    turn = pin.SE3(start.rotation @ pin.exp3(np.array([0.0, 0.0, WARM_UP_TURN])),
+                   start.translation + np.array([0.0, 0.0, WARM_UP_STEP]))
+    CartesianPathPlanner(robot, unlimited).plan(robot.home(), [turn])
 
 
 def _scaling(name: str, value: float | None, default: float) -> float:

@@ -23,7 +23,7 @@ from robokin_ros.core.path.budget import PlanningBudget
 from robokin_ros.core.path.deviation import controller_positions, pose_deviations
 from robokin_ros.core.path.fk_kernel import chain_fk
 from robokin_ros.core.path.limit_schedule import LimitSchedule, stretch_reports
-from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.path.planner import CartesianPathPlanner, ensure_compiled
 from robokin_ros.core.path.result import JointTrajectoryArrays, PathStatus, concatenate_trajectories
 from robokin_ros.core.path.timing import join_reports, time_optimal
 from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit
@@ -88,6 +88,7 @@ class ProgramPlanner:
         """Plan `program` from `start_positions`. Never raises for a move the arm cannot follow (the plan says
         which, with the solved part); raises PathInputError / InvalidInputError for a program that is malformed,
         TrajectoryTimingError and PlanningStopped as `CartesianPathPlanner.plan` does."""
+        ensure_compiled(self.paths)          # outside the budget, as CartesianPathPlanner.plan does
         c = self.config
         t0 = time.perf_counter()
         self._phases = dict.fromkeys(PHASES, 0.0)
