@@ -36,7 +36,9 @@ class AssembledRun:
     parameter: np.ndarray          # (N,) cumulative joint distance: the spline parameter
     knots: np.ndarray              # (M,) dense indices the timing spline passes through
     windows: tuple[CartesianWindow, ...]
-    joint_blend_count: int
+    joint_zones: dict          # move index -> zone used at its end where a joint blend joins it [m] (the tool's
+    #                            distance from the corner at the nearer cut: smaller than programmed when a cut
+    #                            stopped half-way along a short move)
 
 
 def _range_of(labels: np.ndarray, move: int) -> tuple[int, int]:
@@ -44,11 +46,12 @@ def _range_of(labels: np.ndarray, move: int) -> tuple[int, int]:
     return int(hits[0]), int(hits[-1])
 
 
-def assemble(pieces: list[Piece], zones: list[float]) -> tuple[list[tuple[int, int]], list[np.ndarray]]:
-    """Cut ranges (lo, hi) of every piece and the joint blend samples between piece p and p + 1, for the zones
-    `zones[p]` [m] at their junctions (0 = the pieces meet without a blend: the run's last move only)."""
+def assemble(pieces: list[Piece], zones: list[float]) -> tuple[list[tuple[int, int]], list[np.ndarray], dict]:
+    """Cut ranges (lo, hi) of every piece, the joint blend samples between piece p and p + 1 for the zones
+    `zones[p]` [m] at their junctions (0 = the pieces meet without a blend: the run's last move only), and the zone
+    each junction's incoming move got."""
     ranges = [[0, len(p.positions) - 1] for p in pieces]
-    blends = []
+    blends, used = [], {}
     for p, zone in enumerate(zones):
         a, b = pieces[p], pieces[p + 1]
         if zone <= 0.0:
@@ -56,22 +59,25 @@ def assemble(pieces: list[Piece], zones: list[float]) -> tuple[list[tuple[int, i
             continue
         lo = ranges[p][0]
         first_of_move = max(_range_of(a.labels, int(a.labels[-1]))[0], lo)
-        cut_in = lo + incoming_cut(a.tools[lo:], first_of_move - lo, zone).index
+        incoming = incoming_cut(a.tools[lo:], first_of_move - lo, zone)
+        cut_in = lo + incoming.index
         last_of_move = _range_of(b.labels, int(b.labels[0]))[1]
-        cut_out = outgoing_cut(b.tools, max(last_of_move, 1), zone).index
+        outgoing = outgoing_cut(b.tools, max(last_of_move, 1), zone)
+        cut_out = outgoing.index
+        used[int(a.labels[-1])] = min(incoming.tool_distance, outgoing.tool_distance)
         ranges[p][1], ranges[p + 1][0] = cut_in, cut_out
         qa, qb = a.positions, b.positions
         t_in = unit_direction(qa[max(cut_in - 1, 0)], qa[cut_in] if cut_in > 0 else qa[1])
         t_out = unit_direction(qb[cut_out], qb[min(cut_out + 1, len(qb) - 1)])
         blends.append(joint_blend(qa[cut_in], qa[-1], qb[cut_out], t_in, t_out))
-    return [tuple(r) for r in ranges], blends
+    return [tuple(r) for r in ranges], blends, used
 
 
 def build_run(pieces: list[Piece], zones: list[float], fk, config, axes: AxisSelection,
               budget: PlanningBudget) -> AssembledRun:
     """The dense joint path of a run, its spline knots (Cartesian parts downsampled within the path tolerances)
     and the windows where it follows a Cartesian path."""
-    ranges, blends = assemble(pieces, zones)
+    ranges, blends, joint_zones = assemble(pieces, zones)
     positions, labels, knots, windows = [], [], [], []
     offset = 0
     for p, (piece, (lo, hi)) in enumerate(zip(pieces, ranges)):
@@ -104,7 +110,7 @@ def build_run(pieces: list[Piece], zones: list[float], fk, config, axes: AxisSel
     # zones inside a run are > 0 (a run ends at its first exact stop), so pieces never share a sample
     Q = np.concatenate(positions)
     return AssembledRun(Q, np.concatenate(labels), path_parameter(Q),
-                        np.unique(np.concatenate(knots)), tuple(windows), sum(1 for b in blends if len(b)))
+                        np.unique(np.concatenate(knots)), tuple(windows), joint_zones)
 
 
 def stretches(run: AssembledRun) -> tuple[np.ndarray, np.ndarray]:

@@ -156,7 +156,7 @@ class ProgramPlanner:
                              a_max, 1.0, 1.0, c.trajectory_rate_hz, c.control_rate_hz, tool, schedule=schedule)
         reports = stretch_reports(timed, schedule, v_max, a_max, tool, self.robot.joint_names, c.control_rate_hz)
         self._phases["timing"] += time.perf_counter() - t1
-        zones = {int(p.labels[-1]): zone for p, zone in zip(pieces, zones)}
+        zones = dict(run.joint_zones)
         for piece in pieces:
             zones.update(piece.blend_radii or {})
         return TimedRun(run, timed, zones, reports)
