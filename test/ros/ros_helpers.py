@@ -17,3 +17,15 @@ def spin_for(executor, seconds: float) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         executor.spin_once(timeout_sec=0.002)
+
+
+def pose_stamped(position, quat_xyzw=(0.0, 0.0, 0.0, 1.0), frame=""):
+    """geometry_msgs/PoseStamped from a position [m], a quaternion (x, y, z, w) and a frame id."""
+    from geometry_msgs.msg import PoseStamped
+
+    msg = PoseStamped()
+    msg.header.frame_id = frame
+    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in position)
+    o = msg.pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in quat_xyzw)
+    return msg

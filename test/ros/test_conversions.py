@@ -4,6 +4,7 @@ import pinocchio as pin
 import pytest
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import TwistStamped
+from ros_helpers import pose_stamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -170,17 +171,6 @@ def test_waypoints_in_world_and_tf_style_frames_are_accepted(panda):
 
 
 # ---- motion programs (ros/program_conversions.py) -------------------------------------------------------
-def _stamped_pose(position, frame="", quat=(0.0, 0.0, 0.0, 1.0)):
-    from geometry_msgs.msg import PoseStamped
-
-    msg = PoseStamped()
-    msg.header.frame_id = frame
-    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in position)
-    o = msg.pose.orientation
-    o.x, o.y, o.z, o.w = (float(v) for v in quat)
-    return msg
-
-
 def _program_goal(*moves, **fields):
     from robokin_interfaces.action import ExecuteCartesianPath
 
@@ -221,10 +211,10 @@ def test_program_moves_keep_their_fields_in_the_base_frame_and_robot_joint_order
     goal = _program_goal(
         _move(MM.MOVE_J, joint_names=[panda.joint_names[i] for i in order],
               joint_positions=target[order].tolist(), joint_speed_scaling=0.5, name="home"),
-        _move(MM.MOVE_L, pose=_stamped_pose([0.0, 0.0, 0.1], panda.tip_frame), speed=0.2, zone=0.01),
-        _move(MM.MOVE_C, pose=_stamped_pose([0.4, 0.1, 0.3], "world"), via=[0.1, 0.0, 0.2], via_frame="camera",
+        _move(MM.MOVE_L, pose=pose_stamped([0.0, 0.0, 0.1], frame=panda.tip_frame), speed=0.2, zone=0.01),
+        _move(MM.MOVE_C, pose=pose_stamped([0.4, 0.1, 0.3], frame="world"), via=[0.1, 0.0, 0.2], via_frame="camera",
               angular_speed=0.7, acceleration_scaling=0.3),
-        _move(MM.MOVE_J, pose=_stamped_pose([0.4, 0.0, 0.4], "camera")),
+        _move(MM.MOVE_J, pose=pose_stamped([0.4, 0.0, 0.4], frame="camera")),
         velocity_scaling=0.25)
     cfg = PathConfig(velocity_scaling=0.4, acceleration_scaling=0.6)
     program = program_from_goal(panda, q, goal, lookup, cfg)
@@ -273,7 +263,7 @@ def test_bad_program_moves_are_named(panda, case, words):
     from robokin_ros.ros.program_conversions import program_from_goal
 
     names, q = list(panda.joint_names), panda.home()
-    pose = _stamped_pose([0.4, 0.0, 0.4])
+    pose = pose_stamped([0.4, 0.0, 0.4])
     bad = {
         "unknown joint": lambda: _joint_move(names[:-1] + ["elbow"], q),
         "missing joint": lambda: _joint_move(names[:-1], q[:-1]),
@@ -284,9 +274,9 @@ def test_bad_program_moves_are_named(panda, case, words):
         "bad type": lambda: _move(7, pose=pose, name="bad"),
         "unknown via frame": lambda: _move(MM.MOVE_C, pose=pose, via=[0.3, 0.0, 0.4], via_frame="nowhere",
                                            name="arc"),
-        "tf lookup fails": lambda: _move(MM.MOVE_L, pose=_stamped_pose([0.4, 0.0, 0.4], "camera")),
-        "nan pose": lambda: _move(MM.MOVE_L, pose=_stamped_pose([0.4, np.nan, 0.4])),
-        "bad quaternion": lambda: _move(MM.MOVE_L, pose=_stamped_pose([0.4, 0.0, 0.4], quat=(0, 0, 0, 0.5))),
+        "tf lookup fails": lambda: _move(MM.MOVE_L, pose=pose_stamped([0.4, 0.0, 0.4], frame="camera")),
+        "nan pose": lambda: _move(MM.MOVE_L, pose=pose_stamped([0.4, np.nan, 0.4])),
+        "bad quaternion": lambda: _move(MM.MOVE_L, pose=pose_stamped([0.4, 0.0, 0.4], (0, 0, 0, 0.5))),
         "nan via": lambda: _move(MM.MOVE_C, pose=pose, via=[0.3, np.nan, 0.4], name="arc"),
     }[case]()
 

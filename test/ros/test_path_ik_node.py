@@ -11,14 +11,13 @@ import pytest
 import rclpy
 from action_msgs.msg import GoalStatus
 from conftest import Process
-from geometry_msgs.msg import PoseStamped
 from path_graph import ACTION, PARAMS, PathGraph, current_pose, wait_still
 from rclpy.action import ActionClient
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter, parameter_value_to_python
 from rclpy.parameter_client import AsyncParameterClient
-from ros_helpers import spin_until
+from ros_helpers import pose_stamped, spin_until
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
@@ -49,15 +48,6 @@ def graph(tmp_path_factory):
         yield graph.executor, graph.node, graph.client, graph.states, trajectories, graph.procs, rejections
     finally:
         graph.close()
-
-
-def pose_stamped(position, quat_xyzw, frame=""):
-    msg = PoseStamped()
-    msg.header.frame_id = frame
-    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in position)
-    o = msg.pose.orientation
-    o.x, o.y, o.z, o.w = (float(v) for v in quat_xyzw)
-    return msg
 
 
 def tool_quat(T):

@@ -225,19 +225,7 @@ def _singular_directions(A, u, S):
     A^T A that make up S are clustered (sigma_min^2 and zeros), so each vector alone is not, but their span is,
     and only the span matters (the caller's quadratic form is basis-free)."""
     m, n = A.shape
-    G, H = np.empty((m, m)), np.empty((n, n))
-    for i in range(m):
-        for j in range(m):
-            acc = 0.0
-            for k in range(n):
-                acc += A[i, k] * A[j, k]
-            G[i, j] = acc
-    for i in range(n):
-        for j in range(n):
-            acc = 0.0
-            for k in range(m):
-                acc += A[k, i] * A[k, j]
-            H[i, j] = acc
+    G, H = A @ A.T, A.T @ A                                                   # (m, m), (n, n)
     eu, U, ev, V = np.empty(m), np.empty((m, m)), np.empty(n), np.empty((n, n))
     symmetric_eigen(G, eu, U)
     symmetric_eigen(H, ev, V)
