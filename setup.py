@@ -42,6 +42,7 @@ setup(
             "plan_path = robokin_ros.tools.plan_path:main",
             "capability_view = robokin_ros.tools.capability_view:main",
             "robokin = robokin_ros.tools.robokin_cli:main",
+            "robokin_studio = robokin_ros.studio.main:main",
         ],
     },
 )

@@ -29,8 +29,9 @@ stamped() {
 }
 
 install_requirements() {
-  log "installing pinned wheels (ROS 2 Kilted, Pinocchio, numpy/scipy, toppra, test tools)"
-  "${PIP[@]}" install -r "$ROOT/requirements/ros.txt" -r "$ROOT/requirements/core.txt" -r "$ROOT/requirements/test.txt" -r "$ROOT/requirements/build.txt"
+  log "installing pinned wheels (ROS 2 Kilted, Pinocchio, numpy/scipy, toppra, viser, test tools)"
+  "${PIP[@]}" install -r "$ROOT/requirements/ros.txt" -r "$ROOT/requirements/core.txt" -r "$ROOT/requirements/studio.txt" \
+    -r "$ROOT/requirements/test.txt" -r "$ROOT/requirements/build.txt"
 }
 stamped requirements "requirements/*.txt" install_requirements
 

@@ -4,6 +4,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 bash "$ROOT/scripts/setup.sh"
+bash "$ROOT/scripts/browser.sh"
 source "$ROOT/scripts/ros_env.sh"
 cd "$ROOT"
 echo "[test] ROS_DOMAIN_ID=$ROS_DOMAIN_ID"

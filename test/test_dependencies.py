@@ -41,6 +41,11 @@ MODULE_KEYS = {
 ROS_MODULE = ("rclpy", "rcl_interfaces", "builtin_interfaces", "action_msgs", "ament_index_python", "launch",
               "launch_ros", "robokin_interfaces")
 FIRST_PARTY = {"robokin_ros"}
+# The studio (robokin_ros/studio, test/studio) is a pip extra: viser has no rosdep key, so its modules are pinned in
+# requirements/ instead of package.xml, and only the studio's files may import them.
+STUDIO_FOLDERS = ("robokin_ros/studio", "test/studio", "bench/bench_studio.py")
+STUDIO_PIP = {"viser": "studio.txt", "trimesh": "studio.txt", "imageio": "studio.txt", "selenium": "test.txt",
+              "fast_simplification": "studio.txt"}
 
 # Declared but never imported: why each is needed all the same.
 NOT_IMPORTED = {
@@ -63,8 +68,9 @@ RUNTIME_KINDS = ("depend", "exec_depend", "build_export_depend")
 ALL_KINDS = RUNTIME_KINDS + ("build_depend", "buildtool_depend", "test_depend")
 
 
-def _imports(folders: list[str]) -> dict[str, str]:
-    """top-level module -> first file importing it, over every .py file in `folders` (absolute imports only)."""
+def _imports(folders: list[str], studio: bool = True) -> dict[str, str]:
+    """top-level module -> first file importing it, over every .py file in `folders` (absolute imports only);
+    the studio's pip-only modules count only with `studio` False (they are checked against requirements/)."""
     found: dict[str, str] = {}
     for folder in folders:
         files = sorted((PACKAGE_DIR / folder).rglob("*.py"))
@@ -81,6 +87,8 @@ def _imports(folders: list[str]) -> dict[str, str]:
                 for name in names:
                     top = name.split(".")[0]
                     if top in sys.stdlib_module_names or top in FIRST_PARTY or top in local or top == "__future__":
+                        continue
+                    if top in STUDIO_PIP and studio:
                         continue
                     found.setdefault(top, str(path.relative_to(PACKAGE_DIR)))
     return found
@@ -138,6 +146,29 @@ def test_every_imported_package_is_declared():
     missing += [f"{module} (imported by {where}) -> {_key_of(module)} as test_depend"
                 for module, where in _imports(["test"]).items() if _key_of(module) not in testing]
     assert not missing, "undeclared in package.xml:\n  " + "\n  ".join(missing)
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_the_studio_alone_imports_its_pip_modules_and_they_are_pinned():
+    files = [path for name in ("robokin_ros", "test", "bench", "launch") for path in (PACKAGE_DIR / name).rglob("*.py")]
+    outside = {path.relative_to(PACKAGE_DIR).as_posix(): sorted(_top_level_imports(path) & set(STUDIO_PIP))
+               for path in files if not path.relative_to(PACKAGE_DIR).as_posix().startswith(STUDIO_FOLDERS)}
+    outside = {where: modules for where, modules in outside.items() if modules}
+    assert not outside, f"only {STUDIO_FOLDERS} may import the studio's pip-only modules: {outside}"
+    unpinned = [f"{module} in requirements/{file}" for module, file in STUDIO_PIP.items()
+                if f"{module.replace('_', '-')}==" not in (PACKAGE_DIR / "requirements" / file).read_text().lower()]
+    assert not unpinned, f"not pinned: {unpinned}"
+    used = set(_imports(list(STUDIO_FOLDERS), studio=False)) & set(STUDIO_PIP)
+    assert used == set(STUDIO_PIP), f"STUDIO_PIP names modules the studio no longer imports: {set(STUDIO_PIP) - used}"
 
 
 def test_every_declared_package_is_used():

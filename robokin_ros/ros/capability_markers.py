@@ -18,12 +18,12 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-from robokin_ros.core.capability.analysis import CapabilityAnalysis, Ellipsoid
+from robokin_ros.core.capability.analysis import CapabilityAnalysis
 from robokin_ros.core.capability.config import SHOW_ITEMS, CapabilityConfig
 from robokin_ros.core.capability.polytope import ForcePolytope
-from robokin_ros.core.capability.report import ShownEllipsoid, short_text, shown_ellipsoids
+from robokin_ros.core.capability.report import (EllipsoidDisplay, ShownEllipsoid, ellipsoid_display,
+                                                polytope_display, short_text, shown_ellipsoids)
 
-MIN_EXTENT = 1e-4        # [m] smallest marker extent (degenerate axes)
 SEGMENT_WIDTH = 0.01     # [m] line width of a one-joint (segment) polytope
 TEXT_HEIGHT = 0.04       # [m]
 TEXT_LIFT = 0.25         # [m] text above the tool
@@ -55,42 +55,32 @@ def _base(item: str, kind: int, style: _Style, position: np.ndarray) -> Marker:
     return marker
 
 
-def _ellipsoid_marker(item: str, ellipsoid: Ellipsoid, position: np.ndarray, scale: float, rgba,
-                      style: _Style) -> _Drawn:
-    """SPHERE marker of `ellipsoid` centred at `position` [m]."""
+def _ellipsoid_marker(item: str, shown: EllipsoidDisplay, position: np.ndarray, style: _Style) -> _Drawn:
+    """SPHERE marker of a shown ellipsoid centred at `position` [m]."""
     marker = _base(item, Marker.SPHERE, style, position)
-    raw = 2.0 * scale * ellipsoid.semi_axes                               # diameters [m]
-    diameters = np.clip(raw, MIN_EXTENT, style.cfg.max_marker_size)
-    flagged = bool(ellipsoid.capped.any() or ellipsoid.degenerate.any() or (diameters != raw).any())
-    marker.scale.x, marker.scale.y, marker.scale.z = (float(d) for d in diameters)
-    x, y, z, w = pin.Quaternion(ellipsoid.axes).normalized().coeffs()
+    marker.scale.x, marker.scale.y, marker.scale.z = (float(d) for d in shown.diameters)
+    x, y, z, w = pin.Quaternion(shown.rotation).normalized().coeffs()
     marker.pose.orientation.x, marker.pose.orientation.y = float(x), float(y)
     marker.pose.orientation.z, marker.pose.orientation.w = float(z), float(w)
-    marker.color = _color(style.cfg.color_singular if flagged else rgba)
-    return _Drawn(marker, flagged)
+    marker.color = _color(shown.rgba)
+    return _Drawn(marker, shown.flagged)
 
 
 def _polytope_marker(polytope: ForcePolytope, position: np.ndarray, style: _Style) -> _Drawn:
     """TRIANGLE_LIST of the hull (LINE_LIST for a segment), scaled by force_scale [m/N] at `position`."""
-    cfg = style.cfg
-    points = cfg.force_scale * polytope.vertices                          # (k, 3) [m]
-    radius = np.linalg.norm(points, axis=1, keepdims=True)
-    limit = 0.5 * cfg.max_marker_size
-    too_far = radius[:, 0] > limit
-    points[too_far] *= limit / radius[too_far]
-    flagged = bool(polytope.clipped or too_far.any() or polytope.dimension < 3)
+    shown = polytope_display(polytope, style.cfg)
     # The points are relative to the marker pose, so the marker sits at the origin of the frame.
     if polytope.dimension >= 2:
         marker = _base("polytope", Marker.TRIANGLE_LIST, style, np.zeros(3))
-        corners = points[polytope.triangles].reshape(-1, 3) + position
+        corners = shown.points[shown.triangles].reshape(-1, 3) + position
         marker.scale.x = marker.scale.y = marker.scale.z = 1.0
     else:
         marker = _base("polytope", Marker.LINE_LIST, style, np.zeros(3))
-        corners = points[[0, -1]] + position
+        corners = shown.points[[0, -1]] + position
         marker.scale.x = SEGMENT_WIDTH
     marker.points = [Point(x=float(a), y=float(b), z=float(c)) for a, b, c in corners]
-    marker.color = _color(cfg.color_singular if polytope.clipped else cfg.color_polytope)
-    return _Drawn(marker, flagged)
+    marker.color = _color(shown.rgba)
+    return _Drawn(marker, shown.flagged)
 
 
 def _text_marker(analysis: CapabilityAnalysis, flagged: list[str], style: _Style) -> Marker:
@@ -114,9 +104,8 @@ def _drawn(item: str, analysis: CapabilityAnalysis, ellipsoids: dict[str, ShownE
     at = analysis.tool_position
     if item == "polytope":
         return None if polytope is None else _polytope_marker(polytope, at, style)
-    shown = ellipsoids[item]
-    return None if shown.ellipsoid is None else _ellipsoid_marker(item, shown.ellipsoid, at, shown.scale,
-                                                                  shown.rgba, style)
+    shown = ellipsoid_display(ellipsoids[item], style.cfg)
+    return None if shown is None else _ellipsoid_marker(item, shown, at, style)
 
 
 def capability_markers(analysis: CapabilityAnalysis, polytope: ForcePolytope | None, show: tuple[str, ...],

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from robokin_ros.core.capability.analysis import CapabilityAnalysis, Ellipsoid
 from robokin_ros.core.capability.config import CapabilityConfig
 from robokin_ros.core.capability.polytope import ForcePolytope
@@ -34,6 +36,50 @@ def shown_ellipsoids(analysis: CapabilityAnalysis, cfg: CapabilityConfig) -> dic
         "force_rms": ShownEllipsoid(analysis.force_rms, cfg.force_scale, cfg.color_force),
         "force_weighted": ShownEllipsoid(analysis.force_weighted, cfg.force_scale, cfg.color_force),
     }
+
+
+MIN_EXTENT = 1e-4        # [m] smallest drawn extent: a zero axis stays visible (and RViz rejects a zero scale)
+
+
+class EllipsoidDisplay(NamedTuple):
+    """An ellipsoid as drawn: a unit sphere scaled to `diameters` along the columns of `rotation`."""
+
+    diameters: np.ndarray          # (3,) [m] 2 * semi-axes * display scale, clamped to [MIN_EXTENT, max_marker_size]
+    rotation: np.ndarray           # (3, 3) columns = principal directions (det +1), base axes
+    rgba: tuple[float, ...]        # the item's colour, or color_singular when flagged
+    flagged: bool                  # an axis is capped, zero or clamped for display
+
+
+class PolytopeDisplay(NamedTuple):
+    """The force polytope as drawn: hull points relative to the tool [m] and its triangles."""
+
+    points: np.ndarray             # (k, 3) [m] force_scale * vertices, pulled in to max_marker_size / 2
+    triangles: np.ndarray          # (m, 3) indices into points (empty for a segment)
+    rgba: tuple[float, ...]
+    flagged: bool                  # clipped, pulled in, or flat
+
+
+def ellipsoid_display(shown: ShownEllipsoid, cfg: CapabilityConfig) -> EllipsoidDisplay | None:
+    """How to draw one shown ellipsoid; None when it is unavailable (no torque limits)."""
+    if shown.ellipsoid is None:
+        return None
+    e = shown.ellipsoid
+    raw = 2.0 * shown.scale * e.semi_axes                                 # (3,) diameters [m]
+    diameters = np.clip(raw, MIN_EXTENT, cfg.max_marker_size)
+    flagged = bool(e.capped.any() or e.degenerate.any() or (diameters != raw).any())
+    return EllipsoidDisplay(diameters, e.axes, cfg.color_singular if flagged else shown.rgba, flagged)
+
+
+def polytope_display(polytope: ForcePolytope, cfg: CapabilityConfig) -> PolytopeDisplay:
+    """How to draw the force polytope at `cfg.force_scale` [m/N]; far vertices are pulled in to the display cap."""
+    points = cfg.force_scale * polytope.vertices                          # (k, 3) [m]
+    radius = np.linalg.norm(points, axis=1, keepdims=True)
+    limit = 0.5 * cfg.max_marker_size
+    too_far = radius[:, 0] > limit
+    points[too_far] *= limit / radius[too_far]
+    flagged = bool(polytope.clipped or too_far.any() or polytope.dimension < 3)
+    return PolytopeDisplay(points, polytope.triangles, cfg.color_singular if polytope.clipped else
+                           cfg.color_polytope, flagged)
 
 
 def _axes(e: Ellipsoid | None) -> str:

@@ -73,8 +73,8 @@ def build_robot_geometry(robot: RobotModel, srdf: str | Path | None = None, *, u
     xml = urdf_xml if urdf_xml is not None else robot.urdf_xml
     if not xml:
         raise ModelError(f"robot '{robot.name}' has no URDF text to read collision geometry from; pass urdf_xml")
-    geometry_model = _reduced_geometry(robot, xml, package_dirs if package_dirs is not None else
-                                       default_package_dirs())
+    geometry_model = reduced_geometry_model(robot, xml, package_dirs if package_dirs is not None else
+                                            default_package_dirs())
     if convex:
         _meshes_to_convex_hulls(geometry_model)
     geometry_model.addAllCollisionPairs()      # every pair on two different joints (rigid bodies)
@@ -98,16 +98,22 @@ def link_name(model: pin.Model, geometry: pin.GeometryObject) -> str:
     return model.frames[geometry.parentFrame].name
 
 
-def _reduced_geometry(robot: RobotModel, xml: str, package_dirs: list[str]) -> pin.GeometryModel:
+def reduced_geometry_model(robot: RobotModel, xml: str, package_dirs: list[str],
+                           geometry_type: pin.GeometryType = pin.GeometryType.COLLISION) -> pin.GeometryModel:
+    """The URDF's <collision> (or <visual>) geometry placed on `robot.model`'s joints (the same joints locked).
+
+    Raises:
+        ModelError: the URDF cannot be parsed, a mesh cannot be found or read, or its joints differ from the robot's.
+    """
+    kind = "visual" if geometry_type == pin.GeometryType.VISUAL else "collision"
     try:
         full_model = pin.buildModelFromXML(xml)
     except Exception as err:   # pinocchio raises ValueError/RuntimeError with the parser's text
         raise ModelError(f"cannot parse URDF: {err}") from err
     try:
-        geometry_model = pin.buildGeomFromUrdfString(full_model, xml, pin.GeometryType.COLLISION,
-                                                     package_dirs=package_dirs)
+        geometry_model = pin.buildGeomFromUrdfString(full_model, xml, geometry_type, package_dirs=package_dirs)
     except Exception as err:
-        raise ModelError(f"cannot load the collision geometry of '{robot.name}': {err} (package:// URIs were "
+        raise ModelError(f"cannot load the {kind} geometry of '{robot.name}': {err} (package:// URIs were "
                          f"looked up in {package_dirs})") from err
     mismatch = ModelError(f"the URDF's joints {list(full_model.names)[1:]} differ from the robot's (chain "
                           f"{list(robot.model.names)[1:]}, locked {list(robot.locked_joint_names)}); pass the URDF "

@@ -1,0 +1,333 @@
+"""robokin studio: the app that wires the viser server, the arm session, overlays, keyframes and the 2R view.
+
+One lock guards the state: viser runs GUI callbacks on its thread pool, and the update loop (a thread of its own,
+`rate` Hz) advances the servo or playback, computes the overlays, and pushes the scene and panels in one atomic
+batch. The loop only sends when something changed, so an idle studio costs nothing.
+
+The methods without a leading underscore are the app's own API: the panels call them, keyboard shortcuts reach
+them through the panels' buttons, and tests and scripts may call them too (a gizmo drag cannot be scripted in a
+browser without knowing where the gizmo is drawn, so `move_gizmo` does what a drag does).
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import imageio.v3 as iio
+import numpy as np
+import pinocchio as pin
+import viser
+
+from robokin_ros.core.capability.polytope import stl_bytes
+from robokin_ros.core.errors import RobokinError
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.studio import browser_js
+from robokin_ros.studio.arm_update import ArmUpdater, ArmView, ViewSettings
+from robokin_ros.studio.overlays import OverlayBuilder
+from robokin_ros.studio.panels import ArmPanels
+from robokin_ros.studio.planar_view import PlanarView
+from robokin_ros.studio.robot_info import robot_info
+from robokin_ros.studio.robot_picker import RobotPicker
+from robokin_ros.studio.render_style import RENDER_STYLES, apply_to_server
+from robokin_ros.studio.robot_visuals import RobotVisuals
+from robokin_ros.studio.scene import ArmScene, rotation_of
+from robokin_ros.studio.session import TRACKING, ArmSession
+
+ARM_VIEW, PLANAR_VIEW = "Arm", "Planar 2R"
+ARM_CAMERA = ((1.25, -1.05, 0.85), (0.15, 0.0, 0.3))      # [m] position, look-at: a Panda-sized arm fills the view
+
+
+class StudioApp:
+    """The studio on one viser server. `start` serves it; `stop` ends it."""
+
+    def __init__(self, robot: str = "panda", base_frame: str = "", tip_frame: str = "", *, host: str = "127.0.0.1",
+                 port: int = 8080, rate: float = 60.0, render: str = "standard",
+                 triangles: int | None = 0, live=None) -> None:
+        if render not in RENDER_STYLES:
+            raise RobokinError(f"unknown rendering '{render}'; use one of {sorted(RENDER_STYLES)}")
+        self._lock = threading.RLock()
+        # triangles: 0 = the render style's budget, None = every triangle of the meshes
+        self.rate, self.render = rate, render
+        self.triangles = RENDER_STYLES[render].triangles if triangles == 0 else triangles
+        self.live = live                       # a LiveRosBridge (live_ros.py), or None: the simulated arm
+        self.server = viser.ViserServer(host=host, port=port, verbose=False)
+        self.server.gui.configure_theme(control_width="large")
+        browser_js.install(self.server)
+        apply_to_server(self.server, RENDER_STYLES[render])
+        self.view = self.server.gui.add_dropdown("View", (ARM_VIEW, PLANAR_VIEW), initial_value=ARM_VIEW)
+        self.view.on_update(lambda _: self._switch_view())
+        self.picker = RobotPicker(self.server, self.load_robot)
+        self.arm: ArmView | None = None
+        self.settings = ViewSettings()
+        self.updater = ArmUpdater()
+        self._local_axes, self._rotate = True, False
+        self._dragging = False
+        self._gizmo_offset = np.eye(3)        # target rotation = gizmo rotation @ offset (base axes mode)
+        self._running = False
+        self._thread: threading.Thread | None = None
+        self.load_robot(robot, base_frame, tip_frame)
+        if self.arm is None:
+            raise RobokinError(self.picker.message)
+        self.planar = PlanarView(self.server, self.server.gui.add_folder("Planar 2R"))
+        self.planar.set_visible(False)
+        self.server.initial_camera.position, self.server.initial_camera.look_at = ARM_CAMERA
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.server.get_host()}:{self.server.get_port()}"
+
+    @property
+    def session(self) -> ArmSession:
+        return self.arm.session
+
+    @property
+    def robot(self) -> RobotModel:
+        return self.arm.session.robot
+
+    # ---- lifecycle ----------------------------------------------------------------------------------------
+    def start(self) -> StudioApp:
+        self._running = True
+        self._thread = threading.Thread(target=self._loop, name="robokin-studio", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._running = False
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+        if self.live is not None:
+            self.live.stop()
+        self.server.stop()
+
+    def _loop(self) -> None:
+        period, last = 1.0 / self.rate, time.monotonic()
+        while self._running:
+            started = time.monotonic()
+            try:
+                self.tick(started - last)
+            except Exception as err:        # the loop must survive anything a tick meets; say what it was
+                self._say(f"update failed: {err}")
+            last = started
+            time.sleep(max(0.0, period - (time.monotonic() - started)))
+
+    def tick(self, dt: float) -> None:
+        """One update: `dt` [s] passes for the arm (or the 2R view), then what changed is sent."""
+        with self._lock:
+            if self.view.value == PLANAR_VIEW:
+                self.planar.tick(time.monotonic())
+                return
+            session = self.arm.session
+            if self.live is not None:
+                positions, _ = self.live.latest_positions()
+                if positions is not None:
+                    session.positions = positions
+            else:
+                was_tracking = session.mode == TRACKING
+                session.advance(dt)
+                if session.mode != TRACKING and not was_tracking and not self._dragging:
+                    self._place_gizmo_on_tool()
+            self.updater.run(self.server, self.arm, self.settings, self._status())
+
+    def _status(self) -> str:
+        session = self.arm.session
+        if self.live is not None:
+            problem = self.live.problem()
+            problem = f"  \n{problem}" if problem else ""
+            return f"live ROS: {self.live.status_text() or 'no servo status yet'}{problem}"
+        locked = f"  \nlocked: {', '.join(session.locked_joints)}" if session.locked_joints else ""
+        return f"**{session.mode}**: {session.message}{locked}"
+
+    def _switch_view(self) -> None:
+        with self._lock:
+            planar = self.view.value == PLANAR_VIEW
+            self.arm.scene.set_visible(not planar)
+            for folder in self.arm.panels.folders:
+                folder.visible = not planar
+            self.planar.set_visible(planar)
+            self.updater.dirty = True
+        for client in self.server.get_clients().values():
+            self._frame_camera(client)
+
+    def _frame_camera(self, client: viser.ClientHandle) -> None:
+        position, look_at = self.planar.camera_view() if self.view.value == PLANAR_VIEW else ARM_CAMERA
+        client.camera.position, client.camera.look_at = position, look_at
+
+    # ---- robots -------------------------------------------------------------------------------------------
+    def load_robot(self, source: str, base_frame: str = "", tip_frame: str = "") -> bool:
+        """Load an embedded robot or a URDF file; on failure the current robot stays and the picker says why."""
+        try:
+            robot = RobotModel.load(source, base_frame, tip_frame)
+            visuals = RobotVisuals(robot, triangle_budget=self.triangles)
+            session, overlays, info = ArmSession(robot), OverlayBuilder(robot), robot_info(robot)
+        except (RobokinError, OSError, ValueError) as err:
+            self.picker.show_error(f"cannot load '{source}': {err}")
+            return False
+        with self._lock:
+            if self.arm is not None:
+                self.arm.scene.remove()
+                self.arm.panels.remove()
+            scene = ArmScene(self.server, visuals, RENDER_STYLES[self.render])
+            self.arm = ArmView(session, overlays, scene, ArmPanels(self.server, robot, self, self.render))
+            self.picker.show_info(info.markdown())
+            self._after_load()
+        return True
+
+    def _after_load(self) -> None:
+        panels, settings = self.arm.panels, self.settings
+        for item, box in panels.overlay_boxes.items():
+            box.value = item in settings.shown
+        panels.direction.value = tuple(settings.direction)
+        panels.show_direction.value = settings.show_direction
+        panels.show_frame_mode(self._local_axes)
+        self.arm.scene.gizmo.on_update(self._gizmo_moved)
+        self.set_gizmo_mode(self._rotate)
+        self._place_gizmo_on_tool()
+        self.updater.dirty = True
+        if self.live is not None:             # the bridge maps joint states onto the new robot's chain
+            old = self.live
+            old.stop()
+            self.live = type(old)(self.robot, old.servo_node, old.joint_topic, old.command)
+            self.live.start()
+
+    # ---- the gizmo ----------------------------------------------------------------------------------------
+    def _place_gizmo_on_tool(self) -> None:
+        tool = self.arm.session.tool_pose()
+        self.arm.scene.place_gizmo(tool, self._local_axes)
+        self._gizmo_offset = np.eye(3) if self._local_axes else tool.rotation.copy()
+
+    def _gizmo_target(self) -> pin.SE3:
+        gizmo = self.arm.scene.gizmo
+        return pin.SE3(rotation_of(gizmo.wxyz) @ self._gizmo_offset, np.array(gizmo.position, float))
+
+    def _gizmo_moved(self, event) -> None:
+        with self._lock:
+            self._dragging = event.phase != "end"
+            self._drive(self._gizmo_target())
+
+    def move_gizmo(self, position, wxyz=None) -> None:
+        """Move the gizmo as a drag would (position [m], quaternion w, x, y, z in the gizmo's parent, the base)."""
+        with self._lock:
+            gizmo = self.arm.scene.gizmo
+            gizmo.position = np.asarray(position, float)
+            if wxyz is not None:
+                gizmo.wxyz = np.asarray(wxyz, float)
+            self._drive(self._gizmo_target())
+
+    def _drive(self, target: pin.SE3) -> None:
+        try:
+            if self.live is not None:
+                self.live.send_target(target, self.arm.session.tool_pose())
+            else:
+                self.arm.session.set_target(target)
+        except RobokinError as err:
+            self._say(str(err))
+        self.updater.dirty = True
+
+    def set_gizmo_mode(self, rotate: bool) -> None:
+        with self._lock:
+            self._rotate = rotate
+            gizmo = self.arm.scene.gizmo
+            gizmo.disable_rotations = not rotate
+            gizmo.disable_axes = gizmo.disable_sliders = rotate
+
+    def toggle_gizmo_frame(self) -> None:
+        with self._lock:
+            target = self._gizmo_target()
+            self._local_axes = not self._local_axes
+            self.arm.scene.place_gizmo(target, self._local_axes)
+            self._gizmo_offset = np.eye(3) if self._local_axes else target.rotation.copy()
+            self.arm.panels.show_frame_mode(self._local_axes)
+
+    # ---- joints, overlays, exports --------------------------------------------------------------------------
+    def set_joint(self, index: int, value: float) -> None:
+        """Move one joint (a slider) [rad | m]."""
+        self._move(lambda session: session.set_joint(index, value))
+
+    def set_positions(self, positions) -> None:
+        """Put the arm at `positions` (n,) [rad | m] at once, as the joint sliders do."""
+        self._move(lambda session: session.set_positions(positions))
+
+    def _move(self, change) -> None:
+        with self._lock:
+            try:
+                change(self.arm.session)
+            except RobokinError as err:
+                self._say(str(err))
+            self._place_gizmo_on_tool()
+            self.updater.dirty = True
+
+    def set_overlays(self, shown: frozenset[str], direction: np.ndarray, show_direction: bool) -> None:
+        with self._lock:
+            settings = self.settings
+            if np.isfinite(direction).all() and np.linalg.norm(direction) > 0:
+                settings.direction = np.asarray(direction, float)
+            else:
+                self._say(f"direction {list(direction)} is not a direction: keeping {list(settings.direction)}")
+            settings.shown, settings.show_direction = frozenset(shown), show_direction
+            self.updater.dirty = True
+
+    def polytope_stl(self) -> bytes:
+        """The force polytope at the current configuration as binary STL [N] (raises RobokinError if none)."""
+        with self._lock:
+            frame = self.arm.overlays.build(self.arm.session.positions, {"polytope"}, self.settings.direction)
+        if frame.polytope is None:
+            raise RobokinError(f"no force polytope: {frame.analysis.unavailable_reason}")
+        return stl_bytes(frame.polytope)
+
+    def export_stl(self, client: viser.ClientHandle | None) -> None:
+        try:
+            data = self.polytope_stl()
+        except RobokinError as err:
+            self._say(str(err), client)
+            return
+        for target in self._clients(client):
+            target.send_file_download("force_polytope.stl", data, save_immediately=True)
+
+    def screenshot(self, client: viser.ClientHandle | None) -> None:
+        for target in self._clients(client):
+            image = target.get_render(height=720, width=1280, transport_format="png")     # (h, w, 4) RGBA
+            target.send_file_download("robokin_studio.png", iio.imwrite("<bytes>", image, extension=".png"),
+                                      save_immediately=True)
+
+    def set_render(self, name: str) -> None:
+        """Switch the rendering preset ("standard" or "light", see render_style.py)."""
+        with self._lock:
+            self.render = name
+            apply_to_server(self.server, RENDER_STYLES[name])
+            self.arm.scene.set_style(RENDER_STYLES[name])
+
+    def _clients(self, client: viser.ClientHandle | None) -> list[viser.ClientHandle]:
+        return [client] if client is not None else list(self.server.get_clients().values())
+
+    def _say(self, message: str, client: viser.ClientHandle | None = None) -> None:
+        """Tell the person (a notification) and keep it in the status line."""
+        with self._lock:
+            self.arm.session.message = message
+            self.updater.dirty = True
+        for target in self._clients(client):
+            target.add_notification("robokin studio", message, auto_close_seconds=8.0, color="red")
+
+    # ---- keyframes ----------------------------------------------------------------------------------------
+    def record_keyframe(self) -> None:
+        with self._lock:
+            count = self.arm.session.record_keyframe()
+            self.arm.scene.show_keyframes([k.tool_pose for k in self.arm.session.keyframes.frames])
+            self.arm.panels.show_keyframes(f"{count} keyframes")
+
+    def play_keyframes(self) -> None:
+        with self._lock:
+            try:
+                playback = self.arm.session.play()
+            except RobokinError as err:
+                self._say(str(err))
+                return
+            self.arm.panels.show_keyframes(f"{len(self.arm.session.keyframes)} keyframes; playing "
+                                           + playback.summary())
+            self.updater.dirty = True
+
+    def clear_keyframes(self) -> None:
+        with self._lock:
+            self.arm.session.clear_keyframes()
+            self.arm.scene.show_keyframes([])
+            self.arm.panels.show_keyframes("no keyframes")
+            self.updater.dirty = True

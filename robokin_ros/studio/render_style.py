@@ -1,0 +1,37 @@
+"""How the studio draws: two presets, because a browser without a GPU pays per shaded pixel.
+
+"standard" (the default) is for a browser with a GPU: physically based materials lit by an environment map, with
+shadows. "light" is for software WebGL (SwiftShader in a VM, CI, remote desktops) and old laptops: toon materials,
+no environment map and no shadows, about half the frame time there (bench/bench_studio.py measures both).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import viser
+
+
+class RenderStyle(NamedTuple):
+    material: str               # viser mesh material: "standard" or "toon3"
+    shadows: bool
+    environment: str | None     # viser environment map (HDRI name), None = lights only
+    triangles: int              # robot mesh triangle budget when a robot is loaded in this style
+
+
+RENDER_STYLES = {
+    "standard": RenderStyle("standard", True, "warehouse", 30000),
+    "light": RenderStyle("toon3", False, None, 10000),
+}
+
+
+def apply_to_server(server: viser.ViserServer, style: RenderStyle) -> None:
+    """The scene-wide part: environment map and the default lights' shadows."""
+    server.scene.configure_environment_map(style.environment)
+    server.scene.configure_default_lights(True, cast_shadow=style.shadows)
+
+
+def apply_to_meshes(meshes, style: RenderStyle) -> None:
+    """The per-mesh part (links and overlays): material and shadows."""
+    for mesh in meshes:
+        mesh.material = style.material
+        mesh.cast_shadow = mesh.receive_shadow = style.shadows

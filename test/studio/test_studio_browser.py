@@ -1,0 +1,202 @@
+"""The studio in a real browser (headless Chromium): what the page shows is checked against Pinocchio's numbers.
+
+The gizmo cannot be dragged by a script (where viser draws its handles is known only to the page's WebGL scene),
+so those tests move it with the app's own `move_gizmo`, the call a drag ends in; everything else goes through the
+page: sliders by keyboard, checkboxes and buttons by click, shortcuts by key presses.
+"""
+import re
+import struct
+import time
+
+import imageio.v3 as iio
+import numpy as np
+import pinocchio as pin
+import pytest
+from browser import canvas_region, distinct_colours
+from conftest import free_port, keep_screenshot
+from scipy.spatial import ConvexHull
+from selenium.webdriver.common.keys import Keys
+
+from robokin_ros.core.capability.analysis import analyze, torque_limits_of
+from robokin_ros.core.capability.polytope import tool_force_polytope
+
+TOOL_LINE = re.compile(r"tool x = (-?[\d.]+) m, y = (-?[\d.]+) m, z = (-?[\d.]+) m\s+"
+                       r"roll = (-?[\d.]+) deg, pitch = (-?[\d.]+) deg, yaw = (-?[\d.]+) deg")
+
+
+@pytest.fixture(scope="module")
+def studio(browser):
+    from robokin_ros.studio.app import StudioApp
+    app = StudioApp("panda", port=free_port()).start()
+    browser.open(app.url, "tool x =", timeout=60)
+    _close_notifications(browser)
+    yield app
+    app.stop()
+
+
+@pytest.fixture
+def home(studio, browser):
+    """Each test starts with the arm at home, no keyframes, the default overlays."""
+    studio.clear_keyframes()
+    studio.set_positions(studio.robot.home())
+    browser.wait_until(lambda: np.allclose(shown_tool(browser)[0], studio.robot.fk(studio.robot.home()).translation,
+                                           atol=1e-4), what="the tool at home")
+    return studio
+
+
+def _close_notifications(browser):
+    browser.driver.execute_script(
+        "document.querySelectorAll('.mantine-Notification-closeButton, button[aria-label=\"Close\"]')"
+        ".forEach((b) => b.click());")
+    time.sleep(0.3)
+
+
+def shown_tool(browser) -> tuple[np.ndarray, np.ndarray]:
+    """The tool position [m] and roll, pitch, yaw [deg] the page shows."""
+    match = TOOL_LINE.search(browser.page_text())
+    assert match, "no tool pose line on the page"
+    values = np.array([float(v) for v in match.groups()])
+    return values[:3], values[3:]
+
+
+def canvas(browser) -> np.ndarray:
+    return canvas_region(browser.screenshot()).astype(int)
+
+
+def test_the_page_loads_and_draws_the_robot(home, browser):
+    image = canvas(browser)
+    assert distinct_colours(image.astype(np.uint8)) > 200, "the 3D view looks blank"
+    coloured = (np.abs(image - image[5, 5]).sum(axis=2) > 60).mean()       # pixels unlike the background
+    assert coloured > 0.01, f"only {coloured:.2%} of the view differs from the background"
+    keep_screenshot(browser, "arm")
+
+
+def test_a_joint_slider_moves_the_shown_tool_to_the_fk_pose(home, browser):
+    before, _ = shown_tool(browser)
+    thumb = browser.slider("panda_joint1 [deg]")
+    browser.focus(thumb)
+    for _ in range(50):
+        thumb.send_keys(Keys.ARROW_RIGHT)
+    browser.wait_until(lambda: np.linalg.norm(shown_tool(browser)[0] - before) > 1e-3, what="the tool to move")
+    shown_value = float(thumb.get_attribute("aria-valuenow"))
+    browser.wait_until(lambda: abs(np.degrees(home.session.positions[0]) - shown_value) < 1e-6,
+                       what="the arm to take the slider's value")
+    expected = home.robot.fk(home.session.positions)
+    browser.wait_until(lambda: np.allclose(shown_tool(browser)[0], expected.translation, atol=6e-5),
+                       what="the shown tool position to be the FK position")
+    rpy = np.degrees(pin.rpy.matrixToRpy(expected.rotation))
+    assert np.allclose(shown_tool(browser)[1], rpy, atol=0.006)
+    assert abs(shown_value - np.degrees(home.robot.home()[0])) > 1.0, "the slider did not move"
+
+
+def test_a_gizmo_move_brings_the_tool_to_the_target(home, browser):
+    tool = home.robot.fk(home.robot.home())
+    target = tool.translation + np.array([0.06, -0.04, 0.05])
+    home.move_gizmo(target)
+    browser.wait_until(lambda: np.linalg.norm(shown_tool(browser)[0] - target) < 1e-3, timeout=10,
+                       what="the tool to reach the gizmo")
+    reached = home.robot.fk(home.session.positions)
+    assert np.linalg.norm(reached.translation - target) < 1e-3
+    assert np.degrees(np.linalg.norm(pin.log3(reached.rotation @ tool.rotation.T))) < 0.6    # orientation kept
+
+
+def test_a_gizmo_rotation_turns_the_tool(home, browser):
+    browser.press_keys("r")
+    browser.wait_until(lambda: not home.arm.scene.gizmo.disable_rotations, what="rotate mode (R)")
+    tool = home.robot.fk(home.robot.home())
+    turn = pin.exp3(np.array([0.0, 0.0, np.radians(20.0)]))
+    wanted = tool.rotation @ turn                      # local axes: about the tool's own z
+    x, y, z, w = pin.Quaternion(wanted).coeffs()
+    home.move_gizmo(tool.translation, (w, x, y, z))
+    expected = np.degrees(pin.rpy.matrixToRpy(wanted))
+    browser.wait_until(lambda: np.abs(shown_tool(browser)[1] - expected).max() < 0.5, timeout=10,
+                       what="the tool to turn with the gizmo")
+    browser.press_keys("t")
+    browser.wait_until(lambda: home.arm.scene.gizmo.disable_rotations, what="translate mode (T)")
+
+
+def test_q_toggles_the_gizmo_axes(home, browser):
+    browser.press_keys("q")
+    browser.wait_for_text("Gizmo axes: base (Q)")
+    assert np.allclose(home.arm.scene.gizmo.wxyz, [1.0, 0.0, 0.0, 0.0])
+    browser.press_keys("q")
+    browser.wait_for_text("Gizmo axes: tool (Q)")
+
+
+def test_switching_an_overlay_changes_the_scene(home, browser):
+    time.sleep(0.5)
+    first = canvas(browser)
+    box = browser.checkbox("Force polytope")
+    browser.click(box)
+    browser.wait_until(lambda: "polytope" in home.settings.shown, what="the polytope to be switched on")
+    time.sleep(1.0)
+    with_polytope = canvas(browser)
+    changed = (np.abs(with_polytope - first).sum(axis=2) > 30).mean()
+    assert changed > 0.002, f"switching the polytope on changed {changed:.3%} of the view"
+    keep_screenshot(browser, "overlays")
+    browser.click(box)
+    browser.wait_until(lambda: "polytope" not in home.settings.shown, what="the polytope to be switched off")
+    time.sleep(1.0)
+    back = (np.abs(canvas(browser) - first).sum(axis=2) > 30).mean()
+    assert back < changed / 5, f"switching it off left {back:.3%} of the view changed"
+
+
+def stl_volume(data: bytes) -> tuple[float, np.ndarray]:
+    """Signed volume of a closed binary STL (divergence theorem) and its vertices."""
+    count = struct.unpack_from("<I", data, 80)[0]
+    assert len(data) == 84 + 50 * count, "not a binary STL of its declared triangle count"
+    records = np.frombuffer(data, np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]), count, 84)
+    v = records["v"].astype(float)                                          # (m, 3, 3)
+    return float(np.einsum("ij,ij->i", v[:, 0], np.cross(v[:, 1], v[:, 2])).sum() / 6.0), v.reshape(-1, 3)
+
+
+def test_x_exports_the_force_polytope_as_stl(home, browser):
+    for old in browser.downloads.glob("*.stl"):
+        old.unlink()
+    browser.press_keys("x")
+    data = browser.wait_for_download(".stl").read_bytes()
+    volume, vertices = stl_volume(data)
+    robot = home.robot
+    torque = torque_limits_of(robot)
+    core = tool_force_polytope(analyze(robot, home.session.positions, torque.limits), "pinv", 1e-3)
+    assert volume == pytest.approx(core.volume, rel=1e-4)                 # float32 coordinates in the file
+    assert ConvexHull(vertices).volume == pytest.approx(core.volume, rel=1e-4)
+
+
+def test_keyframes_record_play_and_clear(home, browser):
+    robot = home.robot
+    browser.press_keys("k")
+    browser.wait_for_text("1 keyframes")
+    moved = robot.home() + np.array([0.3, 0.2, 0.0, 0.25, 0.0, -0.2, 0.0])
+    home.set_positions(moved)
+    browser.press_keys("k")
+    browser.wait_for_text("2 keyframes")
+    home.set_positions(robot.home() + np.array([-0.2, 0.0, 0.1, 0.0, 0.0, 0.0, 0.0]))
+    browser.press_keys("p")
+    browser.wait_for_text("playing", timeout=10)
+    browser.wait_for_text("playback finished", timeout=30)
+    last = robot.fk(moved)
+    reached = robot.fk(home.session.positions)
+    assert np.linalg.norm(reached.translation - last.translation) < 1e-3
+    assert np.linalg.norm(pin.log3(reached.rotation @ last.rotation.T)) < 2e-3
+    browser.wait_until(lambda: np.linalg.norm(shown_tool(browser)[0] - last.translation) < 1e-3,
+                       what="the page to show the last keyframe's tool")
+    browser.press_keys("c")
+    browser.wait_for_text("no keyframes")
+    assert len(home.session.keyframes) == 0
+
+
+def test_question_mark_shows_the_shortcuts(home, browser):
+    browser.press_keys("?")
+    browser.wait_for_text("record a keyframe")
+    browser.click_button("Close")
+    browser.wait_until(lambda: "record a keyframe" not in browser.page_text(), what="the help to close")
+
+
+def test_the_screenshot_button_downloads_the_view(home, browser):
+    for old in browser.downloads.glob("*.png"):
+        old.unlink()
+    browser.click_button("Screenshot")
+    image = iio.imread(browser.wait_for_download(".png", timeout=20))[..., :3]
+    assert image.shape[:2] == (720, 1280)
+    assert distinct_colours(image) > 200
