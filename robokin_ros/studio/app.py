@@ -10,6 +10,7 @@ browser without knowing where the gizmo is drawn, so `move_gizmo` does what a dr
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 
@@ -19,6 +20,7 @@ import pinocchio as pin
 import viser
 
 from robokin_ros.core.capability.polytope import stl_bytes
+from robokin_ros.core.classroom.ik_planar_2r import Planar2R
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.studio import browser_js
@@ -34,7 +36,8 @@ from robokin_ros.studio.scene import ArmScene, rotation_of
 from robokin_ros.studio.session import TRACKING, ArmSession
 
 ARM_VIEW, PLANAR_VIEW = "Arm", "Planar 2R"
-ARM_CAMERA = ((1.25, -1.05, 0.85), (0.15, 0.0, 0.3))      # [m] position, look-at: a Panda-sized arm fills the view
+LIVE_GIZMO_HOLD = 2.0     # [s] in live mode the gizmo stays where it was put this long before resting on the tool
+ARM_CAMERA = ((1.7, -1.45, 1.05), (0.2, 0.0, 0.4))      # [m] position, look-at: a Panda-sized arm fills the view
 
 
 class StudioApp:
@@ -62,15 +65,19 @@ class StudioApp:
         self.updater = ArmUpdater()
         self._local_axes, self._rotate = True, False
         self._dragging = False
+        self._live_sent_at = -np.inf          # [s] monotonic time of the last target sent in live mode
         self._gizmo_offset = np.eye(3)        # target rotation = gizmo rotation @ offset (base axes mode)
         self._running = False
         self._thread: threading.Thread | None = None
         self.load_robot(robot, base_frame, tip_frame)
         if self.arm is None:
+            self.server.stop()
             raise RobokinError(self.picker.message)
-        self.planar = PlanarView(self.server, self.server.gui.add_folder("Planar 2R"))
+        # unequal links, so the reachable set is a true annulus (a 0.2 m hole) for the clamping lesson
+        self.planar = PlanarView(self.server, self.server.gui.add_folder("Planar 2R"), arm=Planar2R(0.6, 0.4))
         self.planar.set_visible(False)
         self.server.initial_camera.position, self.server.initial_camera.look_at = ARM_CAMERA
+        self.server.initial_camera.fov = math.radians(45.0)      # viser's 75 degrees make a 1 m arm look distant
 
     @property
     def url(self) -> str:
@@ -121,6 +128,9 @@ class StudioApp:
                 positions, _ = self.live.latest_positions()
                 if positions is not None:
                     session.positions = positions
+                # the gizmo rests on the measured tool, except while it is dragged or the servo still heads for it
+                if not self._dragging and time.monotonic() - self._live_sent_at > LIVE_GIZMO_HOLD:
+                    self._place_gizmo_on_tool()
             else:
                 was_tracking = session.mode == TRACKING
                 session.advance(dt)
@@ -141,7 +151,7 @@ class StudioApp:
         with self._lock:
             planar = self.view.value == PLANAR_VIEW
             self.arm.scene.set_visible(not planar)
-            for folder in self.arm.panels.folders:
+            for folder in [*self.arm.panels.folders, self.picker.folder]:
                 folder.visible = not planar
             self.planar.set_visible(planar)
             self.updater.dirty = True
@@ -217,6 +227,7 @@ class StudioApp:
         try:
             if self.live is not None:
                 self.live.send_target(target, self.arm.session.tool_pose())
+                self._live_sent_at = time.monotonic()
             else:
                 self.arm.session.set_target(target)
         except RobokinError as err:

@@ -17,7 +17,8 @@ class RobotPicker:
         gui = server.gui
         self._load = load
         self.message = ""
-        with gui.add_folder("Robot"):
+        self.folder = gui.add_folder("Robot")
+        with self.folder:
             self.choice = gui.add_dropdown("Robot", (*EMBEDDED_ROBOTS, URDF_FILE), initial_value="panda")
             self.path = gui.add_text("URDF path", "", visible=False)
             self.base_frame = gui.add_text("Base frame", "", visible=False)

@@ -74,8 +74,9 @@ def simplified(vertices: np.ndarray, faces: np.ndarray, target: int) -> tuple[np
     target = max(target, MIN_TRIANGLES)
     if len(faces) <= target:
         return vertices, faces
+    # agg=3 (not the default 7): the default wears the UR5's shoulder down by 13 mm at the same triangle count
     points, triangles = fast_simplification.simplify(vertices, faces.astype(np.int32),
-                                                     target_reduction=1.0 - target / len(faces))
+                                                     target_reduction=1.0 - target / len(faces), agg=3)
     return np.asarray(points, np.float32), np.asarray(triangles, np.uint32)
 
 

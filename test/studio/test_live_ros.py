@@ -273,3 +273,36 @@ def test_a_target_moves_the_real_servo_and_simulated_arm_to_it(panda, servo_and_
     assert distance < 0.002, (f"arm still {distance * 1e3:.1f} mm from the target; servo says "
                               f"{bridge.status_text()!r}; bridge says {bridge.problem()!r}")
     assert bridge.status_text() != ""
+
+
+def test_the_studio_in_live_mode_shows_the_joint_states_and_sends_the_gizmo(panda, graph):
+    """The app wired to a bridge: the arm it shows is /joint_states, a gizmo move is a pose target, the status
+    panel says what the servo says (the app's update is called directly: no browser, no loop thread)."""
+    from conftest import free_port
+
+    from robokin_ros.studio.app import StudioApp
+    executor, _ = graph
+    servo = add_fake_servo(graph)
+    publisher = joint_state_publisher(graph)
+    bridge = LiveRosBridge(panda)
+    bridge.start()
+    app = StudioApp("panda", port=free_port(), live=bridge)
+    try:
+        measured = panda.home() + np.linspace(0.05, 0.35, panda.n)
+        state = JointState(name=list(panda.joint_names), position=[float(v) for v in measured])
+
+        def shown() -> bool:
+            app.tick(0.03)
+            return np.array_equal(app.session.positions, measured)
+        assert spin_until(executor, shown, each=lambda: publisher.publish(state))
+        target = panda.fk(measured).translation + np.array([0.03, 0.0, -0.02])
+        assert spin_until(executor, lambda: servo.poses, each=lambda: app.move_gizmo(target))
+        p = servo.poses[-1].pose.position
+        np.testing.assert_allclose([p.x, p.y, p.z], target, atol=1e-12)
+        assert app.session.mode == "idle"           # the simulated servo stays out of it in live mode
+        status = ServoStatusMsg()
+        status.message = "moving to the pose target"
+        assert spin_until(executor, lambda: "moving to the pose target" in app._status(),
+                          each=lambda: servo.robokin_status.publish(status))
+    finally:
+        app.stop()

@@ -27,7 +27,9 @@ TOOL_LINE = re.compile(r"tool x = (-?[\d.]+) m, y = (-?[\d.]+) m, z = (-?[\d.]+)
 @pytest.fixture(scope="module")
 def studio(browser):
     from robokin_ros.studio.app import StudioApp
-    app = StudioApp("panda", port=free_port()).start()
+    # light rendering: software WebGL draws it about 3x faster (bench_studio.py), so the page answers sooner;
+    # screenshots for the README switch to the standard look first (`readme_screenshot`)
+    app = StudioApp("panda", port=free_port(), render="light").start()
     browser.open(app.url, "tool x =", timeout=60)
     _close_notifications(browser)
     yield app
@@ -51,6 +53,15 @@ def _close_notifications(browser):
     time.sleep(0.3)
 
 
+def readme_screenshot(app, browser, name: str) -> None:
+    app.set_render("standard")
+    try:
+        time.sleep(2.0)
+        keep_screenshot(browser, name)
+    finally:
+        app.set_render("light")
+
+
 def shown_tool(browser) -> tuple[np.ndarray, np.ndarray]:
     """The tool position [m] and roll, pitch, yaw [deg] the page shows."""
     match = TOOL_LINE.search(browser.page_text())
@@ -68,15 +79,14 @@ def test_the_page_loads_and_draws_the_robot(home, browser):
     assert distinct_colours(image.astype(np.uint8)) > 200, "the 3D view looks blank"
     coloured = (np.abs(image - image[5, 5]).sum(axis=2) > 60).mean()       # pixels unlike the background
     assert coloured > 0.01, f"only {coloured:.2%} of the view differs from the background"
-    keep_screenshot(browser, "arm")
+    readme_screenshot(home, browser, "arm")
 
 
 def test_a_joint_slider_moves_the_shown_tool_to_the_fk_pose(home, browser):
     before, _ = shown_tool(browser)
     thumb = browser.slider("panda_joint1 [deg]")
     browser.focus(thumb)
-    for _ in range(50):
-        thumb.send_keys(Keys.ARROW_RIGHT)
+    thumb.send_keys(Keys.ARROW_RIGHT * 20)
     browser.wait_until(lambda: np.linalg.norm(shown_tool(browser)[0] - before) > 1e-3, what="the tool to move")
     shown_value = float(thumb.get_attribute("aria-valuenow"))
     browser.wait_until(lambda: abs(np.degrees(home.session.positions[0]) - shown_value) < 1e-6,
@@ -130,15 +140,20 @@ def test_switching_an_overlay_changes_the_scene(home, browser):
     browser.click(box)
     browser.wait_until(lambda: "polytope" in home.settings.shown, what="the polytope to be switched on")
     time.sleep(1.0)
-    with_polytope = canvas(browser)
-    changed = (np.abs(with_polytope - first).sum(axis=2) > 30).mean()
+    changed = (np.abs(canvas(browser) - first).sum(axis=2) > 30).mean()
     assert changed > 0.002, f"switching the polytope on changed {changed:.3%} of the view"
-    keep_screenshot(browser, "overlays")
     browser.click(box)
     browser.wait_until(lambda: "polytope" not in home.settings.shown, what="the polytope to be switched off")
     time.sleep(1.0)
     back = (np.abs(canvas(browser) - first).sum(axis=2) > 30).mean()
     assert back < changed / 5, f"switching it off left {back:.3%} of the view changed"
+    browser.click(box)
+    try:
+        browser.wait_until(lambda: "polytope" in home.settings.shown, what="the polytope on for the README")
+        readme_screenshot(home, browser, "overlays")
+    finally:
+        browser.click(box)
+    browser.wait_until(lambda: "polytope" not in home.settings.shown, what="the polytope off again")
 
 
 def stl_volume(data: bytes) -> tuple[float, np.ndarray]:
@@ -200,3 +215,42 @@ def test_the_screenshot_button_downloads_the_view(home, browser):
     image = iio.imread(browser.wait_for_download(".png", timeout=20))[..., :3]
     assert image.shape[:2] == (720, 1280)
     assert distinct_colours(image) > 200
+
+
+def test_the_view_switches_to_the_planar_2r_and_back(home, browser):
+    from robokin_ros.studio.app import ARM_VIEW, PLANAR_VIEW
+    home.view.value = PLANAR_VIEW                 # the dropdown's value as the page would send it
+    try:
+        browser.wait_for_text("J11 =")
+        browser.wait_until(lambda: "Tool and gizmo" not in browser.page_text(), what="the arm's folders to hide")
+        numbers = re.search(r"q1 = (-?[\d.]+) deg\s+q2 = (-?[\d.]+) deg\s+x = (-?[\d.]+) m\s+y = (-?[\d.]+) m",
+                            browser.page_text())
+        q1, q2, x, y = (float(v) for v in numbers.groups())
+        l1, l2 = home.planar.model.arm.l1, home.planar.model.arm.l2
+        a, b = np.radians(q1), np.radians(q1 + q2)
+        assert x == pytest.approx(l1 * np.cos(a) + l2 * np.cos(b), abs=6e-5)
+        assert y == pytest.approx(l1 * np.sin(a) + l2 * np.sin(b), abs=6e-5)
+        readme_screenshot(home, browser, "planar_2r")
+    finally:
+        home.view.value = ARM_VIEW
+    browser.wait_for_text("Tool and gizmo")
+
+
+def test_the_robot_picker_loads_another_robot_and_refuses_a_bad_urdf(home, browser):
+    from robokin_ros.studio.robot_picker import URDF_FILE
+    picker = home.picker
+    try:
+        picker.choice.value = "ur5"
+        browser.click_button("Load robot")
+        browser.wait_for_text("ur5: 6 DOF", timeout=30)
+        browser.wait_for_text("shoulder_pan_joint [deg]")
+        assert home.robot.name == "ur5"
+        picker.choice.value = URDF_FILE
+        picker.path.value, picker.base_frame.value, picker.tip_frame.value = "/nonexistent/arm.urdf", "base", "tool"
+        browser.click_button("Load robot")
+        browser.wait_for_text("Not loaded")
+        assert "URDF file not found" in browser.page_text() and home.robot.name == "ur5"
+    finally:
+        picker.choice.value = "panda"
+        home.load_robot("panda")
+    browser.wait_for_text("panda_joint1 [deg]", timeout=30)
