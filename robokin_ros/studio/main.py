@@ -40,10 +40,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
-        import viser  # noqa: F401  (a clear message instead of a traceback when the studio's extra is missing)
-    except ImportError:
-        print("robokin_studio needs viser: pip install -r requirements/studio.txt (scripts/setup.sh does)",
+    try:      # a clear message instead of a traceback when the studio's pip extra is missing
+        import fast_simplification  # noqa: F401
+        import viser  # noqa: F401
+    except ImportError as err:
+        print(f"robokin_studio needs {err.name}: pip install -r requirements/studio.txt (scripts/setup.sh does)",
               file=sys.stderr)
         return 2
     from robokin_ros.studio.app import StudioApp

@@ -21,6 +21,12 @@ def random_problem(seed: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return J, limits, direction
 
 
+def solved_problem(seed: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """A random problem, its unit direction and the speed max_tool_speed finds."""
+    J, limits, d = random_problem(seed, n)
+    return J, limits, d / np.linalg.norm(d), max_tool_speed(J, limits, d)
+
+
 def box_residual(J: np.ndarray, limits: np.ndarray, target: np.ndarray) -> tuple[float, np.ndarray]:
     """Smallest ||J dq - target|| with |dq_i| <= limits_i (bounded least squares, not an LP)."""
     fit = lsq_linear(J, target, bounds=(-limits, limits), method="bvls", tol=1e-12)
@@ -46,9 +52,7 @@ def test_square_jacobian_matches_closed_form(seed):
 @settings(max_examples=40)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 7))
 def test_speed_is_reachable_and_nothing_beyond_is(seed, n):
-    J, limits, d = random_problem(seed, n)
-    unit = d / np.linalg.norm(d)
-    t = max_tool_speed(J, limits, d)
+    J, limits, unit, t = solved_problem(seed, n)
     scale = np.linalg.norm(J, 2) * np.linalg.norm(limits)
     residual, dq = box_residual(J, limits, t * unit)
     assert residual < 1e-7 * scale, f"t·d = {t} d is not reachable inside the box (residual {residual})"
@@ -61,9 +65,7 @@ def test_speed_is_reachable_and_nothing_beyond_is(seed, n):
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 7))
 def test_support_function_bounds_the_speed(seed, n):
     # t d in Z implies t (y·d) <= h_Z(y) = sum_i lim_i |J_i·y| for every y with y·d > 0
-    J, limits, d = random_problem(seed, n)
-    unit = d / np.linalg.norm(d)
-    t = max_tool_speed(J, limits, d)
+    J, limits, unit, t = solved_problem(seed, n)
     probes = np.random.default_rng(seed + 1).normal(size=(2000, 3))
     probes = np.vstack([probes, unit])                                # y = d itself gives the loosest bound
     ahead = probes @ unit > 1e-3

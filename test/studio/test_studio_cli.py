@@ -47,3 +47,9 @@ def test_bad_options_are_refused(args, words, capsys):
     with pytest.raises(SystemExit) as stop:
         parse_args(args)
     assert stop.value.code == 2 and words in capsys.readouterr().err
+
+
+def test_a_missing_studio_extra_is_named(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "viser", None)          # what `import viser` meets without the pip extra
+    assert main(["--port", str(free_port())]) == 2
+    assert "needs viser: pip install -r requirements/studio.txt" in capsys.readouterr().err
