@@ -25,6 +25,7 @@ from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.studio import browser_js
 from robokin_ros.studio.arm_update import ArmUpdater, ArmView, ViewSettings
+from robokin_ros.studio.gizmo import Gizmo
 from robokin_ros.studio.overlays import OverlayBuilder
 from robokin_ros.studio.panels import ArmPanels
 from robokin_ros.studio.planar_view import PlanarView
@@ -32,7 +33,7 @@ from robokin_ros.studio.robot_info import robot_info
 from robokin_ros.studio.robot_picker import RobotPicker
 from robokin_ros.studio.render_style import RENDER_STYLES, apply_to_server
 from robokin_ros.studio.robot_visuals import RobotVisuals
-from robokin_ros.studio.scene import ArmScene, rotation_of
+from robokin_ros.studio.scene import ArmScene
 from robokin_ros.studio.session import TRACKING, ArmSession
 
 ARM_VIEW, PLANAR_VIEW = "Arm", "Planar 2R"
@@ -63,10 +64,8 @@ class StudioApp:
         self.arm: ArmView | None = None
         self.settings = ViewSettings()
         self.updater = ArmUpdater()
-        self._local_axes, self._rotate = True, False
-        self._dragging = False
+        self._local_axes, self._rotate = True, False       # kept across robots
         self._live_sent_at = -np.inf          # [s] monotonic time of the last target sent in live mode
-        self._gizmo_offset = np.eye(3)        # target rotation = gizmo rotation @ offset (base axes mode)
         self._running = False
         self._thread: threading.Thread | None = None
         self.load_robot(robot, base_frame, tip_frame)
@@ -129,13 +128,12 @@ class StudioApp:
                 if positions is not None:
                     session.positions = positions
                 # the gizmo rests on the measured tool, except while it is dragged or the servo still heads for it
-                if not self._dragging and time.monotonic() - self._live_sent_at > LIVE_GIZMO_HOLD:
-                    self._place_gizmo_on_tool()
+                if not self.gizmo.dragging and time.monotonic() - self._live_sent_at > LIVE_GIZMO_HOLD:
+                    self._rest_gizmo()
             else:
-                was_tracking = session.mode == TRACKING
                 session.advance(dt)
-                if session.mode != TRACKING and not was_tracking and not self._dragging:
-                    self._place_gizmo_on_tool()
+                if session.mode != TRACKING and not self.gizmo.dragging:
+                    self._rest_gizmo()
             self.updater.run(self.server, self.arm, self.settings, self._status())
 
     def _status(self) -> str:
@@ -189,9 +187,9 @@ class StudioApp:
         panels.direction.value = tuple(settings.direction)
         panels.show_direction.value = settings.show_direction
         panels.show_frame_mode(self._local_axes)
-        self.arm.scene.gizmo.on_update(self._gizmo_moved)
-        self.set_gizmo_mode(self._rotate)
-        self._place_gizmo_on_tool()
+        self.gizmo = Gizmo(self.arm.scene.gizmo, self._local_axes, self._rotate)
+        self.gizmo.handle.on_update(self._gizmo_moved)
+        self._rest_gizmo()
         self.updater.dirty = True
         if self.live is not None:             # the bridge maps joint states onto the new robot's chain
             old = self.live
@@ -200,28 +198,24 @@ class StudioApp:
             self.live.start()
 
     # ---- the gizmo ----------------------------------------------------------------------------------------
-    def _place_gizmo_on_tool(self) -> None:
-        tool = self.arm.session.tool_pose()
-        self.arm.scene.place_gizmo(tool, self._local_axes)
-        self._gizmo_offset = np.eye(3) if self._local_axes else tool.rotation.copy()
-
-    def _gizmo_target(self) -> pin.SE3:
-        gizmo = self.arm.scene.gizmo
-        return pin.SE3(rotation_of(gizmo.wxyz) @ self._gizmo_offset, np.array(gizmo.position, float))
+    def _rest_gizmo(self) -> None:
+        self.gizmo.rest_on(self.arm.session.tool_pose(), self.arm.session.positions)
 
     def _gizmo_moved(self, event) -> None:
         with self._lock:
-            self._dragging = event.phase != "end"
-            self._drive(self._gizmo_target())
+            self.gizmo.dragging = event.phase != "end"
+            self.gizmo.moved()
+            self._drive(self.gizmo.target())
 
     def move_gizmo(self, position, wxyz=None) -> None:
         """Move the gizmo as a drag would (position [m], quaternion w, x, y, z in the gizmo's parent, the base)."""
         with self._lock:
-            gizmo = self.arm.scene.gizmo
-            gizmo.position = np.asarray(position, float)
+            handle = self.gizmo.handle
+            handle.position = np.asarray(position, float)
             if wxyz is not None:
-                gizmo.wxyz = np.asarray(wxyz, float)
-            self._drive(self._gizmo_target())
+                handle.wxyz = np.asarray(wxyz, float)
+            self.gizmo.moved()
+            self._drive(self.gizmo.target())
 
     def _drive(self, target: pin.SE3) -> None:
         try:
@@ -237,16 +231,12 @@ class StudioApp:
     def set_gizmo_mode(self, rotate: bool) -> None:
         with self._lock:
             self._rotate = rotate
-            gizmo = self.arm.scene.gizmo
-            gizmo.disable_rotations = not rotate
-            gizmo.disable_axes = gizmo.disable_sliders = rotate
+            self.gizmo.set_rotate(rotate)
 
     def toggle_gizmo_frame(self) -> None:
         with self._lock:
-            target = self._gizmo_target()
-            self._local_axes = not self._local_axes
-            self.arm.scene.place_gizmo(target, self._local_axes)
-            self._gizmo_offset = np.eye(3) if self._local_axes else target.rotation.copy()
+            self.gizmo.toggle_axes()
+            self._local_axes = self.gizmo.local_axes
             self.arm.panels.show_frame_mode(self._local_axes)
 
     # ---- joints, overlays, exports --------------------------------------------------------------------------
@@ -264,7 +254,8 @@ class StudioApp:
                 change(self.arm.session)
             except RobokinError as err:
                 self._say(str(err))
-            self._place_gizmo_on_tool()
+            self.gizmo.moved()
+            self._rest_gizmo()
             self.updater.dirty = True
 
     def set_overlays(self, shown: frozenset[str], direction: np.ndarray, show_direction: bool) -> None:

@@ -77,11 +77,6 @@ class ArmScene:
         for frame in self.keyframes:
             frame.visible = visible
 
-    def place_gizmo(self, pose: pin.SE3, local_axes: bool) -> None:
-        """Put the gizmo on `pose`; its axes are the tool's (local) or the base's (world)."""
-        self.gizmo.position = pose.translation
-        self.gizmo.wxyz = wxyz(pose.rotation) if local_axes else np.array([1.0, 0.0, 0.0, 0.0])
-
     def update_arm(self, positions: np.ndarray, shades: list[JointShade], target: pin.SE3 | None) -> None:
         translations, quaternions = self.visuals.poses(positions)
         for i, link in enumerate(self.links):
