@@ -10,7 +10,8 @@ placements) in the same process.
 Part 2, the browser: headless Chromium (Debian's, software WebGL through SwiftShader: no GPU here) shows the studio
 while the gizmo circles at 30 Hz. The page's probe (studio/browser_js.py) records requestAnimationFrame intervals
 (the frame time the browser sees) and when each server update reached the page. Rows: the studio with every
-overlay in both render presets, the peer scene (ViserUrdf Panda, all meshes, no overlays), and the floor: one box
+overlay in both render presets (and the light one in a 640x400 window: software rendering pays per pixel), the
+peer scene (ViserUrdf Panda, all meshes, no overlays), and the floor: one box
 moved the same way (the page, the websocket and the probe with nothing to draw). The server and the browser share
 the machine's cores.
 
@@ -146,10 +147,10 @@ def peer_rows(app, updates: int) -> None:
         print(f"{name:46s} {stats(samples)}   x{np.median(samples) / ours:5.2f}")
 
 
-def browser_row(label: str, url: str, move, seconds: float) -> None:
+def browser_row(label: str, url: str, move, seconds: float, size: tuple[int, int] = (1280, 800)) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "studio"))
     from browser import Browser
-    window = Browser()
+    window = Browser(size)
     try:
         window.open(url, "studio update", timeout=60)
         time.sleep(2.0)
@@ -169,15 +170,16 @@ def browser_row(label: str, url: str, move, seconds: float) -> None:
 def browser_part(seconds: float) -> None:
     from robokin_ros.studio.app import StudioApp
     print(f"\nPart 2: headless Chromium (SwiftShader software WebGL), gizmo at 30 Hz for {seconds:.0f} s")
-    print(f"{'scene':40s} {'frame':>8s} {'p95':>8s} {'fps':>7s} {'updates/s':>9s} {'lag [ms]':>9s}")
-    for render in ("standard", "light"):
+    print(f"{'scene (window 1280x800 unless named)':40s} {'frame':>8s} {'p95':>8s} {'fps':>7s} {'updates/s':>9s} "
+          f"{'lag [ms]':>9s}")
+    for render, size in (("standard", (1280, 800)), ("light", (1280, 800)), ("light", (640, 400))):
         app = StudioApp("panda", port=free_port(), render=render)
         app.settings.shown = ALL
         app.start()
         start = app.session.tool_pose().translation.copy()
         try:
-            browser_row(f"studio, every overlay, {render}", app.url, lambda t: app.move_gizmo(circle(start, t)),
-                        seconds)
+            browser_row(f"studio, every overlay, {render}, {size[0]}x{size[1]}", app.url,
+                        lambda t: app.move_gizmo(circle(start, t)), seconds, size)
         finally:
             app.stop()
     peer_browser_row(seconds)

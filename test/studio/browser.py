@@ -19,8 +19,7 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 WINDOW = (1280, 800)
 FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--enable-unsafe-swiftshader", "--use-angle=swiftshader", "--disable-dev-shm-usage",
-         f"--window-size={WINDOW[0]},{WINDOW[1]}")
+         "--enable-unsafe-swiftshader", "--use-angle=swiftshader", "--disable-dev-shm-usage")
 
 
 def browser_missing() -> str:
@@ -33,7 +32,7 @@ def browser_missing() -> str:
 class Browser:
     """One Chromium window with its own profile and download folder."""
 
-    def __init__(self) -> None:
+    def __init__(self, window: tuple[int, int] = WINDOW) -> None:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
         self.profile = Path(tempfile.mkdtemp(prefix="robokin-chromium-"))
@@ -41,7 +40,7 @@ class Browser:
         self.downloads.mkdir()
         options = webdriver.ChromeOptions()
         options.binary_location = CHROMIUM
-        for flag in FLAGS:
+        for flag in (*FLAGS, f"--window-size={window[0]},{window[1]}"):
             options.add_argument(flag)
         options.add_argument(f"--user-data-dir={self.profile / 'profile'}")
         self.driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
