@@ -37,6 +37,7 @@ from robokin_ros.studio.scene import ArmScene
 from robokin_ros.studio.session import TRACKING, ArmSession
 
 ARM_VIEW, PLANAR_VIEW = "Arm", "Planar 2R"
+ARM_FOV_DEG, PLANAR_FOV_DEG = 45.0, 75.0    # viser's default 75 degrees make a 1 m arm look distant
 LIVE_GIZMO_HOLD = 2.0     # [s] in live mode the gizmo stays where it was put this long before resting on the tool
 ARM_CAMERA = ((1.7, -1.45, 1.05), (0.2, 0.0, 0.4))      # [m] position, look-at: a Panda-sized arm fills the view
 
@@ -76,7 +77,7 @@ class StudioApp:
         self.planar = PlanarView(self.server, self.server.gui.add_folder("Planar 2R"), arm=Planar2R(0.6, 0.4))
         self.planar.set_visible(False)
         self.server.initial_camera.position, self.server.initial_camera.look_at = ARM_CAMERA
-        self.server.initial_camera.fov = math.radians(45.0)      # viser's 75 degrees make a 1 m arm look distant
+        self.server.initial_camera.fov = math.radians(ARM_FOV_DEG)
 
     @property
     def url(self) -> str:
@@ -157,8 +158,11 @@ class StudioApp:
             self._frame_camera(client)
 
     def _frame_camera(self, client: viser.ClientHandle) -> None:
-        position, look_at = self.planar.camera_view() if self.view.value == PLANAR_VIEW else ARM_CAMERA
+        planar = self.view.value == PLANAR_VIEW
+        position, look_at = self.planar.camera_view() if planar else ARM_CAMERA
         client.camera.position, client.camera.look_at = position, look_at
+        # the 2R view is framed for viser's default field of view, the arm for a narrower one
+        client.camera.fov = math.radians(PLANAR_FOV_DEG if planar else ARM_FOV_DEG)
 
     # ---- robots -------------------------------------------------------------------------------------------
     def load_robot(self, source: str, base_frame: str = "", tip_frame: str = "") -> bool:

@@ -136,8 +136,10 @@ class PlanarView:
                         {"label": "q2dot [rad/s]", "stroke": "orange"})
         tool_series = ({"label": "t [s]"}, {"label": "xdot [m/s]", "stroke": "green"},
                        {"label": "ydot [m/s]", "stroke": "red"})
-        self._joint_plot = gui.add_uplot((x, x, x), joint_series, title="joint velocities", aspect=2.0)
-        self._tool_plot = gui.add_uplot((x, x, x), tool_series, title="tool velocities (measured)", aspect=2.0)
+        seconds = {"x": {"time": False}}         # the x data are seconds of animation, not dates
+        self._joint_plot = gui.add_uplot((x, x, x), joint_series, title="joint velocities", aspect=2.0, scales=seconds)
+        self._tool_plot = gui.add_uplot((x, x, x), tool_series, title="tool velocities (measured)", aspect=2.0,
+                                        scales=seconds)
         self.gui = PlanarGui(self._mode, self._elbow, tuple(self._q_sliders), tuple(self._target_sliders),
                              self._show_ghost, self._show_trace, self._run, self._step, self._reset, self._clear,
                              self._warning, self._numbers, (self._joint_plot, self._tool_plot))

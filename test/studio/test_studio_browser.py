@@ -230,6 +230,9 @@ def test_the_view_switches_to_the_planar_2r_and_back(home, browser):
         a, b = np.radians(q1), np.radians(q1 + q2)
         assert x == pytest.approx(l1 * np.cos(a) + l2 * np.cos(b), abs=6e-5)
         assert y == pytest.approx(l1 * np.sin(a) + l2 * np.sin(b), abs=6e-5)
+        browser.click_button("Run")                  # a trace and velocity plots for the README picture
+        time.sleep(3.0)
+        browser.click_button("Pause")
         readme_screenshot(home, browser, "planar_2r")
     finally:
         home.view.value = ARM_VIEW
