@@ -52,6 +52,17 @@ def exp3_unit_axis(ax, ay, az, angle):
             d * az * ax - s * ay, d * az * ay + s * ax, c + d * az * az)
 
 
+@njit(cache=True)
+def times_exp3_into(Rn, ax, ay, az, angle, out):
+    """out = Rn exp(angle [a]) (3, 3), a unit axis: a revolute joint's rotation after its fixed placement."""
+    E00, E01, E02, E10, E11, E12, E20, E21, E22 = exp3_unit_axis(ax, ay, az, angle)
+    for i in range(3):
+        r0, r1, r2 = Rn[i, 0], Rn[i, 1], Rn[i, 2]
+        out[i, 0] = r0 * E00 + r1 * E10 + r2 * E20
+        out[i, 1] = r0 * E01 + r1 * E11 + r2 * E21
+        out[i, 2] = r0 * E02 + r1 * E12 + r2 * E22
+
+
 # ---- batched numpy forms ----------------------------------------------------------------------------
 class Log3(NamedTuple):
     """Logs of a stack of rotations."""

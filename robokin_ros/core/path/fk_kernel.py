@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from robokin_ros.core.path.checks import _WHOLE_ANGLE
-from robokin_ros.core.so3 import exp3_unit_axis, log3_into
+from robokin_ros.core.so3 import log3_into, times_exp3_into
 
 
 @njit(cache=True)
@@ -36,12 +36,7 @@ def _poses_into(Q, chain, R_out, p_out):
                     pc[i] += (Rn[i, 0] * ax + Rn[i, 1] * ay + Rn[i, 2] * az) * Q[k, jt]
                 Rc[:, :] = Rn
             else:
-                E00, E01, E02, E10, E11, E12, E20, E21, E22 = exp3_unit_axis(ax, ay, az, Q[k, jt])
-                for i in range(3):
-                    r0, r1, r2 = Rn[i, 0], Rn[i, 1], Rn[i, 2]
-                    Rc[i, 0] = r0 * E00 + r1 * E10 + r2 * E20
-                    Rc[i, 1] = r0 * E01 + r1 * E11 + r2 * E21
-                    Rc[i, 2] = r0 * E02 + r1 * E12 + r2 * E22
+                times_exp3_into(Rn, ax, ay, az, Q[k, jt], Rc)
         for i in range(3):
             p_out[k, i] = pc[i] + Rc[i, 0] * tip_t[0] + Rc[i, 1] * tip_t[1] + Rc[i, 2] * tip_t[2]
             for j in range(3):

@@ -15,7 +15,7 @@ from numba import njit
 
 from robokin_ros.core.dls import bounded_dls_fast_into, scratch_size
 from robokin_ros.core.limits import nullspace_velocity
-from robokin_ros.core.so3 import exp3_unit_axis, log3_into
+from robokin_ros.core.so3 import log3_into, times_exp3_into
 
 
 class KernelSettings(NamedTuple):
@@ -74,12 +74,7 @@ def _chain_pose_jacobian_into(q, chain, R, p, J, Rc, Rn, pc, W, org):
                 for j in range(3):
                     Rc[i, j] = Rn[i, j]
         else:
-            E00, E01, E02, E10, E11, E12, E20, E21, E22 = exp3_unit_axis(ax, ay, az, q[jt])
-            for i in range(3):
-                r0, r1, r2 = Rn[i, 0], Rn[i, 1], Rn[i, 2]
-                Rc[i, 0] = r0 * E00 + r1 * E10 + r2 * E20
-                Rc[i, 1] = r0 * E01 + r1 * E11 + r2 * E21
-                Rc[i, 2] = r0 * E02 + r1 * E12 + r2 * E22
+            times_exp3_into(Rn, ax, ay, az, q[jt], Rc)
     for i in range(3):
         p[i] = pc[i] + Rc[i, 0] * tip_t[0] + Rc[i, 1] * tip_t[1] + Rc[i, 2] * tip_t[2]
         for j in range(3):
