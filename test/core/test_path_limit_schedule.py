@@ -122,12 +122,17 @@ def _fd_ratios(trajectory, v_max, a_max):
     return t, (np.abs(qd) / v_max).max(axis=1), (np.abs(qdd) / a_max).max(axis=1)
 
 
-def test_joint_velocity_scaling_per_stretch(panda):
+def _timed_joint_line(panda, bounds, **scales):
+    """The joint line timed under a schedule of `scales` per stretch; with its sampled ratios and stretch indices."""
     ss, waypoints = _joint_line(panda)
-    schedule = _schedule([0.0, 0.6, 2.0], velocity=[1.0, 0.25])
+    schedule = _schedule(bounds, **scales)
     timed = time_optimal(ss, waypoints, panda.joint_names, panda.limits.velocity, PANDA_ACC, schedule=schedule)
-    t, v_ratio, _ = _fd_ratios(timed.trajectory, panda.limits.velocity, PANDA_ACC)
-    stretch = _windows(timed.trajectory, t, schedule.bounds)
+    t, v_ratio, a_ratio = _fd_ratios(timed.trajectory, panda.limits.velocity, PANDA_ACC)
+    return schedule, timed, v_ratio, a_ratio, _windows(timed.trajectory, t, schedule.bounds)
+
+
+def test_joint_velocity_scaling_per_stretch(panda):
+    schedule, timed, v_ratio, _, stretch = _timed_joint_line(panda, [0.0, 0.6, 2.0], velocity=[1.0, 0.25])
     assert v_ratio[stretch == 1].max() <= 0.25 * (1 + 1e-3)
     assert v_ratio[stretch == 1].max() >= 0.25 * 0.99                 # 1.4 rad at 0.25 v_max: a long cruise
     assert v_ratio[stretch == 0].max() > 0.5                           # the first stretch is not held back
@@ -138,11 +143,7 @@ def test_joint_velocity_scaling_per_stretch(panda):
 
 
 def test_joint_acceleration_scaling_per_stretch(panda):
-    ss, waypoints = _joint_line(panda)
-    schedule = _schedule([0.0, 1.0, 2.0], acceleration=[1.0, 0.25])
-    timed = time_optimal(ss, waypoints, panda.joint_names, panda.limits.velocity, PANDA_ACC, schedule=schedule)
-    t, _, a_ratio = _fd_ratios(timed.trajectory, panda.limits.velocity, PANDA_ACC)
-    centre = _windows(timed.trajectory, t, schedule.bounds)
+    _, _, _, a_ratio, centre = _timed_joint_line(panda, [0.0, 1.0, 2.0], acceleration=[1.0, 0.25])
     centre = np.where(centre[1:] == centre[:-1], centre[1:], -1)         # all three samples in one stretch
     assert a_ratio[centre == 1].max() <= 0.25 * (1 + 1e-3)
     assert a_ratio[centre == 1].max() >= 0.25 * 0.99                  # it brakes to rest at the end

@@ -17,15 +17,9 @@ from ros_helpers import spin_for, spin_until
 from visualization_msgs.msg import MarkerArray
 
 from robokin_interfaces.action import ExecuteCartesianPath
-from robokin_ros.core.robot import RobotModel
 
 Result = ExecuteCartesianPath.Result
 CANCEL_ANSWER = 0.2        # [s] issue 9: a goal canceled while planning is answered within this
-
-
-@pytest.fixture(scope="module")
-def panda_model():
-    return RobotModel.from_name("panda")
 
 
 @pytest.fixture(scope="module")
@@ -79,11 +73,11 @@ def send(executor, client, goal, timeout=60.0):
     return handle, result.result(), time.monotonic() - t0
 
 
-def test_huge_goal_is_planned_within_the_budget(graph, panda_model):
+def test_huge_goal_is_planned_within_the_budget(graph, panda):
     """5000 waypoints on a 3 cm circle, blend 0: before, 32-64 s of planning (4999 stops); now one timing pass,
     well inside planning_timeout (10 s), and a trajectory of ~0.6 s instead of 29 s."""
     executor, _, client, states, *_ = graph
-    _, res, seconds = send(executor, client, goal_through(panda_model, states, circle(), plan_only=True))
+    _, res, seconds = send(executor, client, goal_through(panda, states, circle(), plan_only=True))
     r = res.result
     assert r.error_code == Result.SUCCESS, r.message
     duration = r.trajectory.points[-1].time_from_start
@@ -92,14 +86,14 @@ def test_huge_goal_is_planned_within_the_budget(graph, panda_model):
     assert seconds < 10.0
 
 
-def test_cancel_while_planning_is_answered_at_once_and_sends_nothing(graph, panda_model):
+def test_cancel_while_planning_is_answered_at_once_and_sends_nothing(graph, panda):
     """A goal that plans for seconds (2000 sharp corners), canceled while planning: CANCELED within 0.2 s, no
     plan drawn, nothing sent to the controller (the arm stays still)."""
     executor, _, client, states, markers, _ = graph
     wait_still(executor, states)
-    q_before, _ = current_pose(panda_model, states)
+    q_before, _ = current_pose(panda, states)
     stages = []
-    future = client.send_goal_async(goal_through(panda_model, states, square_loops(2000)),
+    future = client.send_goal_async(goal_through(panda, states, square_loops(2000)),
                                     feedback_callback=lambda f: stages.append(f.feedback.stage))
     assert spin_until(executor, future.done, 15.0) and future.result().accepted
     handle = future.result()
@@ -121,10 +115,10 @@ def test_cancel_while_planning_is_answered_at_once_and_sends_nothing(graph, pand
     assert len(r.result.trajectory.points) == 0
     spin_for(executor, 1.0)                                   # observe: nothing drawn, nothing moves
     assert len(markers) == markers_before, "a plan was completed (and drawn) after the cancel"
-    np.testing.assert_allclose(current_pose(panda_model, states)[0], q_before, atol=1e-6)
+    np.testing.assert_allclose(current_pose(panda, states)[0], q_before, atol=1e-6)
 
 
-def test_over_budget_goal_gets_planning_timeout(graph, panda_model):
+def test_over_budget_goal_gets_planning_timeout(graph, panda):
     """planning_timeout 0.5 s and a goal that plans for seconds: PLANNING_TIMEOUT naming the parameter and the
     phase, answered shortly after the budget; the next goal plans normally."""
     executor, node, client, states, *_ = graph
@@ -137,7 +131,7 @@ def test_over_budget_goal_gets_planning_timeout(graph, panda_model):
         assert all(r.successful for r in future.result().results), future.result().results
     set_timeout(0.5)
     try:
-        _, res, seconds = send(executor, client, goal_through(panda_model, states, square_loops(2000), plan_only=True))
+        _, res, seconds = send(executor, client, goal_through(panda, states, square_loops(2000), plan_only=True))
         r = res.result
         print(f"over-budget goal answered in {seconds:.2f} s: {r.message}")
         assert r.error_code == Result.PLANNING_TIMEOUT, r.message
@@ -146,18 +140,18 @@ def test_over_budget_goal_gets_planning_timeout(graph, panda_model):
         assert seconds < 5.0
     finally:
         set_timeout(10.0)
-    _, res, _ = send(executor, client, goal_through(panda_model, states, [[0.0, 0.0, -0.01]], plan_only=True))
+    _, res, _ = send(executor, client, goal_through(panda, states, [[0.0, 0.0, -0.01]], plan_only=True))
     assert res.result.error_code == Result.SUCCESS, res.result.message
 
 
 @pytest.mark.parametrize("plan_only", [True, False])
-def test_goal_at_the_current_pose_succeeds_without_motion(graph, panda_model, plan_only):
+def test_goal_at_the_current_pose_succeeds_without_motion(graph, panda, plan_only):
     """Before: INVALID_GOAL ("no motion"). Now: SUCCESS "already at the goal", a one-point trajectory holding the
     current state, and (executing) nothing sent: the arm stays still."""
     executor, _, client, states, *_ = graph
     wait_still(executor, states)
-    q, _ = current_pose(panda_model, states)
-    _, res, _ = send(executor, client, goal_through(panda_model, states, [[0.0, 0.0, 0.0]], plan_only=plan_only))
+    q, _ = current_pose(panda, states)
+    _, res, _ = send(executor, client, goal_through(panda, states, [[0.0, 0.0, 0.0]], plan_only=plan_only))
     r = res.result
     assert r.error_code == Result.SUCCESS, r.message
     assert res.status == GoalStatus.STATUS_SUCCEEDED
@@ -166,4 +160,4 @@ def test_goal_at_the_current_pose_succeeds_without_motion(graph, panda_model, pl
     np.testing.assert_allclose(r.trajectory.points[0].positions, q, atol=1e-9)
     assert r.fraction == 1.0 and r.arc_length == 0.0
     spin_for(executor, 0.5)
-    np.testing.assert_allclose(current_pose(panda_model, states)[0], q, atol=1e-6)
+    np.testing.assert_allclose(current_pose(panda, states)[0], q, atol=1e-6)

@@ -22,16 +22,10 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
 from robokin_interfaces.action import ExecuteCartesianPath
-from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.sim.jtc_rules import jtc_rejection
 from robokin_ros.ros.jtc_conversions import trajectory_facts
 
 Result = ExecuteCartesianPath.Result
-
-
-@pytest.fixture(scope="module")
-def panda_model():
-    return RobotModel.from_name("panda")
 
 
 @pytest.fixture(scope="module")
@@ -86,11 +80,11 @@ def goal_from(model, states, offsets, **kwargs):
     return goal
 
 
-def test_plan_only_rectangle_returns_a_valid_trajectory(graph, panda_model):
+def test_plan_only_rectangle_returns_a_valid_trajectory(graph, panda):
     executor, _, client, states, *_ = graph
     offsets = [[0.1, 0, 0], [0.1, 0.1, 0], [-0.05, 0.1, 0], [0, 0, 0]]
-    q, _ = current_pose(panda_model, states)
-    _, res = send(executor, client, goal_from(panda_model, states, offsets, blend_radius=0.02, plan_only=True))
+    q, _ = current_pose(panda, states)
+    _, res = send(executor, client, goal_from(panda, states, offsets, blend_radius=0.02, plan_only=True))
     r = res.result
     assert r.error_code == Result.SUCCESS, r.message
     assert res.status == GoalStatus.STATUS_SUCCEEDED
@@ -98,21 +92,21 @@ def test_plan_only_rectangle_returns_a_valid_trajectory(graph, panda_model):
     times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in r.trajectory.points]
     assert times[0] == 0.0 and np.all(np.diff(times) > 0)
     np.testing.assert_allclose(r.trajectory.points[0].positions, q, atol=2e-3)   # sim moves only when told
-    assert list(r.trajectory.joint_names) == list(panda_model.joint_names)
+    assert list(r.trajectory.joint_names) == list(panda.joint_names)
 
 
-def test_bad_goals_get_clear_results_and_node_keeps_serving(graph, panda_model):
+def test_bad_goals_get_clear_results_and_node_keeps_serving(graph, panda):
     executor, _, client, states, *_ = graph
-    q, T = current_pose(panda_model, states)
+    q, T = current_pose(panda, states)
     cases = {
         "empty": (ExecuteCartesianPath.Goal(plan_only=True), "no waypoints"),
-        "nan": (goal_from(panda_model, states, [[math.nan, 0, 0]], plan_only=True), "non-finite"),
-        "unknown frame": (goal_from(panda_model, states, [[0.1, 0, 0]], plan_only=True), "not_a_frame"),
-        "unknown tip": (goal_from(panda_model, states, [[0.1, 0, 0]], plan_only=True, tip_frame="bad_tip"),
+        "nan": (goal_from(panda, states, [[math.nan, 0, 0]], plan_only=True), "non-finite"),
+        "unknown frame": (goal_from(panda, states, [[0.1, 0, 0]], plan_only=True), "not_a_frame"),
+        "unknown tip": (goal_from(panda, states, [[0.1, 0, 0]], plan_only=True, tip_frame="bad_tip"),
                         "bad_tip"),
-        "radius": (goal_from(panda_model, states, [[0.1, 0, 0], [0.1, 0.1, 0]], plan_only=True,
+        "radius": (goal_from(panda, states, [[0.1, 0, 0], [0.1, 0.1, 0]], plan_only=True,
                              blend_radius=0.2), "blend radius"),
-        "negative scaling": (goal_from(panda_model, states, [[0.1, 0, 0]], plan_only=True, velocity_scaling=-0.5),
+        "negative scaling": (goal_from(panda, states, [[0.1, 0, 0]], plan_only=True, velocity_scaling=-0.5),
                              "velocity_scaling"),
         "bad quaternion": (ExecuteCartesianPath.Goal(waypoints=[pose_stamped(T.translation, [0, 0, 0, 0.5])],
                                                      plan_only=True), "unit quaternion"),
@@ -124,11 +118,11 @@ def test_bad_goals_get_clear_results_and_node_keeps_serving(graph, panda_model):
         assert res.result.error_code == Result.INVALID_GOAL, (name, res.result.message)
         assert expected in res.result.message, (name, res.result.message)
         assert res.status == GoalStatus.STATUS_ABORTED
-    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.05]], plan_only=True))
+    _, res = send(executor, client, goal_from(panda, states, [[0, 0, -0.05]], plan_only=True))
     assert res.result.error_code == Result.SUCCESS, res.result.message
 
 
-def test_waypoint_in_another_frame(graph, panda_model):
+def test_waypoint_in_another_frame(graph, panda):
     executor, _, client, states, *_ = graph
     # 5 cm along the tool's own z axis, expressed in the tool frame
     goal = ExecuteCartesianPath.Goal(plan_only=True)
@@ -138,31 +132,31 @@ def test_waypoint_in_another_frame(graph, panda_model):
     assert res.result.arc_length == pytest.approx(0.05, abs=1e-6)
 
 
-def test_beyond_reach_returns_the_solved_prefix(graph, panda_model):
+def test_beyond_reach_returns_the_solved_prefix(graph, panda):
     executor, _, client, states, *_ = graph
-    _, res = send(executor, client, goal_from(panda_model, states, [[0.9, 0, 0]], plan_only=True))
+    _, res = send(executor, client, goal_from(panda, states, [[0.9, 0, 0]], plan_only=True))
     r = res.result
     assert r.error_code in (Result.PATH_DEVIATION, Result.SINGULARITY, Result.JOINT_LIMIT), r.message
     assert 0.0 < r.fraction < 1.0 and r.failed_sample > 0
     assert len(r.trajectory.points) > 1
-    assert r.failure_pose.position.x > current_pose(panda_model, states)[1].translation[0]
+    assert r.failure_pose.position.x > current_pose(panda, states)[1].translation[0]
 
 
-def test_execute_then_cancel_and_concurrent_clients(graph, panda_model):
+def test_execute_then_cancel_and_concurrent_clients(graph, panda):
     executor, node, client, states, trajectories, _, rejections = graph
     # 1) execute a short move to completion
-    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.03]], velocity_scaling=1.0,
+    _, res = send(executor, client, goal_from(panda, states, [[0, 0, -0.03]], velocity_scaling=1.0,
                                               acceleration_scaling=1.0))
     assert res.result.error_code == Result.SUCCESS, res.result.message
     end = np.array(res.result.trajectory.points[-1].positions)
-    assert spin_until(executor, lambda: np.abs(current_pose(panda_model, states)[0] - end).max() < 0.01, 10.0)
+    assert spin_until(executor, lambda: np.abs(current_pose(panda, states)[0] - end).max() < 0.01, 10.0)
     # 2) a slow goal; a second client's goal is rejected while it runs; then cancel the first
     other = ActionClient(node, ExecuteCartesianPath, ACTION)
     try:
         assert spin_until(executor, other.server_is_ready, 15.0)
-        slow = goal_from(panda_model, states, [[0, 0, 0.1]], velocity_scaling=0.05, acceleration_scaling=0.05)
+        slow = goal_from(panda, states, [[0, 0, 0.1]], velocity_scaling=0.05, acceleration_scaling=0.05)
         handle = send_and_wait_executing(executor, client, slow)
-        rejected_handle, rejected = send(executor, other, goal_from(panda_model, states, [[0, 0.02, 0]]))
+        rejected_handle, rejected = send(executor, other, goal_from(panda, states, [[0, 0.02, 0]]))
         assert rejected is None and not rejected_handle.accepted
         cancel = handle.cancel_goal_async()
         assert spin_until(executor, cancel.done, 15.0)
@@ -172,11 +166,11 @@ def test_execute_then_cancel_and_concurrent_clients(graph, panda_model):
         assert result_future.result().status == GoalStatus.STATUS_CANCELED
         # the controller's goal was canceled: the arm stops short of the end and stays there
         wait_still(executor, states)
-        q_stop = current_pose(panda_model, states)[0]
+        q_stop = current_pose(panda, states)[0]
         end = np.array(result_future.result().result.trajectory.points[-1].positions)
         assert np.abs(q_stop - end).max() > 0.01, "the arm went on to the end after the cancel"
         spin_until(executor, lambda: False, 0.3)
-        np.testing.assert_allclose(current_pose(panda_model, states)[0], q_stop, atol=1e-6)
+        np.testing.assert_allclose(current_pose(panda, states)[0], q_stop, atol=1e-6)
         assert not trajectories, "execution: action published on the trajectory topic"
         assert not rejections, f"sim_robot (default JTC rules) refused: {rejections}"
     finally:
@@ -207,7 +201,7 @@ def test_no_joint_states_gives_a_result(tmp_path):
         time.sleep(0)
 
 
-def test_nav_path_topic_executes_and_markers_show_the_plan_and_the_failure(graph, panda_model):
+def test_nav_path_topic_executes_and_markers_show_the_plan_and_the_failure(graph, panda):
     """Fire-and-forget nav_msgs/Path on ~/path: a reachable path is sent to the controller (its action) and drawn;
     an unreachable one is refused, sends nothing, and its failure point is drawn."""
     from nav_msgs.msg import Path
@@ -224,68 +218,68 @@ def test_nav_path_topic_executes_and_markers_show_the_plan_and_the_failure(graph
         recent = states[-60:]
         return np.abs(np.array(recent[-1].position) - np.array(recent[0].position)).max() < 1e-7
     assert spin_until(executor, still, 20.0), "the arm never came to rest"
-    _, T = current_pose(panda_model, states)
+    _, T = current_pose(panda, states)
     target = T.translation + np.array([0.0, 0.0, 0.05])
     path = Path()
-    path.poses = [pose_stamped(target, tool_quat(T), panda_model.base_frame)]
+    path.poses = [pose_stamped(target, tool_quat(T), panda.base_frame)]
     markers_before = len(markers)
     pub.publish(path)
     assert spin_until(executor, lambda: len(markers) > markers_before, 15.0), "no plan drawn"
     strips = [m for m in markers[-1].markers if m.type == Marker.LINE_STRIP]
     assert strips and len(strips[0].points) >= 2
-    assert spin_until(executor, lambda: np.linalg.norm(current_pose(panda_model, states)[1].translation
+    assert spin_until(executor, lambda: np.linalg.norm(current_pose(panda, states)[1].translation
                                                        - target) < 1e-3, 15.0), "the arm did not get there"
 
     far = Path()
     # beyond the arm's reach but inside the reach bound, so the IK runs and fails part way
-    far.poses = [pose_stamped(target + np.array([1.0, 0.0, 0.0]), tool_quat(T), panda_model.base_frame)]
+    far.poses = [pose_stamped(target + np.array([1.0, 0.0, 0.0]), tool_quat(T), panda.base_frame)]
     markers_before = len(markers)
     pub.publish(far)
     assert spin_until(executor, lambda: len(markers) > markers_before, 15.0)
     spin_until(executor, lambda: False, 0.5)
-    assert np.linalg.norm(current_pose(panda_model, states)[1].translation - target) < 1e-3, \
+    assert np.linalg.norm(current_pose(panda, states)[1].translation - target) < 1e-3, \
         "the arm moved on an unreachable path"
     assert not trajectories, "execution: action published on the trajectory topic"
     assert any(m.type == Marker.SPHERE for m in markers[-1].markers), "the failure point is drawn"
 
 
-def test_far_waypoints_are_invalid_goals_naming_the_waypoint(graph, panda_model):
+def test_far_waypoints_are_invalid_goals_naming_the_waypoint(graph, panda):
     executor, _, client, states, *_ = graph
-    q, T = current_pose(panda_model, states)
+    q, T = current_pose(panda, states)
     for far, shown in ((1e5, "1e+05"), (1e300, "1e+300")):
         goal = ExecuteCartesianPath.Goal(plan_only=True, waypoints=[
-            pose_stamped(T.translation + [0.02, 0, 0], tool_quat(T), panda_model.base_frame),
-            pose_stamped([far, 0.0, 0.0], tool_quat(T), panda_model.base_frame)])
+            pose_stamped(T.translation + [0.02, 0, 0], tool_quat(T), panda.base_frame),
+            pose_stamped([far, 0.0, 0.0], tool_quat(T), panda.base_frame)])
         _, res = send(executor, client, goal)
         r = res.result
         assert r.error_code == Result.INVALID_GOAL, r.message
         assert res.status == GoalStatus.STATUS_ABORTED
         assert f"waypoint 1 is {shown} m from the base origin, more than 10 times the arm's reach" in r.message
         assert "probably millimetres given as metres" in r.message
-    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.02]], plan_only=True))
+    _, res = send(executor, client, goal_from(panda, states, [[0, 0, -0.02]], plan_only=True))
     assert res.result.error_code == Result.SUCCESS, res.result.message
 
 
-def test_a_path_out_of_reach_returns_its_reachable_part_and_executes_it_when_asked(graph, panda_model):
+def test_a_path_out_of_reach_returns_its_reachable_part_and_executes_it_when_asked(graph, panda):
     """1.5 m outward: planned as far as the arm can follow (the fraction, the reason, the solved part timed);
     with execute_partial the arm goes there and the result keeps the failure code. The arm is brought back."""
     executor, _, client, states, *_ = graph
     wait_still(executor, states)
-    q, T = current_pose(panda_model, states)
+    q, T = current_pose(panda, states)
     outward = T.translation * np.array([1.0, 1.0, 0.0])
     outward /= np.linalg.norm(outward)
     far = [1.5 * outward]
-    _, res = send(executor, client, goal_from(panda_model, states, far, plan_only=True))
+    _, res = send(executor, client, goal_from(panda, states, far, plan_only=True))
     r = res.result
     assert r.error_code == Result.PATH_DEVIATION and 0.1 < r.fraction < 0.6, r.message
     # the solved part ends at rest as a default JTC requires (|v| within float epsilon)
     assert len(r.trajectory.points) >= 2
-    assert jtc_rejection(trajectory_facts(r.trajectory), panda_model.joint_names, 0.0) is None
-    _, res = send(executor, client, goal_from(panda_model, states, far, execute_partial=True))
+    assert jtc_rejection(trajectory_facts(r.trajectory), panda.joint_names, 0.0) is None
+    _, res = send(executor, client, goal_from(panda, states, far, execute_partial=True))
     r = res.result
     assert r.error_code == Result.PATH_DEVIATION and "executed the solved part" in r.message, r.message
     wait_still(executor, states)
-    moved = current_pose(panda_model, states)[1].translation - T.translation
+    moved = current_pose(panda, states)[1].translation - T.translation
     np.testing.assert_allclose(moved, r.arc_length * outward, atol=1e-3)
     back = ExecuteCartesianPath.Goal(waypoints=[pose_stamped(T.translation, tool_quat(T))])
     _, res = send(executor, client, back)
@@ -293,7 +287,7 @@ def test_a_path_out_of_reach_returns_its_reachable_part_and_executes_it_when_ask
     wait_still(executor, states)
 
 
-def test_back_to_back_goals_never_both_run(graph, panda_model):
+def test_back_to_back_goals_never_both_run(graph, panda):
     """preempt=false: the goal callback claims the busy state, so goals sent right after the first (before
     the first's execute callback starts) are rejected every time. (With the busy flag set only in the execute
     callback, this caught two accepted goals in 3 of 4 runs.)"""
@@ -301,7 +295,7 @@ def test_back_to_back_goals_never_both_run(graph, panda_model):
     wait_still(executor, states)
     for k in range(15):
         dz = 0.01 if k % 2 == 0 else -0.01                  # up and down: the arm stays where it was
-        goal = goal_from(panda_model, states, [[0, 0, dz]], velocity_scaling=1.0, acceleration_scaling=1.0)
+        goal = goal_from(panda, states, [[0, 0, dz]], velocity_scaling=1.0, acceleration_scaling=1.0)
         futures = [client.send_goal_async(goal) for _ in range(3)]   # no spin in between
         assert spin_until(executor, lambda: all(f.done() for f in futures), 15.0), "goal responses timed out"
         accepted = [f.result() for f in futures if f.result().accepted]
@@ -330,7 +324,7 @@ def duration_of(trajectory):
     return t.sec + 1e-9 * t.nanosec
 
 
-def test_runtime_parameters_are_validated_and_applied(graph, panda_model):
+def test_runtime_parameters_are_validated_and_applied(graph, panda):
     executor, node, client, states, trajectories, *_ = graph
     params = AsyncParameterClient(node, "path_ik_node")
     assert params.wait_for_services(15.0)
@@ -348,7 +342,7 @@ def test_runtime_parameters_are_validated_and_applied(graph, panda_model):
         assert reason in res.reason, (name, res.reason)
     assert get_param(executor, params, "axis_mask") == [True] * 6        # nothing half applied
     wait_still(executor, states)
-    plan = goal_from(panda_model, states, [[0, 0.05, 0]], plan_only=True)
+    plan = goal_from(panda, states, [[0, 0.05, 0]], plan_only=True)
     _, res = send(executor, client, plan)
     assert res.result.error_code == Result.SUCCESS, res.result.message
     base = duration_of(res.result.trajectory)
@@ -362,9 +356,9 @@ def test_runtime_parameters_are_validated_and_applied(graph, panda_model):
         # preempt=true: a second goal cancels the running one (PREEMPTED) and runs itself
         (res,) = set_params(executor, params, preempt=True)
         assert res.successful, res.reason
-        slow = goal_from(panda_model, states, [[0, 0, 0.05]])
+        slow = goal_from(panda, states, [[0, 0, 0.05]])
         first_handle = send_and_wait_executing(executor, client, slow)
-        _, second = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.01]], velocity_scaling=1.0,
+        _, second = send(executor, client, goal_from(panda, states, [[0, 0, -0.01]], velocity_scaling=1.0,
                                                      acceleration_scaling=1.0))
         assert second is not None and second.result.error_code == Result.SUCCESS, second.result.message
         first_result = first_handle.get_result_async()
@@ -387,13 +381,13 @@ def path_params(graph):
     assert all(r.successful for r in results), [r.reason for r in results]
 
 
-def test_path_tolerance_violation_is_reported_in_the_controllers_words(graph, panda_model, path_params):
+def test_path_tolerance_violation_is_reported_in_the_controllers_words(graph, panda, path_params):
     """A tolerance the arm cannot hold (sim_robot's error is one control cycle of motion): the controller aborts,
     the result says so and quotes it, and the arm holds where the controller stopped it."""
     executor, _, client, states, *_, rejections = graph
     wait_still(executor, states)
     assert all(r.successful for r in set_params(executor, path_params, path_tolerance=1e-5))
-    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.03]]))
+    _, res = send(executor, client, goal_from(panda, states, [[0, 0, -0.03]]))
     r = res.result
     assert r.error_code == Result.PATH_TOLERANCE_VIOLATED, r.message
     assert res.status == GoalStatus.STATUS_ABORTED
@@ -401,15 +395,15 @@ def test_path_tolerance_violation_is_reported_in_the_controllers_words(graph, pa
             '"Aborted due to path tolerance violation"') in r.message
     wait_still(executor, states)
     end = np.array(r.trajectory.points[-1].positions)
-    assert np.abs(current_pose(panda_model, states)[0] - end).max() > 0.005, "the arm finished anyway"
+    assert np.abs(current_pose(panda, states)[0] - end).max() > 0.005, "the arm finished anyway"
     # the next goal carries the default tolerances again (a JTC keeps a goal's tolerances until the next goal)
     assert all(r.successful for r in set_params(executor, path_params, path_tolerance=0.0))
-    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, 0.01]]))
+    _, res = send(executor, client, goal_from(panda, states, [[0, 0, 0.01]]))
     assert res.result.error_code == Result.SUCCESS, res.result.message
     assert not rejections
 
 
-def test_a_controller_that_rejects_the_goal_gives_controller_rejected(ros_free_graph_sim, graph, panda_model,
+def test_a_controller_that_rejects_the_goal_gives_controller_rejected(ros_free_graph_sim, graph, panda,
                                                                       path_params):
     """A JTC configured for other joints (a UR5's) rejects the Panda trajectory: CONTROLLER_REJECTED, and the
     controller logged why in its own words."""
@@ -417,7 +411,7 @@ def test_a_controller_that_rejects_the_goal_gives_controller_rejected(ros_free_g
     ur5_sim = ros_free_graph_sim
     assert all(r.successful for r in set_params(executor, path_params,
                                                 follow_joint_trajectory_action="/ur5_jtc/follow_joint_trajectory"))
-    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.02]]))
+    _, res = send(executor, client, goal_from(panda, states, [[0, 0, -0.02]]))
     assert res.result.error_code == Result.CONTROLLER_REJECTED, res.result.message
     assert "/ur5_jtc/follow_joint_trajectory rejected the goal" in res.result.message
     assert ur5_sim.rejected_count == 1
@@ -441,29 +435,29 @@ def ros_free_graph_sim(graph):
     sim.destroy_node()
 
 
-def test_no_controller_gives_controller_unavailable(graph, panda_model, path_params):
+def test_no_controller_gives_controller_unavailable(graph, panda, path_params):
     executor, _, client, states, *_ = graph
     assert all(r.successful for r in set_params(executor, path_params, controller_response_timeout=1.0,
                                                 follow_joint_trajectory_action="/nobody/follow_joint_trajectory"))
-    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, -0.02]]))
+    _, res = send(executor, client, goal_from(panda, states, [[0, 0, -0.02]]))
     assert res.result.error_code == Result.CONTROLLER_UNAVAILABLE, res.result.message
     assert "no FollowJointTrajectory server at /nobody/follow_joint_trajectory within 1 s" in res.result.message
 
 
-def test_topic_execution_publishes_trajectories_a_default_jtc_accepts(graph, panda_model, path_params):
+def test_topic_execution_publishes_trajectories_a_default_jtc_accepts(graph, panda, path_params):
     """execution: topic publishes the plan and, on cancel, a stop that ends at rest; both pass the default JTC rules
     (checked here independently of sim_robot, and by sim_robot, which refuses nothing)."""
     executor, _, client, states, trajectories, _, rejections = graph
     assert all(r.successful for r in set_params(executor, path_params, execution="topic"))
     wait_still(executor, states)
-    _, res = send(executor, client, goal_from(panda_model, states, [[0, 0, 0.02]]))
+    _, res = send(executor, client, goal_from(panda, states, [[0, 0, 0.02]]))
     assert res.result.error_code == Result.SUCCESS, res.result.message
-    handle = send_and_wait_executing(executor, client, goal_from(panda_model, states, [[0, 0, 0.1]],
+    handle = send_and_wait_executing(executor, client, goal_from(panda, states, [[0, 0, 0.1]],
                                                                  velocity_scaling=0.05, acceleration_scaling=0.05))
     cancel = handle.cancel_goal_async()
     assert spin_until(executor, cancel.done, 15.0)
     assert spin_until(executor, lambda: len(trajectories) >= 3, 10.0)
     assert not any(trajectories[-1].points[-1].velocities), "the stop must end at rest"
     for msg in trajectories:
-        assert jtc_rejection(trajectory_facts(msg), panda_model.joint_names, 0.0) is None
+        assert jtc_rejection(trajectory_facts(msg), panda.joint_names, 0.0) is None
     assert not rejections, f"sim_robot (default JTC rules) refused: {rejections}"

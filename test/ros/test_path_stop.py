@@ -15,7 +15,6 @@ from path_graph import PathGraph, wait_still
 from ros_helpers import spin_until
 
 from robokin_interfaces.action import ExecuteCartesianPath
-from robokin_ros.core.robot import RobotModel
 
 Result = ExecuteCartesianPath.Result
 A_MAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])    # config/panda_path_ik.yaml [rad/s^2]
@@ -23,11 +22,6 @@ FIT_WINDOW = 0.05        # [s] of joint states per fitted parabola
 BOUND = 1.2              # measured |qdd| / a_max allowed (10 ms differences of a 500 Hz sim)
 LAGGING_BOUND = 2.0      # the same for an arm that saturates its velocities (see the timeout test)
 LENGTH = 0.25            # [m]
-
-
-@pytest.fixture(scope="module")
-def panda_model():
-    return RobotModel.from_name("panda")
 
 
 def _graph(log_dir, sim_args=(), node_args=()):
@@ -154,39 +148,39 @@ def line_at_40_percent(graph, model):
     return handle, start, end, begun, node.get_clock().now().nanoseconds * 1e-9
 
 
-def test_cancel_at_40_percent_stops_along_the_path_within_the_limits(graph, panda_model):
+def test_cancel_at_40_percent_stops_along_the_path_within_the_limits(graph, panda):
     executor, node, client, states = graph
-    handle, start, end, begun, stopped_at = line_at_40_percent(graph, panda_model)
+    handle, start, end, begun, stopped_at = line_at_40_percent(graph, panda)
     handle.cancel_goal_async()
     done = result_of(executor, handle)
-    _, during, speed = stop_figures(panda_model, graph, begun, stopped_at)
+    _, during, speed = stop_figures(panda, graph, begun, stopped_at)
     assert done.status == GoalStatus.STATUS_CANCELED and done.result.error_code == Result.CANCELED
     assert "stopped along the path within the acceleration limits" in done.result.message, done.result.message
     assert speed > 1.0, "the path did not run fast enough to test a stop"
     assert during <= BOUND, f"the stop reached {during:.2f} x the acceleration limit"
-    assert np.linalg.norm(panda_model.fk(joint_positions(panda_model, states[-1])).translation - end) > 0.01
-    assert off_line(panda_model, states, start, end) < 1e-3, "the tool left the path while stopping"
+    assert np.linalg.norm(panda.fk(joint_positions(panda, states[-1])).translation - end) > 0.01
+    assert off_line(panda, states, start, end) < 1e-3, "the tool left the path while stopping"
 
 
-def test_preemption_stops_the_first_goal_within_the_limits(graph, panda_model):
+def test_preemption_stops_the_first_goal_within_the_limits(graph, panda):
     executor, node, client, states = graph
-    handle, start, end, begun, stopped_at = line_at_40_percent(graph, panda_model)
-    second, _, _ = line_goal(panda_model, states, plan_only=True)
+    handle, start, end, begun, stopped_at = line_at_40_percent(graph, panda)
+    second, _, _ = line_goal(panda, states, plan_only=True)
     second_future = client.send_goal_async(second)
     done = result_of(executor, handle)
     assert done.result.error_code == Result.PREEMPTED, done.result.message
     assert spin_until(executor, second_future.done, 15.0) and second_future.result().accepted
     assert result_of(executor, second_future.result()).result.error_code == Result.SUCCESS
-    _, during, speed = stop_figures(panda_model, graph, begun, stopped_at)
+    _, during, speed = stop_figures(panda, graph, begun, stopped_at)
     assert speed > 1.0, "the path did not run fast enough to test a stop"
     assert during <= BOUND, f"the stop reached {during:.2f} x the acceleration limit"
-    assert off_line(panda_model, states, start, end) < 1e-3, "the tool left the path while stopping"
+    assert off_line(panda, states, start, end) < 1e-3, "the tool left the path while stopping"
 
 
-def test_execution_timeout_brakes_a_lagging_arm_from_its_measured_velocity(lagging_graph, panda_model):
+def test_execution_timeout_brakes_a_lagging_arm_from_its_measured_velocity(lagging_graph, panda):
     executor, node, client, states = lagging_graph
     wait_still(executor, states)
-    goal, start, end = line_goal(panda_model, states)
+    goal, start, end = line_goal(panda, states)
     executing = []                                             # when path_ik_node reported executing
     future = client.send_goal_async(goal, feedback_callback=lambda f: executing.append(
         node.get_clock().now().nanoseconds * 1e-9) if f.feedback.stage == "executing" else None)
@@ -197,7 +191,7 @@ def test_execution_timeout_brakes_a_lagging_arm_from_its_measured_velocity(laggi
     duration = done.result.trajectory.points[-1].time_from_start
     begun = executing[0]
     timed_out = begun + duration.sec + 1e-9 * duration.nanosec + 0.1
-    _, during, speed = stop_figures(panda_model, lagging_graph, begun, timed_out)
+    _, during, speed = stop_figures(panda, lagging_graph, begun, timed_out)
     assert done.result.error_code == Result.EXECUTION_FAILED, done.result.message
     assert "stopped along its velocity within the acceleration limits" in done.result.message, done.result.message
     assert speed > 0.25, "the lagging arm did not move fast enough to test a stop"
@@ -206,4 +200,4 @@ def test_execution_timeout_brakes_a_lagging_arm_from_its_measured_velocity(laggi
     # still catches a dead stop from speed.
     assert during <= LAGGING_BOUND, (f"the stop reached {during:.2f} x the acceleration limit "
                                      f"(result at {ended - begun:.2f} s)")
-    assert np.linalg.norm(panda_model.fk(joint_positions(panda_model, states[-1])).translation - end) > 0.01
+    assert np.linalg.norm(panda.fk(joint_positions(panda, states[-1])).translation - end) > 0.01

@@ -13,17 +13,11 @@ from ros_helpers import spin_until
 
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_interfaces.msg import MotionMove
-from robokin_ros.core.robot import RobotModel
 
 Goal, Result = ExecuteCartesianPath.Goal, ExecuteCartesianPath.Result
 GOAL_TOLERANCE = 0.01         # [rad] path_ik_node's default goal_tolerance (config/panda_path_ik.yaml keeps it)
 TARGET_TOLERANCE = 1e-3       # [m] tool position at the end of an executed goal vs its target
 PLANNED_TOLERANCE = 1e-4      # [m] planned end vs target: the node's max_position_deviation
-
-
-@pytest.fixture(scope="module")
-def panda_model():
-    return RobotModel.from_name("panda")
 
 
 @pytest.fixture(scope="module")
@@ -37,23 +31,23 @@ def graph(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def start_q(graph, panda_model):
+def start_q(graph, panda):
     wait_still(graph.executor, graph.states)
-    return current_pose(panda_model, graph.states)[0]
+    return current_pose(panda, graph.states)[0]
 
 
 @pytest.fixture
-def arm(graph, panda_model, start_q):
+def arm(graph, panda, start_q):
     """(graph, start tool pose); afterwards the arm goes back to the module's start joints."""
     wait_still(graph.executor, graph.states)
-    yield graph, panda_model.fk(start_q)
+    yield graph, panda.fk(start_q)
     wait_still(graph.executor, graph.states)
-    home = MotionMove(type=MotionMove.MOVE_J, joint_names=list(panda_model.joint_names),
+    home = MotionMove(type=MotionMove.MOVE_J, joint_names=list(panda.joint_names),
                       joint_positions=start_q.tolist())
     r = send(graph, Goal(program=[home]))
     assert r.error_code == Result.SUCCESS, r.message
     wait_still(graph.executor, graph.states)
-    np.testing.assert_allclose(current_pose(panda_model, graph.states)[0], start_q, atol=GOAL_TOLERANCE)
+    np.testing.assert_allclose(current_pose(panda, graph.states)[0], start_q, atol=GOAL_TOLERANCE)
 
 
 def send(graph, goal, timeout=60.0):
@@ -101,7 +95,7 @@ def tool_error(model, q, target: pin.SE3) -> float:
     return float(np.linalg.norm(model.fk(q).translation - target.translation))
 
 
-def test_program_executes_with_one_report_per_move_and_ends_at_its_last_target(arm, panda_model):
+def test_program_executes_with_one_report_per_move_and_ends_at_its_last_target(arm, panda):
     graph, T = arm
     targets = [shifted(T, [0.05, -0.1, -0.05]), shifted(T, [0.05, 0.0, -0.05]), shifted(T, [0.05, 0.1, -0.05]),
                shifted(T, [0.0, 0.1, 0.0])]
@@ -125,17 +119,17 @@ def test_program_executes_with_one_report_per_move_and_ends_at_its_last_target(a
     assert 0.0 < r.move_reports[1].peak_tool_speed <= 0.2 * 1.01
     planned = np.array([p.positions for p in r.trajectory.points])
     # the fine stop is exact; the arc passes its via (points 100 Hz apart: a few mm at these speeds)
-    assert min(tool_error(panda_model, q, targets[1]) for q in planned) < PLANNED_TOLERANCE
+    assert min(tool_error(panda, q, targets[1]) for q in planned) < PLANNED_TOLERANCE
     via = pin.SE3(T.rotation, T.translation + [0.1, 0.05, -0.05])
-    assert min(tool_error(panda_model, q, via) for q in planned) < 3e-3
-    assert tool_error(panda_model, planned[-1], targets[-1]) < PLANNED_TOLERANCE
+    assert min(tool_error(panda, q, via) for q in planned) < 3e-3
+    assert tool_error(panda, planned[-1], targets[-1]) < PLANNED_TOLERANCE
     wait_still(graph.executor, graph.states)
-    q_end, T_end = current_pose(panda_model, graph.states)
+    q_end, T_end = current_pose(panda, graph.states)
     np.testing.assert_allclose(q_end, planned[-1], atol=GOAL_TOLERANCE)
     assert np.linalg.norm(T_end.translation - targets[-1].translation) < TARGET_TOLERANCE
 
 
-def test_unreachable_second_move_returns_the_solved_part_and_executes_it_when_asked(arm, panda_model):
+def test_unreachable_second_move_returns_the_solved_part_and_executes_it_when_asked(arm, panda):
     graph, T = arm
     outward = T.translation * np.array([1.0, 1.0, 0.0])
     outward /= np.linalg.norm(outward)
@@ -150,24 +144,24 @@ def test_unreachable_second_move_returns_the_solved_part_and_executes_it_when_as
     assert len(planned.move_reports) == 3 and planned.move_reports[0].duration > 0.0
     # the solved part passes through the completed move's target and ends at rest
     solved = np.array([p.positions for p in planned.trajectory.points])
-    assert min(tool_error(panda_model, q, first) for q in solved) < PLANNED_TOLERANCE
+    assert min(tool_error(panda, q, first) for q in solved) < PLANNED_TOLERANCE
     assert np.abs(planned.trajectory.points[-1].velocities).max() < 1e-9
-    q_before = current_pose(panda_model, graph.states)[0]
+    q_before = current_pose(panda, graph.states)[0]
     np.testing.assert_allclose(q_before, solved[0], atol=1e-6)       # plan_only: the arm did not move
 
     executed = send(graph, Goal(program=program, execute_partial=True))
     assert executed.error_code == planned.error_code and executed.failed_move == 1, executed.message
     assert "executed the solved part (1 of 3 moves)" in executed.message, executed.message
     wait_still(graph.executor, graph.states)
-    np.testing.assert_allclose(current_pose(panda_model, graph.states)[0], end_positions(executed.trajectory),
+    np.testing.assert_allclose(current_pose(panda, graph.states)[0], end_positions(executed.trajectory),
                                atol=GOAL_TOLERANCE)
 
 
-def test_malformed_programs_are_invalid_goals_naming_the_move(graph, panda_model, start_q):
-    T = panda_model.fk(start_q)
+def test_malformed_programs_are_invalid_goals_naming_the_move(graph, panda, start_q):
+    T = panda.fk(start_q)
     arc = move(MotionMove.MOVE_C, shifted(T, [0.0, 0.1, 0.0]), via=T.translation + [0.05, 0.05, 0.0], name="arc")
     arc.via.header.frame_id = "no_such_frame"
-    missing = MotionMove(type=MotionMove.MOVE_J, joint_names=list(panda_model.joint_names[:-1]),
+    missing = MotionMove(type=MotionMove.MOVE_J, joint_names=list(panda.joint_names[:-1]),
                          joint_positions=start_q[:-1].tolist())
     cases = [([move(MotionMove.MOVE_L, shifted(T, [0.0, 0.0, -0.02])), arc],
               ["move 1 (MoveC arc) via", "no_such_frame"]),
@@ -180,7 +174,7 @@ def test_malformed_programs_are_invalid_goals_naming_the_move(graph, panda_model
 
 
 @pytest.mark.parametrize("approach", [Goal.APPROACH_MOVEJ, Goal.APPROACH_MOVEL])
-def test_approach_reaches_the_path_start_first_and_ends_at_the_last_waypoint(arm, panda_model, approach):
+def test_approach_reaches_the_path_start_first_and_ends_at_the_last_waypoint(arm, panda, approach):
     graph, T = arm
     waypoints = [shifted(T, [0.05, 0.05, -0.05]), shifted(T, [0.05, -0.05, -0.05])]
     goal = Goal(waypoints=[stamped(w) for w in waypoints], approach=approach)
@@ -190,16 +184,16 @@ def test_approach_reaches_the_path_start_first_and_ends_at_the_last_waypoint(arm
     # the path proper is the 10 cm between the waypoints: the approach is not part of its arc length
     assert r.arc_length == pytest.approx(0.1, abs=1e-3)
     solved = np.array([p.positions for p in r.trajectory.points])
-    assert min(tool_error(panda_model, q, waypoints[0]) for q in solved) < PLANNED_TOLERANCE
+    assert min(tool_error(panda, q, waypoints[0]) for q in solved) < PLANNED_TOLERANCE
     wait_still(graph.executor, graph.states)
-    q_end, T_end = current_pose(panda_model, graph.states)
+    q_end, T_end = current_pose(panda, graph.states)
     np.testing.assert_allclose(q_end, solved[-1], atol=GOAL_TOLERANCE)
     assert np.linalg.norm(T_end.translation - waypoints[-1].translation) < TARGET_TOLERANCE
 
 
-def test_approach_refuse_with_the_tool_away_is_an_invalid_goal_giving_the_distance(graph, panda_model, start_q):
+def test_approach_refuse_with_the_tool_away_is_an_invalid_goal_giving_the_distance(graph, panda, start_q):
     wait_still(graph.executor, graph.states)
-    q, T = current_pose(panda_model, graph.states)
+    q, T = current_pose(panda, graph.states)
     offset = np.array([0.03, 0.04, 0.0])                      # 50 mm from the tool
     goal = Goal(waypoints=[stamped(shifted(T, offset)), stamped(shifted(T, offset + [0.0, 0.05, 0.0]))],
                 approach=Goal.APPROACH_REFUSE)
@@ -207,4 +201,4 @@ def test_approach_refuse_with_the_tool_away_is_an_invalid_goal_giving_the_distan
     assert r.error_code == Result.INVALID_GOAL, r.message
     assert "50.0 mm" in r.message and "REFUSE" in r.message, r.message
     assert r.failed_move == -1
-    np.testing.assert_allclose(current_pose(panda_model, graph.states)[0], q, atol=1e-9)    # never moved
+    np.testing.assert_allclose(current_pose(panda, graph.states)[0], q, atol=1e-9)    # never moved

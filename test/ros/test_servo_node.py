@@ -19,7 +19,6 @@ from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 
 from robokin_interfaces.msg import ServoStatus as StatusMsg
-from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.sim.jtc_rules import PointFacts, TrajectoryFacts, jtc_rejection, robokin_rejection
 from robokin_ros.nodes.servo_node import ServoNode
@@ -105,21 +104,16 @@ def graph(ros):
     return servo, sim, probe
 
 
-@pytest.fixture(scope="module")
-def panda_model():
-    return RobotModel.from_name("panda")
+def _tool(panda, positions):
+    return panda.fk(positions)
 
 
-def _tool(panda_model, positions):
-    return panda_model.fk(positions)
-
-
-def test_twist_moves_the_tool_in_the_commanded_direction_and_frame(graph, panda_model):
+def test_twist_moves_the_tool_in_the_commanded_direction_and_frame(graph, panda):
     servo, sim, probe = graph
-    p0 = _tool(panda_model, probe.joint_states[-1])
+    p0 = _tool(panda, probe.joint_states[-1])
     probe.stream(0.6, linear=(0.5, 0.0, 0.0))               # unitless 0.5 * 0.4 m/s along base x
     spin_for(probe.executor, 0.3)
-    p1 = _tool(panda_model, probe.joint_states[-1])
+    p1 = _tool(panda, probe.joint_states[-1])
     moved = p1.translation - p0.translation
     assert moved[0] > 0.02, moved
     assert np.linalg.norm(moved[1:]) < 0.01 * np.linalg.norm(moved), moved
@@ -127,28 +121,28 @@ def test_twist_moves_the_tool_in_the_commanded_direction_and_frame(graph, panda_
     # the same command in the tool frame moves along the tool's own z axis
     probe.stream(0.4, linear=(0.0, 0.0, 0.5), frame="panda_hand_tcp")
     spin_for(probe.executor, 0.3)
-    p2 = _tool(panda_model, probe.joint_states[-1])
+    p2 = _tool(panda, probe.joint_states[-1])
     moved = p2.translation - p1.translation
     cosine = moved @ p1.rotation[:, 2] / np.linalg.norm(moved)
     assert np.linalg.norm(moved) > 0.03 and cosine > 0.99, (moved, cosine)
 
 
-def test_published_trajectories_are_valid(graph, panda_model):
+def test_published_trajectories_are_valid(graph, panda):
     servo, sim, probe = graph
     probe.stream(0.5, linear=(0.0, 1.0, 0.3), angular=(0.0, 0.0, 1.0))
     assert len(probe.trajectories) > 50
-    lower, upper = panda_model.limits.lower, panda_model.limits.upper
+    lower, upper = panda.limits.lower, panda.limits.upper
     for sent in probe.trajectories:
-        assert sent.joint_names == list(panda_model.joint_names)
+        assert sent.joint_names == list(panda.joint_names)
         # stamped with the servo tick (ROS time): time 0 is the state at that tick, so a controller that
         # gets the message late samples it at the right time instead of rushing to the first point
         assert abs(sent.stamp[0] + 1e-9 * sent.stamp[1] - time.time()) < 5.0, sent.stamp
         times, positions, velocities = sent.times, sent.positions, sent.velocities
         assert len(times) >= 3 and times[0] == 0.0 and np.all(np.diff(times) > 0), times
-        assert positions.shape == velocities.shape == (len(times), panda_model.n)
+        assert positions.shape == velocities.shape == (len(times), panda.n)
         assert np.isfinite(positions).all() and np.isfinite(velocities).all()
         assert (positions >= lower).all() and (positions <= upper).all()
-        assert (np.abs(velocities) <= panda_model.limits.velocity + 1e-9).all()
+        assert (np.abs(velocities) <= panda.limits.velocity + 1e-9).all()
 
 
 # JointTrajectoryController's default end-velocity rule: |last velocity| <= std::numeric_limits<float>::epsilon()
@@ -160,7 +154,7 @@ def _jtc_facts(sent: Sent) -> TrajectoryFacts:
     return TrajectoryFacts(sent.joint_names, points, sent.stamp[0] + 1e-9 * sent.stamp[1])
 
 
-def test_every_message_ends_at_rest_and_a_default_jtc_accepts_it(graph, panda_model):
+def test_every_message_ends_at_rest_and_a_default_jtc_accepts_it(graph, panda):
     """Moving, stopping on a timeout, pausing: every JointTrajectory ends with zero velocity and passes the
     controller's default validation (allow_nonzero_velocity_at_trajectory_end: false)."""
     servo, sim, probe = graph
@@ -178,9 +172,9 @@ def test_every_message_ends_at_rest_and_a_default_jtc_accepts_it(graph, panda_mo
         assert np.all(np.abs(sent.velocities[-1]) <= JTC_END_VELOCITY_EPSILON), sent.velocities[-1]
         assert np.all(np.diff(sent.times) > 0.0), sent.times
         facts = _jtc_facts(sent)
-        assert jtc_rejection(facts, panda_model.joint_names, sent.ros_now) is None
-        assert robokin_rejection(facts, panda_model.joint_names, panda_model.limits.lower,
-                                 panda_model.limits.upper) is None
+        assert jtc_rejection(facts, panda.joint_names, sent.ros_now) is None
+        assert robokin_rejection(facts, panda.joint_names, panda.limits.lower,
+                                 panda.limits.upper) is None
 
 
 def test_the_simulated_arm_moves_at_the_commanded_velocity_and_stops_smoothly_when_messages_stop(ros):
@@ -247,7 +241,7 @@ def test_timeout_ramps_down_then_goes_silent_after_the_halt_messages(graph):
     assert ServoStatus.STALE_COMMAND in probe.codes() and probe.codes()[-1] == ServoStatus.STOPPED
 
 
-def test_invalid_twists_are_rejected_with_the_reason_and_the_node_keeps_running(graph, panda_model):
+def test_invalid_twists_are_rejected_with_the_reason_and_the_node_keeps_running(graph, panda):
     servo, sim, probe = graph
     cases = [({"linear": (float("nan"), 0.0, 0.0)}, "non-finite"),
              ({"angular": (0.0, float("inf"), 0.0)}, "non-finite"),
@@ -259,10 +253,10 @@ def test_invalid_twists_are_rejected_with_the_reason_and_the_node_keeps_running(
             s.code == ServoStatus.INVALID_COMMAND and words in s.message for s in probe.statuses), 10.0), \
             [s.message for s in probe.statuses]
     assert "TF" in probe.statuses[-1].message                     # a frame outside the model is looked up in TF
-    p0 = _tool(panda_model, probe.joint_states[-1]).translation
+    p0 = _tool(panda, probe.joint_states[-1]).translation
     probe.stream(0.4, linear=(0.0, 0.0, 0.5))
     spin_for(probe.executor, 0.2)
-    assert _tool(panda_model, probe.joint_states[-1]).translation[2] - p0[2] > 0.02
+    assert _tool(panda, probe.joint_states[-1]).translation[2] - p0[2] > 0.02
     assert probe.codes()[-1] != ServoStatus.INVALID_COMMAND     # an accepted command clears it
 
 
@@ -299,13 +293,13 @@ def test_pause_and_resume_without_a_jump(graph):
     assert step.max() < 0.01, step
 
 
-def test_joint_states_missing_stale_wrongly_sized_or_unordered(ros, panda_model):
+def test_joint_states_missing_stale_wrongly_sized_or_unordered(ros, panda):
     context, executor = ros
     servo = ServoNode(context=context)
     executor.add_node(servo)
     probe = Probe(ros)
     assert spin_until(executor, lambda: probe.state_pub.get_subscription_count() > 0)
-    names, home = list(panda_model.joint_names), panda_model.home()
+    names, home = list(panda.joint_names), panda.home()
 
     def publish_for(seconds, msg):
         end = time.monotonic() + seconds
@@ -347,7 +341,7 @@ def test_runtime_parameter_update_applies_whole_or_not_at_all(graph):
     assert servo._servo.config.scale_linear == 0.1
 
 
-def test_float64_velocity_output_drives_the_forward_velocity_controller(ros, panda_model):
+def test_float64_velocity_output_drives_the_forward_velocity_controller(ros, panda):
     context, executor = ros
     servo = ServoNode(context=context, parameter_overrides=[
         Parameter("command_out_type", value="std_msgs/Float64MultiArray"),
@@ -361,16 +355,16 @@ def test_float64_velocity_output_drives_the_forward_velocity_controller(ros, pan
     probe.node.create_subscription(Float64MultiArray, "/forward_velocity_controller/commands",
                                    lambda m: commands.append(np.array(m.data)), 50)
     probe.wait_connected()
-    p0 = _tool(panda_model, probe.joint_states[-1]).translation
+    p0 = _tool(panda, probe.joint_states[-1]).translation
     probe.stream(0.5, linear=(0.0, 0.0, -0.5))
     spin_for(executor, 0.4)
-    assert commands and all(c.shape == (panda_model.n,) for c in commands)
+    assert commands and all(c.shape == (panda.n,) for c in commands)
     assert np.abs(commands[-1]).max() == 0.0                      # ramped down to a stop
-    moved = _tool(panda_model, probe.joint_states[-1]).translation - p0
+    moved = _tool(panda, probe.joint_states[-1]).translation - p0
     assert moved[2] < -0.03 and np.linalg.norm(moved[:2]) < 0.05 * abs(moved[2]), moved
 
 
-def test_two_instances_side_by_side_in_namespaces(ros, panda_model):
+def test_two_instances_side_by_side_in_namespaces(ros, panda):
     context, executor = ros
     probes = {}
     for ns in ("left", "right"):
@@ -381,16 +375,16 @@ def test_two_instances_side_by_side_in_namespaces(ros, panda_model):
         probes[ns] = Probe(ros, ns=f"/{ns}")
     for probe in probes.values():
         probe.wait_connected()
-    start = {ns: _tool(panda_model, p.joint_states[-1]).translation for ns, p in probes.items()}
+    start = {ns: _tool(panda, p.joint_states[-1]).translation for ns, p in probes.items()}
     probes["left"].stream(0.5, linear=(0.5, 0.0, 0.0))
     spin_for(executor, 0.2)
-    moved = {ns: _tool(panda_model, p.joint_states[-1]).translation - start[ns] for ns, p in probes.items()}
+    moved = {ns: _tool(panda, p.joint_states[-1]).translation - start[ns] for ns, p in probes.items()}
     assert moved["left"][0] > 0.03, moved
     assert np.abs(moved["right"]).max() < 1e-9, moved
     assert probes["right"].codes()[-1] == ServoStatus.STOPPED
 
 
-def test_a_gripper_publishing_on_joint_states_does_not_disturb_the_servo(graph, panda_model):
+def test_a_gripper_publishing_on_joint_states_does_not_disturb_the_servo(graph, panda):
     """Another device's JointState (the fingers) on the same topic is ignored, not rejected: it must not
     displace the arm's latest state and halt the servo."""
     servo, sim, probe = graph

@@ -26,7 +26,6 @@ from tf2_msgs.msg import TFMessage
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_ros.core.errors import UnknownFrameError
 from robokin_ros.core.frames import TransformLookupError
-from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.nodes.path_ik_node import PathIkNode
 from robokin_ros.nodes.servo_node import ServoNode
@@ -42,11 +41,6 @@ BASE_T_CAMERA = pin.SE3(pin.exp3(np.array([0.4, -1.1, 2.0])), np.array([0.6, -0.
 STATIC_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                         reliability=ReliabilityPolicy.RELIABLE)        # tf2_ros StaticTransformBroadcaster's
 TF_LISTENER_SUFFIX = "_tf_listener"
-
-
-@pytest.fixture(scope="module")
-def panda_model():
-    return RobotModel.from_name("panda")
 
 
 def stamped(pose: pin.SE3, frame: str) -> PoseStamped:
@@ -88,7 +82,7 @@ class Graph:
 
 
 # ---- waypoints_in_base with a lookup (no ROS graph) -----------------------------------------------------
-def test_waypoints_in_a_looked_up_frame_compose_with_base_T_frame(panda_model):
+def test_waypoints_in_a_looked_up_frame_compose_with_base_T_frame(panda):
     camera_T_waypoint = pin.SE3(pin.exp3(np.array([0.1, 0.2, -0.3])), np.array([0.05, -0.1, 0.4]))
     calls = []
 
@@ -96,17 +90,17 @@ def test_waypoints_in_a_looked_up_frame_compose_with_base_T_frame(panda_model):
         calls.append(frame)
         return BASE_T_CAMERA
 
-    q = panda_model.home()
-    poses = waypoints_in_base(panda_model, q, [stamped(camera_T_waypoint, "camera"),
-                                               stamped(camera_T_waypoint, "camera"),
-                                               stamped(camera_T_waypoint, "panda_link0")], lookup)
+    q = panda.home()
+    poses = waypoints_in_base(panda, q, [stamped(camera_T_waypoint, "camera"),
+                                         stamped(camera_T_waypoint, "camera"),
+                                         stamped(camera_T_waypoint, "panda_link0")], lookup)
     expected = np.array(BASE_T_CAMERA.homogeneous) @ np.array(camera_T_waypoint.homogeneous)       # (4, 4)
     np.testing.assert_allclose(poses[0].homogeneous, expected, atol=1e-12)
     np.testing.assert_allclose(poses[1].homogeneous, expected, atol=1e-12)
     np.testing.assert_allclose(poses[2].homogeneous, camera_T_waypoint.homogeneous, atol=1e-12)
     assert calls == ["camera"], "one lookup per frame and goal; none for model frames"
     with pytest.raises(UnknownFrameError, match="frame 'camera' is not in the model"):
-        waypoints_in_base(panda_model, q, [stamped(camera_T_waypoint, "camera")])
+        waypoints_in_base(panda, q, [stamped(camera_T_waypoint, "camera")])
 
 
 # ---- servo_node --------------------------------------------------------------------------------------
@@ -160,7 +154,7 @@ def angle_deg(a, b) -> float:
 
 
 def test_servo_twist_in_a_tf_frame_moves_along_the_rotated_direction_and_listens_only_then(
-        servo_graph, panda_model):
+        servo_graph, panda):
     graph = servo_graph
     graph.publish_camera()
     # model frames only: no TF subscription, no listener node
@@ -169,9 +163,9 @@ def test_servo_twist_in_a_tf_frame_moves_along_the_rotated_direction_and_listens
     assert graph.tf_listeners() == (0, []), "a TF listener exists although only model frames were used"
 
     v_camera = np.array([0.0, 0.4, 0.3])                     # unitless; camera axes
-    start = settle(graph, panda_model)
+    start = settle(graph, panda)
     stream(graph, 1.0, v_camera, "camera")
-    moved = settle(graph, panda_model) - start
+    moved = settle(graph, panda) - start
     expected = BASE_T_CAMERA.rotation @ v_camera
     assert np.linalg.norm(moved) > 0.02, moved
     assert angle_deg(moved, expected) < 3.0, (moved, expected)
@@ -218,11 +212,11 @@ def plan(graph: Graph, waypoints) -> Result:
     return wrapper.result, wrapper.status
 
 
-def test_waypoint_in_a_tf_frame_lands_at_base_T_camera_times_camera_T_waypoint(path_graph, panda_model):
+def test_waypoint_in_a_tf_frame_lands_at_base_T_camera_times_camera_T_waypoint(path_graph, panda):
     graph = path_graph
     graph.publish_camera()
-    q0 = positions_of(panda_model, graph.joint_states[-1])
-    base_T_tool = panda_model.fk(q0)
+    q0 = positions_of(panda, graph.joint_states[-1])
+    base_T_tool = panda.fk(q0)
     # model frames only: no TF subscription, no listener node
     result, _ = plan(graph, [stamped(base_T_tool * pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.03])), "panda_link0")])
     assert result.error_code == Result.SUCCESS, result.message
@@ -234,7 +228,7 @@ def test_waypoint_in_a_tf_frame_lands_at_base_T_camera_times_camera_T_waypoint(p
     assert result.error_code == Result.SUCCESS and status == GoalStatus.STATUS_SUCCEEDED, result.message
     trajectory = result.trajectory
     by_name = dict(zip(trajectory.joint_names, trajectory.points[-1].positions))
-    reached = panda_model.fk(np.array([by_name[n] for n in panda_model.joint_names]))
+    reached = panda.fk(np.array([by_name[n] for n in panda.joint_names]))
     expected = BASE_T_CAMERA * camera_T_waypoint
     assert np.linalg.norm(reached.translation - expected.translation) < 1e-3
     assert np.linalg.norm(pin.log3(reached.rotation @ expected.rotation.T)) < 1e-3
@@ -242,7 +236,7 @@ def test_waypoint_in_a_tf_frame_lands_at_base_T_camera_times_camera_T_waypoint(p
     assert spin_until(graph.executor, graph.listening), "the camera frame should have started a TF listener"
 
 
-def test_path_goal_reports_the_tf_error_for_an_unknown_frame(path_graph, panda_model):
+def test_path_goal_reports_the_tf_error_for_an_unknown_frame(path_graph, panda):
     graph = path_graph
     result, status = plan(graph, [stamped(pin.SE3.Identity(), "nowhere")])
     assert result.error_code == Result.INVALID_GOAL, result.message
@@ -279,12 +273,12 @@ class FakeTf2Ros(types.ModuleType):
         self.Buffer, self.TransformListener = Buffer, TransformListener
 
 
-def test_tf2_ros_is_used_when_installed(ros, monkeypatch, panda_model):
+def test_tf2_ros_is_used_when_installed(ros, monkeypatch, panda):
     fake = FakeTf2Ros()
     monkeypatch.setitem(sys.modules, "tf2_ros", fake)
     context, _ = ros
     owner = Node("owner", context=context)
-    frames = TfFrames(owner, panda_model, first_lookup_wait=0.5)
+    frames = TfFrames(owner, panda, first_lookup_wait=0.5)
     try:
         assert frames.pose_if_external("panda_hand") is None and not frames.listening
         pose = frames.pose_if_external("/camera")
