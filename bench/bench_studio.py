@@ -74,7 +74,7 @@ def server_part(updates: int) -> None:
     settings = ViewSettings(shown=ALL, direction=np.array([0.0, 0.0, 1.0]))
     start = session.tool_pose().translation.copy()
     phases = {name: [] for name in ("servo IK, 1/30 s of ticks", "overlays (all six)", "scene push",
-                                    "panels push", "whole update (ArmUpdater.run)")}
+                                    "panels push (10 Hz; speed LP)", "whole update (ArmUpdater.run)")}
     updater = ArmUpdater()
     clock = time.perf_counter
     for k in range(updates):

@@ -38,6 +38,7 @@ from robokin_ros.studio.session import TRACKING, ArmSession
 
 ARM_VIEW, PLANAR_VIEW = "Arm", "Planar 2R"
 ARM_FOV_DEG, PLANAR_FOV_DEG = 45.0, 75.0    # viser's default 75 degrees make a 1 m arm look distant
+LIVE_STALE_AFTER = 0.5    # [s] an older joint state is called out in the status line (live mode)
 LIVE_GIZMO_HOLD = 2.0     # [s] in live mode the gizmo stays where it was put this long before resting on the tool
 ARM_CAMERA = ((1.7, -1.45, 1.05), (0.2, 0.0, 0.4))      # [m] position, look-at: a Panda-sized arm fills the view
 
@@ -67,6 +68,7 @@ class StudioApp:
         self.updater = ArmUpdater()
         self._local_axes, self._rotate = True, False       # kept across robots
         self._live_sent_at = -np.inf          # [s] monotonic time of the last target sent in live mode
+        self._live_age, self._live_stale = math.inf, True     # [s] age of the last joint state (live mode)
         self._running = False
         self._thread: threading.Thread | None = None
         self.load_robot(robot, base_frame, tip_frame)
@@ -125,9 +127,13 @@ class StudioApp:
                 return
             session = self.arm.session
             if self.live is not None:
-                positions, _ = self.live.latest_positions()
+                positions, age = self.live.latest_positions()
                 if positions is not None:
                     session.positions = positions
+                stale = age > LIVE_STALE_AFTER
+                if stale != self._live_stale:          # the status line changes although the arm does not move
+                    self._live_stale, self.updater.dirty = stale, True
+                self._live_age = age
                 # the gizmo rests on the measured tool, except while it is dragged or the servo still heads for it
                 if not self.gizmo.dragging and time.monotonic() - self._live_sent_at > LIVE_GIZMO_HOLD:
                     self._rest_gizmo()
@@ -142,6 +148,11 @@ class StudioApp:
         if self.live is not None:
             problem = self.live.problem()
             problem = f"  \n{problem}" if problem else ""
+            if self._live_age == math.inf:
+                problem += f"  \nno joint state on {self.live.joint_topic} yet: the arm shown is not the robot"
+            elif self._live_stale:
+                problem += (f"  \nthe last joint state on {self.live.joint_topic} is {self._live_age:.1f} s old: "
+                            "the arm shown may not be where the robot is")
             return f"live ROS: {self.live.status_text() or 'no servo status yet'}{problem}"
         locked = f"  \nlocked: {', '.join(session.locked_joints)}" if session.locked_joints else ""
         return f"**{session.mode}**: {session.message}{locked}"

@@ -6,6 +6,7 @@ the direction) and the largest tool speed within the joint velocity limits.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,8 +43,16 @@ class OverlayFrame:
     polytope_shown: PolytopeDisplay | None       # None when switched off or unavailable
     direction: np.ndarray                        # (3,) unit, base axes
     max_force: float                             # [N] along `direction`, nan without torque limits
-    max_speed: float                             # [m/s] along `direction`, nan without velocity limits
+    speed_limits: np.ndarray | None              # (n,) joint velocity limits [rad/s | m/s], None if some lack one
     unavailable: dict[str, str] = field(default_factory=dict)   # item -> why it is not drawn
+
+    @functools.cached_property
+    def max_speed(self) -> float:
+        """[m/s] along `direction`, nan without velocity limits. Computed on first read: the LP costs about half of an
+        update's overlays, and only the measures panel (10 Hz) reads it."""
+        if self.speed_limits is None:
+            return float("nan")
+        return max_tool_speed(self.analysis.jacobian[:3], self.speed_limits, self.direction)
 
     def measures(self) -> list[Row]:
         """The measures panel: the core's table plus the directional figures."""
@@ -94,6 +103,4 @@ class OverlayBuilder:
             else:
                 polytope_shown = polytope_display(polytope, cfg)
         force = max_force(polytope, d) if polytope is not None else float("nan")
-        speed = (max_tool_speed(analysis.jacobian[:3], self._speed_limits, d) if self._speed_limits is not None
-                 else float("nan"))
-        return OverlayFrame(analysis, ellipsoids, polytope, polytope_shown, d, force, speed, unavailable)
+        return OverlayFrame(analysis, ellipsoids, polytope, polytope_shown, d, force, self._speed_limits, unavailable)

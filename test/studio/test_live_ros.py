@@ -288,6 +288,8 @@ def test_the_studio_in_live_mode_shows_the_joint_states_and_sends_the_gizmo(pand
     bridge.start()
     app = StudioApp("panda", port=free_port(), live=bridge)
     try:
+        app.tick(0.03)
+        assert "no joint state on /joint_states yet" in app._status()
         measured = panda.home() + np.linspace(0.05, 0.35, panda.n)
         state = JointState(name=list(panda.joint_names), position=[float(v) for v in measured])
 
@@ -295,6 +297,10 @@ def test_the_studio_in_live_mode_shows_the_joint_states_and_sends_the_gizmo(pand
             app.tick(0.03)
             return np.array_equal(app.session.positions, measured)
         assert spin_until(executor, shown, each=lambda: publisher.publish(state))
+        assert "joint state" not in app._status()
+        time.sleep(0.6)                              # no state for longer than LIVE_STALE_AFTER
+        app.tick(0.03)
+        assert "s old: the arm shown may not be where the robot is" in app._status()
         target = panda.fk(measured).translation + np.array([0.03, 0.0, -0.02])
         assert spin_until(executor, lambda: servo.poses, each=lambda: app.move_gizmo(target))
         p = servo.poses[-1].pose.position
