@@ -98,7 +98,7 @@ def run_floor(ticks_file: str, seconds: float) -> None:
     from rclpy.serialization import serialize_message
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from robokin_ros.ros.runtime import events_executor
+    from robokin_ros.ros.rclpy_compat import events_executor
     rclpy.init()
     node = rclpy.create_node("floor_servo")
     pub = node.create_publisher(JointTrajectory, TRAJECTORY_TOPIC, 10)
@@ -168,7 +168,7 @@ class Client:
         from geometry_msgs.msg import TwistStamped
         from trajectory_msgs.msg import JointTrajectory
 
-        from robokin_ros.ros.runtime import events_executor
+        from robokin_ros.ros.rclpy_compat import events_executor
         self.twist_type = TwistStamped
         self.node = rclpy.create_node("bench_client")
         self.executor = events_executor()

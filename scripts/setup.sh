@@ -1,20 +1,44 @@
 #!/usr/bin/env bash
-# Build .venv/ with everything robokin_ros needs on a fresh machine: pinned ROS 2 Kilted wheels,
-# Pinocchio, example-robot-data, the interface packages compiled into the venv, and robokin_ros itself
-# (editable). Idempotent: every step is skipped when its inputs have not changed since the last run.
-# Usage: scripts/setup.sh [--bench]   (--bench also installs the peers the benchmarks compare against)
+# Build the venv with everything robokin_ros needs on a fresh machine: one ROS 2 distro's pinned wheels, Pinocchio,
+# example-robot-data, the interface packages compiled into the venv, and robokin_ros itself (editable).
+# Idempotent: every step is skipped when its inputs have not changed since the last run.
+# Usage: scripts/setup.sh [--distro jazzy|kilted] [--bench]
+#   --distro (or ROBOKIN_ROS_DISTRO): the ROS 2 distro, default jazzy; the venv (ROBOKIN_VENV, default .venv) holds
+#            one distro and is rebuilt from scratch when another one is asked for (scripts/distro.sh)
+#   --bench  also installs the peers the benchmarks compare against
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-VENV="$ROOT/.venv"
+source "$ROOT/scripts/distro.sh"
+take_distro_args "$@"
+DISTRO=$ROBOKIN_ROS_DISTRO
+BENCH=0
+for arg in "${ARGS[@]}"; do
+  case "$arg" in
+    --bench) BENCH=1 ;;
+    *) echo "[setup] unknown argument '$arg'; usage: scripts/setup.sh [--distro jazzy|kilted] [--bench]" >&2; exit 2 ;;
+  esac
+done
 STAMPS="$VENV/.robokin-stamps"
 PY=${PYTHON:-python3}
 log() { printf '[setup] %s\n' "$*"; }
 
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' || {
-  echo "[setup] the ROS 2 Kilted wheels are built for CPython 3.11; $PY is $("$PY" --version 2>&1)" >&2; exit 1; }
+  echo "[setup] the ROS 2 wheels are built for CPython 3.11; $PY is $("$PY" --version 2>&1)" >&2; exit 1; }
 command -v cmake >/dev/null || { echo "[setup] cmake is needed to build the interface packages (apt-get install cmake)" >&2; exit 1; }
 
-[ -x "$VENV/bin/python" ] || { log "creating $VENV"; "$PY" -m venv "$VENV"; }
+if [ -e "$VENV" ]; then
+  held=$(cat "$VENV/.robokin-distro" 2>/dev/null || echo "an unrecorded distro")
+  if [ "$held" != "$DISTRO" ]; then
+    [ -f "$VENV/pyvenv.cfg" ] || { echo "[setup] $VENV exists and is not a venv; move it away or set ROBOKIN_VENV" >&2; exit 1; }
+    log "$VENV holds ROS 2 $held; rebuilding it for $DISTRO (one distro per venv)"
+    rm -rf "$VENV"
+  fi
+fi
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating $VENV for ROS 2 $DISTRO"
+  "$PY" -m venv "$VENV"
+  echo "$DISTRO" > "$VENV/.robokin-distro"
+fi
 mkdir -p "$STAMPS"
 export VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
@@ -22,20 +46,23 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 # Run "$@" only when the hash of the named inputs changed; records the hash on success.
 stamped() {
   local name=$1 inputs=$2; shift 2
-  local digest; digest=$(cd "$ROOT" && eval "cat $inputs" | sha256sum | cut -d' ' -f1)
+  local digest; digest=$(cd "$ROOT" && for file in $(eval "echo $inputs"); do echo "$file"; cat "$file"; done \
+                          | sha256sum | cut -d' ' -f1)
   if [ "$(cat "$STAMPS/$name" 2>/dev/null)" = "$digest" ]; then return 0; fi
   "$@"
   echo "$digest" > "$STAMPS/$name"
 }
 
+REQUIREMENTS="requirements/ros-$DISTRO.txt requirements/core.txt requirements/studio.txt requirements/test.txt requirements/build.txt"
 install_requirements() {
-  log "installing pinned wheels (ROS 2 Kilted, Pinocchio, numpy/scipy, toppra, viser, test tools)"
-  "${PIP[@]}" install -r "$ROOT/requirements/ros.txt" -r "$ROOT/requirements/core.txt" -r "$ROOT/requirements/studio.txt" \
-    -r "$ROOT/requirements/test.txt" -r "$ROOT/requirements/build.txt"
+  log "installing pinned wheels (ROS 2 $DISTRO, Pinocchio, numpy/scipy, toppra, viser, test tools)"
+  local file args=()
+  for file in $REQUIREMENTS; do args+=(-r "$ROOT/$file"); done
+  "${PIP[@]}" install "${args[@]}"
 }
-stamped requirements "requirements/*.txt" install_requirements
+stamped requirements "$REQUIREMENTS" install_requirements
 
-if [ "${1:-}" = "--bench" ]; then
+if [ "$BENCH" = 1 ]; then
   stamped bench "requirements/bench.txt" bash -c "echo '[setup] installing benchmark peers'; ${PIP[*]} install -r '$ROOT/requirements/bench.txt'"
 fi
 
@@ -64,11 +91,18 @@ build_interface() {
     tail -40 "$build.log" >&2; echo "[setup] building $name failed; full log: $build.log" >&2; exit 1
   fi
 }
-# tf2_msgs, control_msgs and moveit_msgs have no wheels; the vendored subsets keep upstream's type names and
-# hashes (vendor/README.md).
+# tf2_msgs, control_msgs and moveit_msgs have no wheels; the vendored subsets keep upstream's type names and the
+# hashes of this distro's text: vendor/common/<package> with vendor/<distro>/<package> laid over it (vendor/README.md).
+build_vendored() {
+  local name=$1 src="$VENV/.robokin-build/src/$1"
+  rm -rf "$src"; mkdir -p "$src"
+  cp -R "$ROOT/vendor/common/$name/." "$src/"
+  if [ -d "$ROOT/vendor/$DISTRO/$name" ]; then cp -R "$ROOT/vendor/$DISTRO/$name/." "$src/"; fi
+  build_interface "$src"
+}
 for vendored in tf2_msgs control_msgs moveit_msgs; do
-  stamped "$vendored" "vendor/$vendored/package.xml vendor/$vendored/CMakeLists.txt vendor/$vendored/*/*.*" \
-    build_interface "$ROOT/vendor/$vendored"
+  stamped "$vendored" "\$(find vendor/common/$vendored vendor/$DISTRO/$vendored -type f 2>/dev/null | sort)" \
+    build_vendored "$vendored"
 done
 stamped robokin_interfaces "robokin_interfaces/package.xml robokin_interfaces/CMakeLists.txt robokin_interfaces/msg/* robokin_interfaces/action/*" \
   build_interface "$ROOT/robokin_interfaces"
@@ -84,4 +118,4 @@ log "compiling the path kernels (numba cache)"
 "$VENV/bin/python" -c "from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.path.planner import CartesianPathPlanner, ensure_compiled
 ensure_compiled(CartesianPathPlanner(RobotModel.from_name('panda')))"
-log "ready: $VENV"
+log "ready: $VENV (ROS 2 $DISTRO)"

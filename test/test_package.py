@@ -159,7 +159,7 @@ def test_a_workspace_built_the_readme_way_finds_both_packages_and_nothing_else(t
     # what a user's checkout also holds after scripts/setup.sh or a stray build: package.xml files galore
     for decoy in (".venv/share/tf2_msgs", "build/robokin_interfaces", "install/share/robokin_interfaces",
                   "log/tf2_msgs"):
-        shutil.copytree(REPO / "vendor" / "tf2_msgs", clone / decoy)
+        shutil.copytree(REPO / "vendor" / "common" / "tf2_msgs", clone / decoy)
     result = subprocess.run([str(colcon), "list"], cwd=workspace, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     found = {line.split()[0]: line.split()[1] for line in result.stdout.splitlines()}

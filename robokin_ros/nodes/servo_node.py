@@ -71,7 +71,8 @@ from robokin_ros.ros.conversions import (
 )
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.polled_subscription import PolledSubscription
-from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, events_executor, receive_time, run_node
+from robokin_ros.ros.rclpy_compat import events_executor
+from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, receive_time, run_node
 from robokin_ros.ros.serialized_trajectory import SerializedTrajectory
 from robokin_ros.ros.tf_frames import TfFrames
 

@@ -49,7 +49,8 @@ from robokin_ros.ros.jtc_conversions import (
 )
 from robokin_ros.ros.link_tree_tf import LinkTreeTf, TFMessage
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.runtime import QUEUE_DEPTH, RobokinNode, events_executor, receive_time, run_node
+from robokin_ros.ros.rclpy_compat import events_executor
+from robokin_ros.ros.runtime import QUEUE_DEPTH, RobokinNode, receive_time, run_node
 
 Result = FollowJointTrajectory.Result
 LOG_KEY_CHARS = 40      # rejections that agree in this many leading characters are throttled as one

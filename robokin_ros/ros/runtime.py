@@ -16,6 +16,7 @@ from rclpy.node import Node
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.ros.params import declare_config
+from robokin_ros.ros.rclpy_compat import init_default_context, shutdown_default_context
 
 # Queue depths: commands and states get a few messages of slack for a briefly stalled executor; topics where only
 # the newest message matters (markers, a fire-and-forget path, a joint state sampled at a low rate) keep one.
@@ -91,20 +92,6 @@ class ThrottledLogger:
             self._logger.error(text + suffix)
 
 
-def events_executor() -> Executor:
-    """rclpy's EventsExecutor (`rclpy.experimental`), else a SingleThreadedExecutor.
-
-    For nodes with a fast timer: the EventsExecutor dispatches from a C++ event queue instead of rebuilding a wait
-    set in Python on every wake-up, which at 1 kHz is most of a tick (see bench/bench_servo_node.py). Its callbacks
-    run one at a time on the spinning thread, as a SingleThreadedExecutor's do.
-    """
-    try:
-        from rclpy.experimental import EventsExecutor
-    except ImportError:        # an rclpy before Jazzy
-        return SingleThreadedExecutor()
-    return EventsExecutor()
-
-
 class RobokinNode(Node):
     """Base of every robokin node: its parameters declared from `config_class` and its robot loaded (`boot`)
     into `self._config` and `self._robot`, and `self._log`, a `ThrottledLogger`.
@@ -134,31 +121,38 @@ def run_node(node_cls: Callable[[], Node], args: list[str] | None = None,
     """
     name = getattr(node_cls, "default_name", node_cls.__name__)
     try:
-        context = rclpy.init(args=args)
+        init_default_context(args)
     except Exception as err:  # rcl raises RCLError with the parser's message for a bad --params-file
         print(f"[{name}] cannot start: {err}", file=sys.stderr)
         return 1
-    with context:
-        try:
-            node = node_cls()
-        except RobokinError as err:
-            rclpy.logging.get_logger(name).fatal(f"cannot start: {err}")
-            return 1
-        # Start-up objects (models, messages, modules) never die: keep them out of the collector's scans,
-        # so a full collection cannot stall the control loop for tens of milliseconds.
-        gc.freeze()
-        executor = (executor_factory or getattr(node_cls, "executor_factory", SingleThreadedExecutor))()
-        executor.add_node(node)
-        try:
-            # one callback per call, not executor.spin(): the EventsExecutor's spin() never returns to Python, so
-            # SIGINT / SIGTERM would not stop it (for the other executors spin() is this very loop)
-            while rclpy.ok(context=node.context):
-                executor.spin_once(timeout_sec=SPIN_SLICE)
-        except (KeyboardInterrupt, ExternalShutdownException):
-            pass
-        finally:
-            executor.shutdown()
-            node.destroy_node()
+    try:
+        return _spin_node(node_cls, name, executor_factory)
+    finally:
+        shutdown_default_context()
+
+
+def _spin_node(node_cls: Callable[[], Node], name: str, executor_factory: Callable[[], Executor] | None) -> int:
+    """Build the node and spin it until shutdown (rclpy initialised); the exit code."""
+    try:
+        node = node_cls()
+    except RobokinError as err:
+        rclpy.logging.get_logger(name).fatal(f"cannot start: {err}")
+        return 1
+    # Start-up objects (models, messages, modules) never die: keep them out of the collector's scans,
+    # so a full collection cannot stall the control loop for tens of milliseconds.
+    gc.freeze()
+    executor = (executor_factory or getattr(node_cls, "executor_factory", SingleThreadedExecutor))()
+    executor.add_node(node)
+    try:
+        # one callback per call, not executor.spin(): the EventsExecutor's spin() never returns to Python, so
+        # SIGINT / SIGTERM would not stop it (for the other executors spin() is this very loop)
+        while rclpy.ok(context=node.context):
+            executor.spin_once(timeout_sec=SPIN_SLICE)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        executor.shutdown()
+        node.destroy_node()
     return 0
 
 

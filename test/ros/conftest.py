@@ -6,11 +6,6 @@ runs on one machine never see each other. Waits are on conditions with >= 10 s t
 import gc
 import os
 import random
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 
@@ -20,10 +15,8 @@ os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 import rclpy  # noqa: E402  (after the environment is set)
 from rclpy.context import Context  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from node_process import Process  # noqa: E402
 from ros_helpers import spin_for, spin_until  # noqa: E402,F401  (re-exported for tests)
-
-PACKAGE_DIR = Path(__file__).resolve().parents[2]
-BIN_DIR = Path(sys.executable).parent
 
 
 @pytest.fixture
@@ -43,34 +36,6 @@ def ros():
             node.destroy_node()
         executor.shutdown()
         rclpy.try_shutdown(context=context)
-
-
-class Process:
-    """A node executable started with `--ros-args ...`; output captured to a file for assertions."""
-
-    def __init__(self, executable: str, args: list[str], log_dir: Path) -> None:
-        self.log_path = log_dir / f"{executable}-{time.monotonic_ns()}.log"
-        self._log = open(self.log_path, "w")
-        self.popen = subprocess.Popen([str(BIN_DIR / executable), *args], stdout=self._log,
-                                      stderr=subprocess.STDOUT, cwd=PACKAGE_DIR, env=os.environ.copy())
-
-    @property
-    def output(self) -> str:
-        self._log.flush()
-        return self.log_path.read_text()
-
-    def wait(self, timeout: float = 30.0) -> int:
-        return self.popen.wait(timeout=timeout)
-
-    def stop(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
-            try:
-                self.popen.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
-        self._log.close()
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ and states arrive. Tests add their own subscriptions to `graph.node`; `close()` 
 """
 import numpy as np
 import rclpy
-from conftest import PACKAGE_DIR, Process
+from node_process import PACKAGE_DIR, Process
 from rclpy.action import ActionClient
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor

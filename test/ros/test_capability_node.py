@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import rclpy
-from conftest import spin_until
+from ros_helpers import spin_until
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import rclpy
 from action_msgs.msg import GoalStatus
-from conftest import Process
+from node_process import Process
 from path_graph import ACTION, PARAMS, PathGraph, current_pose, wait_still
 from rclpy.action import ActionClient
 from rclpy.context import Context

@@ -11,7 +11,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import imageio.v3 as iio
 import numpy as np
 
 CHROMIUM = "/usr/bin/chromium"
@@ -73,6 +72,7 @@ class Browser:
 
     def screenshot(self) -> np.ndarray:
         """The window as an (h, w, 3) uint8 array."""
+        import imageio.v3 as iio     # a studio extra: imported only when a browser test runs
         return iio.imread(self.driver.get_screenshot_as_png(), extension=".png")[..., :3]
 
     def save_screenshot(self, path: Path) -> Path:

@@ -4,7 +4,6 @@
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,12 +22,12 @@ from sensor_msgs.msg import JointState
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 from robokin_ros.core.errors import ConfigError, InvalidInputError
 from robokin_ros.core.servo.command_type import CommandType
+from robokin_ros.paths import executable
 from robokin_ros.studio.live_ros import LiveRosBridge
 from robokin_ros.studio.live_ros_topics import ServoTwistUnits, TwistLaw, servo_twist
 
 DISCOVERY_TIMEOUT = 15.0      # [s] a wait on a condition, never a fixed sleep
 PACKAGE_DIR = Path(__file__).resolve().parents[2]
-BIN_DIR = Path(sys.executable).parent
 
 
 def spin_until(executor, predicate, timeout_s=DISCOVERY_TIMEOUT, each=None) -> bool:
@@ -231,9 +230,9 @@ def test_bad_settings_are_all_reported_and_stop_is_idempotent(panda):
     assert not bridge.running
 
 
-def launch(executable, *args):
-    """A node executable as a subprocess, as a user starts it; stopped by the caller."""
-    return subprocess.Popen([str(BIN_DIR / executable), "--ros-args", *args], cwd=PACKAGE_DIR,
+def launch(name, *args):
+    """A node executable as a subprocess, found and started as a user's `ros2 run` would; stopped by the caller."""
+    return subprocess.Popen([str(executable(name)), "--ros-args", *args], cwd=PACKAGE_DIR,
                             env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
 
 
@@ -278,7 +277,8 @@ def test_a_target_moves_the_real_servo_and_simulated_arm_to_it(panda, servo_and_
 def test_the_studio_in_live_mode_shows_the_joint_states_and_sends_the_gizmo(panda, graph):
     """The app wired to a bridge: the arm it shows is /joint_states, a gizmo move is a pose target, the status
     panel says what the servo says (the app's update is called directly: no browser, no loop thread)."""
-    from conftest import free_port
+    from studio_helpers import STUDIO_EXTRAS, free_port, need_modules
+    need_modules(*STUDIO_EXTRAS)
 
     from robokin_ros.studio.app import StudioApp
     executor, _ = graph

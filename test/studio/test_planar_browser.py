@@ -1,17 +1,16 @@
 """The planar 2R view in a real browser (headless Chromium): the numbers it shows match the closed form."""
 import math
-import os
 import re
-import socket
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from robokin_ros.core.classroom.ik_planar_2r import Planar2R
+from browser import Browser, canvas_region, distinct_colours
+from studio_helpers import free_port, need_browser
 
-from browser import Browser, browser_missing, canvas_region, distinct_colours
+from robokin_ros.core.classroom.ik_planar_2r import Planar2R
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "out" / "studio" / "planar_2r.png"
 L1 = L2 = 0.5                                            # [m] the view's default arm
@@ -48,12 +47,6 @@ def closed_form(q1_deg: float, q2_deg: float) -> dict:
             "J21": L1 * math.cos(q1) + L2 * math.cos(q12), "J22": L2 * math.cos(q12)}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def tick_loop(view, stop: threading.Event) -> None:
     """What the app's loop does for the visible view: tick it with the real time at ~30 Hz."""
     while not stop.wait(1 / 30):
@@ -63,10 +56,7 @@ def tick_loop(view, stop: threading.Event) -> None:
 @pytest.fixture(scope="module")
 def studio():
     """A viser server with only the planar view, the app's ~30 Hz tick loop, and one browser on it."""
-    if browser_missing():
-        if os.environ.get("CI"):
-            pytest.fail(browser_missing())
-        pytest.skip(browser_missing())
+    need_browser()
     import viser
 
     from robokin_ros.studio.planar_view import PlanarView

@@ -8,17 +8,20 @@ import re
 import struct
 import time
 
-import imageio.v3 as iio
-import numpy as np
-import pinocchio as pin
 import pytest
-from browser import canvas_region, distinct_colours
-from conftest import free_port, keep_screenshot
-from scipy.spatial import ConvexHull
-from selenium.webdriver.common.keys import Keys
+from studio_helpers import free_port, keep_screenshot, need_browser
 
-from robokin_ros.core.capability.analysis import analyze, torque_limits_of
-from robokin_ros.core.capability.polytope import tool_force_polytope
+need_browser()   # before selenium and imageio are imported: skips here without them (fails under CI)
+
+import imageio.v3 as iio  # noqa: E402
+import numpy as np  # noqa: E402
+import pinocchio as pin  # noqa: E402
+from browser import canvas_region, distinct_colours  # noqa: E402
+from scipy.spatial import ConvexHull  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+
+from robokin_ros.core.capability.analysis import analyze, torque_limits_of  # noqa: E402
+from robokin_ros.core.capability.polytope import tool_force_polytope  # noqa: E402
 
 TOOL_LINE = re.compile(r"tool x = (-?[\d.]+) m, y = (-?[\d.]+) m, z = (-?[\d.]+) m\s+"
                        r"roll = (-?[\d.]+) deg, pitch = (-?[\d.]+) deg, yaw = (-?[\d.]+) deg")

@@ -5,20 +5,19 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
-from conftest import free_port
+from studio_helpers import STUDIO_EXTRAS, free_port, need_modules
 
+from robokin_ros.paths import executable
 from robokin_ros.studio.main import main, parse_args
-
-STUDIO = Path(sys.executable).parent / "robokin_studio"
 
 
 def test_the_command_serves_the_page_and_stops_on_ctrl_c():
+    need_modules(*STUDIO_EXTRAS)
     port = free_port()
-    process = subprocess.Popen([str(STUDIO), "--port", str(port), "--render", "light"], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen([str(executable("robokin_studio")), "--port", str(port), "--render", "light"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline, said = time.monotonic() + 60.0, ""
         while time.monotonic() < deadline and "open http://" not in said:

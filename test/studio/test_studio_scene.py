@@ -3,13 +3,16 @@ links turn the locked colour, and the gizmo's axes follow the chosen mode."""
 import numpy as np
 import pinocchio as pin
 import pytest
-import viser
-from conftest import free_port
+from studio_helpers import STUDIO_EXTRAS, free_port, need_modules
 
-from robokin_ros.studio.gizmo import Gizmo
-from robokin_ros.studio.joint_colours import LOCKED, joint_shades
-from robokin_ros.studio.robot_visuals import RobotVisuals
-from robokin_ros.studio.scene import ArmScene
+need_modules(*STUDIO_EXTRAS)   # before viser is imported: skips here without it (fails under CI)
+
+import viser  # noqa: E402
+
+from robokin_ros.studio.gizmo import Gizmo  # noqa: E402
+from robokin_ros.studio.joint_colours import LOCKED, joint_shades  # noqa: E402
+from robokin_ros.studio.robot_visuals import RobotVisuals  # noqa: E402
+from robokin_ros.studio.scene import ArmScene  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -2,10 +2,13 @@
 import numpy as np
 import pinocchio as pin
 import pytest
+from studio_helpers import STUDIO_EXTRAS, need_modules
 
-from robokin_ros.core.collision.geometry import default_package_dirs
-from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.studio.robot_visuals import MIN_TRIANGLES, RobotVisuals
+need_modules(*STUDIO_EXTRAS)   # before robot_visuals imports fast-simplification: skips here without it
+
+from robokin_ros.core.collision.geometry import default_package_dirs  # noqa: E402
+from robokin_ros.core.errors import InvalidInputError  # noqa: E402
+from robokin_ros.studio.robot_visuals import MIN_TRIANGLES, RobotVisuals  # noqa: E402
 
 ARMS = ("panda", "ur5")
 
