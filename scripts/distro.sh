@@ -32,3 +32,18 @@ check_distro() {
   echo "unknown ROS 2 distro '$1' (from --distro or ROBOKIN_ROS_DISTRO); choose one of: ${ROBOKIN_DISTROS[*]}" >&2
   exit 2
 }
+
+# Remove $VENV when it holds another distro than $1, or one it did not record (made before distros were
+# recorded), so that the two sets of wheels never mix; setup.sh then builds it afresh.
+drop_venv_of_other_distro() {
+  local wanted=$1 held
+  [ -e "$VENV" ] || return 0
+  held=$(cat "$VENV/.robokin-distro" 2>/dev/null || echo "an unrecorded distro")
+  [ "$held" = "$wanted" ] && return 0
+  if [ ! -f "$VENV/pyvenv.cfg" ]; then
+    echo "[setup] $VENV exists and is not a venv; move it away or set ROBOKIN_VENV" >&2
+    exit 1
+  fi
+  echo "[setup] $VENV holds ROS 2 $held; rebuilding it for $wanted (one distro per venv)"
+  rm -rf "$VENV"
+}

@@ -26,14 +26,7 @@ log() { printf '[setup] %s\n' "$*"; }
   echo "[setup] the ROS 2 wheels are built for CPython 3.11; $PY is $("$PY" --version 2>&1)" >&2; exit 1; }
 command -v cmake >/dev/null || { echo "[setup] cmake is needed to build the interface packages (apt-get install cmake)" >&2; exit 1; }
 
-if [ -e "$VENV" ]; then
-  held=$(cat "$VENV/.robokin-distro" 2>/dev/null || echo "an unrecorded distro")
-  if [ "$held" != "$DISTRO" ]; then
-    [ -f "$VENV/pyvenv.cfg" ] || { echo "[setup] $VENV exists and is not a venv; move it away or set ROBOKIN_VENV" >&2; exit 1; }
-    log "$VENV holds ROS 2 $held; rebuilding it for $DISTRO (one distro per venv)"
-    rm -rf "$VENV"
-  fi
-fi
+drop_venv_of_other_distro "$DISTRO"
 if [ ! -x "$VENV/bin/python" ]; then
   log "creating $VENV for ROS 2 $DISTRO"
   "$PY" -m venv "$VENV"

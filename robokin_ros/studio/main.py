@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 
 from robokin_ros.core.embedded import EMBEDDED_ROBOTS
 from robokin_ros.core.errors import RobokinError
+
+PIP_EXTRAS = ("viser", "fast_simplification")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -38,14 +41,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def missing_extras() -> list[str]:
+    """The studio's pip extras that cannot be imported here (rosdep installs neither)."""
+    missing = []
+    for module in PIP_EXTRAS:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(module)
+    return missing
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    try:      # a clear message instead of a traceback when the studio's pip extra is missing
-        import fast_simplification  # noqa: F401
-        import viser  # noqa: F401
-    except ImportError as err:
-        print(f"robokin_studio needs {err.name}: pip install -r requirements/studio.txt (scripts/setup.sh does)",
-              file=sys.stderr)
+    missing = missing_extras()      # a clear message instead of a traceback when the studio's pip extra is absent
+    if missing:
+        print(f"robokin_studio needs {', '.join(missing)}: pip install -r requirements/studio.txt "
+              "(scripts/setup.sh does)", file=sys.stderr)
         return 2
     from robokin_ros.studio.app import StudioApp
     live = None

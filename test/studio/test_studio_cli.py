@@ -1,5 +1,6 @@
 """`robokin_studio`, the command the README gives: it serves the page on a local port, stops on Ctrl-C, and refuses
 bad arguments with a sentence instead of a traceback."""
+import importlib.util
 import signal
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import pytest
 from studio_helpers import STUDIO_EXTRAS, free_port, need_modules
 
 from robokin_ros.paths import executable
-from robokin_ros.studio.main import main, parse_args
+from robokin_ros.studio.main import PIP_EXTRAS, main, parse_args
 
 
 def test_the_command_serves_the_page_and_stops_on_ctrl_c():
@@ -34,6 +35,7 @@ def test_the_command_serves_the_page_and_stops_on_ctrl_c():
 
 
 def test_an_unknown_robot_is_refused_with_the_embedded_names(capsys):
+    need_modules(*STUDIO_EXTRAS)          # without them the command stops earlier, naming the missing extra
     assert main(["--robot", "no_such_arm", "--port", str(free_port())]) == 2
     said = capsys.readouterr().err
     assert "no_such_arm" in said and "panda" in said
@@ -48,7 +50,11 @@ def test_bad_options_are_refused(args, words, capsys):
     assert stop.value.code == 2 and words in capsys.readouterr().err
 
 
-def test_a_missing_studio_extra_is_named(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "viser", None)          # what `import viser` meets without the pip extra
+@pytest.mark.parametrize("absent", [["viser"], ["fast_simplification"], ["viser", "fast_simplification"]])
+def test_every_missing_studio_extra_is_named(monkeypatch, capsys, absent):
+    for module in absent:
+        monkeypatch.setitem(sys.modules, module, None)      # what `import viser` meets without the pip extra
+    missing = [module for module in PIP_EXTRAS if importlib.util.find_spec(module) is None]   # absent + not here
+    assert set(absent) <= set(missing)
     assert main(["--port", str(free_port())]) == 2
-    assert "needs viser: pip install -r requirements/studio.txt" in capsys.readouterr().err
+    assert f"needs {', '.join(missing)}: pip install -r requirements/studio.txt" in capsys.readouterr().err
