@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -38,13 +40,42 @@ SELECTED = {
 }
 
 
-def in_workspace(workspace: Path, command: str, extra_env: dict[str, str]) -> subprocess.CompletedProcess:
-    """bash in the workspace: the venv's tools on PATH, install/setup.bash sourced when it exists, no CI."""
+def workspace_env(extra_env: dict[str, str]) -> dict[str, str]:
+    """A user's shell: the venv's tools on PATH (they stand for /opt/ros), nothing of ours sourced, no CI."""
     env = {key: value for key, value in os.environ.items()
            if key not in ("CI", "AMENT_PREFIX_PATH", "COLCON_PREFIX_PATH", "PYTHONPATH")}
     env.update(PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}", **extra_env)
-    script = f"set -eo pipefail; if [ -f install/setup.bash ]; then source install/setup.bash; fi; {command}"
-    return subprocess.run(["bash", "-c", script], cwd=workspace, env=env, capture_output=True, text=True, timeout=600)
+    return env
+
+
+def sourced(command: str) -> str:
+    return f"set -eo pipefail; if [ -f install/setup.bash ]; then source install/setup.bash; fi; {command}"
+
+
+def in_workspace(workspace: Path, command: str, extra_env: dict[str, str]) -> subprocess.CompletedProcess:
+    """bash in the workspace, install/setup.bash sourced when it exists."""
+    return subprocess.run(["bash", "-c", sourced(command)], cwd=workspace, env=workspace_env(extra_env),
+                          capture_output=True, text=True, timeout=600)
+
+
+def first_start(workspace: Path, command: str, until: str, timeout_s: float = 180.0) -> str:
+    """Start a node as `ros2 run` would, read its output until a line holds `until`, stop it (SIGINT); the output."""
+    process = subprocess.Popen(["bash", "-c", sourced("exec " + command)], cwd=workspace, env=workspace_env({}),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    said, deadline = "", time.monotonic() + timeout_s
+    try:
+        while until not in said and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line and process.poll() is not None:
+                break
+            said += line
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    return said
 
 
 def outcomes(junit: Path) -> dict[str, tuple[str, str]]:
@@ -84,6 +115,12 @@ def test_colcon_test_in_a_workspace_runs_the_nodes_from_install_and_skips_missin
                          "print(executable(\"servo_node\")); print(share_dir())'", {})
     assert where.stdout.split() == [str(installed / "lib" / "robokin_ros" / "servo_node"),
                                     str(installed / "share" / "robokin_ros")], where.stdout + where.stderr
+
+    # A user's first start after colcon build compiles the numba kernels into the install's __pycache__ (~15 s on
+    # two cores, README "Jazzy and Kilted"); the timed tests below assume a warm install, as on every later start.
+    said = first_start(workspace, "servo_node --ros-args --params-file src/robokin_ros/config/panda_servo.yaml",
+                       until="servo for panda")
+    assert "servo for panda" in said, said
 
     selection = " ".join(SELECTED) + " -p no:cacheprovider"
     tested = in_workspace(workspace, f"colcon test --packages-select robokin_ros --pytest-args {selection}",
