@@ -18,7 +18,7 @@ Each run also measures the floor under any servo tick here: a bare node that onl
 pre-serialized 4-point trajectory at 1 kHz to the same subscribers (its tick is the middleware's write).
 Targets (issue 10): tick <= 80 / 250 us, >= 995 commands/s and gap p99 <= 2 ms at 1 kHz, latency <= 1.0 / 3 ms at
 1 kHz and <= 1.5 ms median at 500 Hz, ready <= 2 s, RSS <= 200 MB.
-Run: .venv/bin/python bench/bench_servo_node.py [--runs 3] [--seconds 5] [--before REV]   (~8 min)
+Run: .venv/bin/python bench/bench_servo_node.py [--runs 3] [--seconds 5] [--before REV|none]   (~8 min, ~4 with none)
 """
 from __future__ import annotations
 
@@ -328,7 +328,10 @@ def measure_tree(tree: Path, seconds: float) -> dict:
 
 @contextmanager
 def archived_tree(rev: str):
-    """The package as it was at git revision `rev`, in a temporary directory."""
+    """The package as it was at git revision `rev`, in a temporary directory (None for rev 'none')."""
+    if rev == "none":
+        yield None
+        return
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "robokin_ros", "config"],
                                  capture_output=True, check=True)
@@ -351,8 +354,19 @@ def spread(values: list[float], fmt: str) -> str:
 
 
 def print_table(before: list[dict], now: list[dict], rev: str) -> None:
-    print(f"\n## servo_node, Panda, sim_robot at 500 Hz, {os.cpu_count()} cores; before = {rev}, now = this tree; "
-          f"{len(now)} runs (run 1 / 2 / 3), medians in the last columns\n")
+    marker = Path(sys.prefix) / ".robokin-distro"            # scripts/setup.sh records the venv's distro there
+    distro = marker.read_text().strip() if marker.is_file() else "unrecorded"
+    if not before:
+        print(f"\n## servo_node, Panda, sim_robot at 500 Hz, {os.cpu_count()} cores, ROS 2 {distro}; this tree; "
+              f"{len(now)} runs, median in the last column\n")
+        print("| figure | target | per run | median |")
+        print("|---|---|---|---|")
+        for key, label, target, fmt, _lower_better in FIGURES:
+            values = [r[key] for r in now]
+            print(f"| {label} | {target} | {spread(values, fmt)} | {fmt.format(float(np.median(values)))} |")
+        return
+    print(f"\n## servo_node, Panda, sim_robot at 500 Hz, {os.cpu_count()} cores, ROS 2 {distro}; before = {rev}, "
+          f"now = this tree; {len(now)} runs (run 1 / 2 / 3), medians in the last columns\n")
     print("| figure | target | before, per run | now, per run | before | now | ratio |")
     print("|---|---|---|---|---|---|---|")
     for key, label, target, fmt, _lower_better in FIGURES:
@@ -377,7 +391,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per rate [s]")
     parser.add_argument("--runs", type=int, default=3, help="runs per tree (alternating trees)")
-    parser.add_argument("--before", default=BEFORE_REV, help="git revision of the 'before' tree")
+    parser.add_argument("--before", default=BEFORE_REV,
+                        help="git revision of the 'before' tree, or 'none' to measure this tree only (a tree from "
+                             "before Jazzy support cannot start its nodes on Jazzy)")
     parser.add_argument("--servo-child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     parser.add_argument("--floor-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -392,13 +408,14 @@ def main() -> None:
     before, now, floors = [], [], []
     try:
         with archived_tree(args.before) as old_tree:
-            for tree in (old_tree, REPO):
+            trees = [(REPO, now, "now")] if old_tree is None else [(old_tree, before, "before"), (REPO, now, "now")]
+            for tree, _, _ in trees:
                 warm_numba_cache(tree)
             for run in range(args.runs):
-                for tree, results in ((old_tree, before), (REPO, now)):
+                for tree, results, name in trees:
                     results.append(measure_tree(tree, args.seconds))
-                    print(f"run {run + 1} {'before' if tree is old_tree else 'now'}: "
-                          f"{json.dumps({k: round(v, 3) for k, v in results[-1].items()})}", flush=True)
+                    print(f"run {run + 1} {name}: {json.dumps({k: round(v, 3) for k, v in results[-1].items()})}",
+                          flush=True)
                 floors.append(measure_floor(REPO, args.seconds))
                 print(f"run {run + 1} floor: {json.dumps({k: round(v, 3) for k, v in floors[-1].items()})}",
                       flush=True)
