@@ -52,6 +52,12 @@ install_requirements() {
   local file args=()
   for file in $REQUIREMENTS; do args+=(-r "$ROOT/$file"); done
   "${PIP[@]}" install "${args[@]}"
+  # viser rebuilds its web client (with Node.js from the network) when the client's sources look more than 10 s
+  # newer than the build it ships; a slow pip install can extract them that far apart. The shipped build is current.
+  "$VENV/bin/python" -c 'import os, pathlib, viser
+build = pathlib.Path(viser.__file__).parent / "client" / "build"
+for path in [build, *build.rglob("*")]:
+    os.utime(path)'
 }
 stamped requirements "$REQUIREMENTS" install_requirements
 

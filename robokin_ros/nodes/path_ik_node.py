@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 from nav_msgs.msg import Path
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.duration import Duration
 from rclpy.executors import MultiThreadedExecutor
@@ -70,6 +70,7 @@ from robokin_ros.ros.path_conversions import (
 )
 from robokin_ros.ros.path_markers import path_markers
 from robokin_ros.ros.program_conversions import program_from_goal, program_outcome, program_plan_options
+from robokin_ros.ros.rclpy_compat import action_server
 from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, SideSubscription, receive_time, run_node
 from robokin_ros.ros.tf_frames import TfFrames
 from robokin_ros.ros.trajectory_execution import ENDINGS, ControllerClient, wait_for
@@ -110,10 +111,10 @@ class PathIkNode(RobokinNode):
         self._states = JointStateCache(self._robot.joint_names, self._log)
         self._state_sub = SideSubscription(self, "joint_states", JointState, cfg.joint_topic, self._states.on_message)
         self.create_subscription(Path, "~/path", self._on_path, LATEST_ONLY, callback_group=group)
-        self._server = ActionServer(self, ExecuteCartesianPath, "~/execute_cartesian_path",
-                                    execute_callback=self._execute, goal_callback=self._on_goal,
-                                    handle_accepted_callback=self._on_accepted,
-                                    cancel_callback=lambda _: CancelResponse.ACCEPT, callback_group=group)
+        self._server = action_server(self, ExecuteCartesianPath, "~/execute_cartesian_path",
+                                     execute_callback=self._execute, goal_callback=self._on_goal,
+                                     handle_accepted_callback=self._on_accepted,
+                                     cancel_callback=lambda _: CancelResponse.ACCEPT, callback_group=group)
         watch_config(self, lambda: self._config, self._apply_config)
         target = cfg.follow_joint_trajectory_action if cfg.execution == "action" else cfg.command_out_topic
         self.get_logger().info(f"path IK for {self._robot.name} ({self._robot.base_frame} -> "

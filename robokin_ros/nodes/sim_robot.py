@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from control_msgs.action import FollowJointTrajectory
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -49,7 +49,7 @@ from robokin_ros.ros.jtc_conversions import (
 )
 from robokin_ros.ros.link_tree_tf import LinkTreeTf, TFMessage
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.rclpy_compat import events_executor
+from robokin_ros.ros.rclpy_compat import action_server, events_executor
 from robokin_ros.ros.runtime import QUEUE_DEPTH, RobokinNode, receive_time, run_node
 
 Result = FollowJointTrajectory.Result
@@ -91,9 +91,9 @@ class SimRobot(RobokinNode):
         self.create_subscription(Float64MultiArray, cfg.velocity_command_topic, self._on_velocities, QUEUE_DEPTH)
         self._state_pub = self.create_publisher(JointState, cfg.joint_states_topic, QUEUE_DEPTH)
         self._rejected_pub = self.create_publisher(String, "~/rejected", QUEUE_DEPTH)
-        self._server = ActionServer(self, FollowJointTrajectory, cfg.action_name(), execute_callback=self._execute,
-                                    goal_callback=self._on_goal, handle_accepted_callback=self._on_goal_accepted,
-                                    cancel_callback=lambda _: CancelResponse.ACCEPT)
+        self._server = action_server(self, FollowJointTrajectory, cfg.action_name(), execute_callback=self._execute,
+                                     goal_callback=self._on_goal, handle_accepted_callback=self._on_goal_accepted,
+                                     cancel_callback=lambda _: CancelResponse.ACCEPT)
         self.create_timer(1.0 / cfg.rate, self._tick)
         self.create_timer(1.0 / cfg.action_monitor_rate, self._publish_feedback)
         self._tf = None

@@ -5,7 +5,10 @@ package is written once; README "Jazzy and Kilted" lists the audit this module c
 """
 from __future__ import annotations
 
+import threading
+
 import rclpy
+from rclpy.action import ActionClient, ActionServer
 from rclpy.context import Context
 from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.signals import uninstall_signal_handlers
@@ -44,3 +47,46 @@ def events_executor() -> Executor:
     except ImportError:        # rclpy before 7.1.4 (Jazzy's first releases)
         return SingleThreadedExecutor()
     return EventsExecutor()
+
+
+# [s] how long an action server keeps a finished goal's result for a client's get_result request. rclpy 7.1
+# (Jazzy) keeps it 900 s, as rcl_action and rclcpp_action servers (a real joint_trajectory_controller) do; rclpy 9.1
+# (Kilted) lowered its default to 10 s, after which a late request gets STATUS_UNKNOWN and an empty result.
+RESULT_TIMEOUT = 900
+
+
+def action_server(node, action_type, name: str, **kwargs) -> ActionServer:
+    """An ActionServer that keeps results for RESULT_TIMEOUT on every distro (kwargs as ActionServer's)."""
+    return ActionServer(node, action_type, name, result_timeout=RESULT_TIMEOUT, **kwargs)
+
+
+class ThreadSafeActionClient(ActionClient):
+    """An ActionClient whose goal, cancel and result requests may be sent from one thread while an executor takes
+    the responses on another (a blocking execute callback on a MultiThreadedExecutor).
+
+    rclpy 7.1 (Jazzy) records a request as pending only after sending it, with no lock: a response taken by the
+    executor in between is dropped ("Ignoring unexpected goal response") and its future never completes (rclpy
+    issue #1123). rclpy 9.1 (Kilted) holds a lock around both and around taking responses; this holds one of its own
+    the same way, so both distros behave as Kilted does (on Kilted it adds an uncontended lock, taken before
+    Kilted's own in every path, so the two cannot deadlock).
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._request_lock = threading.Lock()
+
+    def take_data(self):
+        with self._request_lock:
+            return super().take_data()
+
+    def send_goal_async(self, *args, **kwargs):
+        with self._request_lock:
+            return super().send_goal_async(*args, **kwargs)
+
+    def _cancel_goal_async(self, goal_handle):
+        with self._request_lock:
+            return super()._cancel_goal_async(goal_handle)
+
+    def _get_result_async(self, goal_handle):
+        with self._request_lock:
+            return super()._get_result_async(goal_handle)

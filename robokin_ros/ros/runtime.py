@@ -12,6 +12,7 @@ from typing import Any, ClassVar, NamedTuple
 import rclpy
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.utilities import get_default_context
 
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
@@ -132,12 +133,24 @@ def run_node(node_cls: Callable[[], Node], args: list[str] | None = None,
 
 
 def _spin_node(node_cls: Callable[[], Node], name: str, executor_factory: Callable[[], Executor] | None) -> int:
-    """Build the node and spin it until shutdown (rclpy initialised); the exit code."""
+    """Build the node and spin it until shutdown (rclpy initialised); the exit code.
+
+    SIGINT / SIGTERM shut the context down wherever the process is: an rclpy call that was under way then raises
+    (creating a publisher while the node is built, publishing from a timer callback). Once the context is down,
+    such an error is the shutdown itself, not a fault: the node stops quietly with exit code 0, as launch expects.
+    """
+    context = get_default_context()
     try:
         node = node_cls()
     except RobokinError as err:
         rclpy.logging.get_logger(name).fatal(f"cannot start: {err}")
         return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        return 0
+    except Exception:
+        if context.ok():
+            raise
+        return 0                   # asked to stop while starting
     # Start-up objects (models, messages, modules) never die: keep them out of the collector's scans,
     # so a full collection cannot stall the control loop for tens of milliseconds.
     gc.freeze()
@@ -150,6 +163,9 @@ def _spin_node(node_cls: Callable[[], Node], name: str, executor_factory: Callab
             executor.spin_once(timeout_sec=SPIN_SLICE)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        if context.ok():
+            raise
     finally:
         executor.shutdown()
         node.destroy_node()

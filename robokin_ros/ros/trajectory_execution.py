@@ -1,7 +1,8 @@
 """A FollowJointTrajectory client for a blocking action execute callback (path_ik_node's), as MoveIt executes.
 
 One ActionClient per action name (the name is a runtime parameter), all in the caller's reentrant callback group,
-so the executor's other threads complete the futures this thread waits on.
+so the executor's other threads complete the futures this thread waits on; thread-safe on Jazzy too
+(`rclpy_compat.ThreadSafeActionClient`).
 """
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import threading
 
 from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
-from rclpy.action import ActionClient
 from rclpy.node import Node
 
 from robokin_ros.core.path.result import ExecutionCode
 from robokin_ros.ros.goals import GoalAbort
+from robokin_ros.ros.rclpy_compat import ThreadSafeActionClient
 
 ENDINGS = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_ABORTED: "aborted",
            GoalStatus.STATUS_CANCELED: "canceled"}
@@ -31,14 +32,14 @@ class ControllerClient:
 
     def __init__(self, node: Node, callback_group) -> None:
         self._node, self._group = node, callback_group
-        self._clients: dict[str, ActionClient] = {}
+        self._clients: dict[str, ThreadSafeActionClient] = {}
         self._lock = threading.Lock()
 
-    def _client(self, action: str) -> ActionClient:
+    def _client(self, action: str) -> ThreadSafeActionClient:
         with self._lock:
             if action not in self._clients:
-                self._clients[action] = ActionClient(self._node, FollowJointTrajectory, action,
-                                                     callback_group=self._group)
+                self._clients[action] = ThreadSafeActionClient(self._node, FollowJointTrajectory, action,
+                                                               callback_group=self._group)
             return self._clients[action]
 
     def send(self, action: str, goal: FollowJointTrajectory.Goal, timeout: float):
