@@ -5,19 +5,20 @@
 # .venv in the repository; it holds one distro and records it in .robokin-distro, and setup.sh rebuilds it when
 # another distro is asked for, so the two sets of wheels never mix.
 #
-# After `take_distro_args "$@"`: ROBOKIN_ROS_DISTRO and VENV are set and exported, and ARGS holds the other
-# arguments, in order.
+# After `take_distro_args "$@"`: ROBOKIN_ROS_DISTRO and VENV are set and exported, DISTRO_GIVEN is 1 when the
+# arguments named the distro (else 0), and ARGS holds the other arguments, in order.
 ROBOKIN_DISTROS=(jazzy kilted)
 ROBOKIN_DEFAULT_DISTRO=jazzy
 
 take_distro_args() {
   ARGS=()
+  DISTRO_GIVEN=0
   local distro=${ROBOKIN_ROS_DISTRO:-$ROBOKIN_DEFAULT_DISTRO}
   while [ $# -gt 0 ]; do
     case "$1" in
       --distro) [ $# -ge 2 ] || { echo "--distro needs a value: ${ROBOKIN_DISTROS[*]}" >&2; exit 2; }
-                distro=$2; shift 2 ;;
-      --distro=*) distro=${1#--distro=}; shift ;;
+                distro=$2; DISTRO_GIVEN=1; shift 2 ;;
+      --distro=*) distro=${1#--distro=}; DISTRO_GIVEN=1; shift ;;
       *) ARGS+=("$1"); shift ;;
     esac
   done

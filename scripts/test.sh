@@ -16,23 +16,12 @@ cd "$ROOT"
 source "$ROOT/scripts/distro.sh"
 SECOND_LEG=(test/ros test/studio/test_live_ros.py test/test_*.py)
 
-one_leg=""
-PYTEST_ARGS=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --distro) [ $# -ge 2 ] || { echo "--distro needs a value: ${ROBOKIN_DISTROS[*]}" >&2; exit 2; }
-              one_leg=$2; shift 2 ;;
-    --distro=*) one_leg=${1#--distro=}; shift ;;
-    *) PYTEST_ARGS+=("$1"); shift ;;
-  esac
-done
-
-primary=${one_leg:-${ROBOKIN_ROS_DISTRO:-$ROBOKIN_DEFAULT_DISTRO}}
-check_distro "$primary"
-LEGS=("$primary|${ROBOKIN_VENV:-$ROOT/.venv}|all")
-if [ -z "$one_leg" ]; then
+take_distro_args "$@"
+PYTEST_ARGS=("${ARGS[@]}")
+LEGS=("$ROBOKIN_ROS_DISTRO|$VENV|all")
+if [ "$DISTRO_GIVEN" = 0 ]; then
   for other in "${ROBOKIN_DISTROS[@]}"; do
-    [ "$other" = "$primary" ] || LEGS+=("$other|$ROOT/.venv-$other|second")
+    [ "$other" = "$ROBOKIN_ROS_DISTRO" ] || LEGS+=("$other|$ROOT/.venv-$other|second")
   done
 fi
 

@@ -74,9 +74,10 @@ def distro_shell(script: str, env: dict | None = None) -> subprocess.CompletedPr
                                                ("--distro kilted -x", {}, "kilted"),
                                                ("--distro=jazzy", {"ROBOKIN_ROS_DISTRO": "kilted"}, "jazzy")])
 def test_the_distro_comes_from_the_argument_then_the_environment_then_jazzy(args, env, distro):
-    result = distro_shell(f'take_distro_args {args}; echo "$ROBOKIN_ROS_DISTRO $VENV ${{ARGS[*]}}"', env)
+    result = distro_shell(f'take_distro_args {args}; echo "$ROBOKIN_ROS_DISTRO $DISTRO_GIVEN $VENV ${{ARGS[*]}}"', env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [distro, str(REPO / ".venv"), *(["-x"] if "-x" in args else [])]
+    given = "1" if "--distro" in args else "0"
+    assert result.stdout.split() == [distro, given, str(REPO / ".venv"), *(["-x"] if "-x" in args else [])]
 
 
 @pytest.mark.parametrize("args, env", [("--distro humble", {}), ("", {"ROBOKIN_ROS_DISTRO": "rolling"}),
