@@ -51,6 +51,7 @@ from robokin_ros.core.servo.servo import Servo, warm_up
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
 from robokin_ros.core.servo.tick_stamps import TickStamps
+from robokin_ros.core.servo.tick_watchdog import TickWatchdog
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput
 from robokin_ros.core.stamp_order import StampOrder
 from robokin_ros.ros.collision_markers import collision_markers
@@ -107,6 +108,7 @@ class ServoNode(RobokinNode):
         self._stamp_order = StampOrder()
         self._status = StatusReporter()
         self._stamps = TickStamps()
+        self._watchdog = TickWatchdog(cfg.publish_period)
         self._reuse: JointTrajectory | None = None
         self._serialized: dict[int, SerializedTrajectory | None] = {}     # by point count: see _publish_command
         self._prepare_serialized()
@@ -212,6 +214,7 @@ class ServoNode(RobokinNode):
     def _apply_config(self, config: ServoConfig) -> None:
         self._servo.update_config(config)    # raises ConfigError: the update is rejected whole
         self._config = config
+        self._watchdog.period = config.publish_period
         self._prepare_serialized()
 
     def _prepare_serialized(self) -> None:
@@ -225,13 +228,19 @@ class ServoNode(RobokinNode):
         now = receive_time()
         # The trajectory's time 0 is this tick (the core integrates the real time between ticks): a controller
         # that receives it late samples it at the right time instead of rushing from its state to the first
-        # point (latency jitter would become jerk).
+        # point (latency jitter would become jerk). Its hold point keeps it acceptable up to max_delivery_delay.
         stamp_ns = self._stamps.stamp(now, self.get_clock().now().nanoseconds)
+        lateness = self._watchdog.tick_started(now)
+        if lateness > self._config.tick_lateness_warning:
+            self._log.warning("late tick", f"servo tick {lateness * 1e3:.1f} ms late (publish_period "
+                              f"{self._config.publish_period * 1e3:g} ms): the CPU is busy; windows stay valid up "
+                              f"to max_delivery_delay {self._config.max_delivery_delay:g} s late", now)
         self._take_inputs(now)
         output = self._servo.step(now)
         if output.publish:
             self._publish_command(output, stamp_ns)
         self._publish_status(output, now)
+        self._watchdog.tick_finished(now, receive_time())
 
     def _take_inputs(self, now: float) -> None:
         if self._joint_state_rejection is not None:
@@ -366,7 +375,8 @@ class ServoNode(RobokinNode):
         self._moveit_status_pub.publish(moveit_status_msg(report.code.moveit_code, report.message))
         self._status_pub.publish(status_msg(report.code, report.message, output.locked_joints, output.sigma_min,
                                             output.condition_number, output.velocity_scale,
-                                            self.get_clock().now().to_msg(), self._robot.base_frame))
+                                            self.get_clock().now().to_msg(), self._robot.base_frame,
+                                            self._watchdog.figures(now)))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -26,6 +26,7 @@ from robokin_ros.core.errors import InvalidInputError, UnknownJointError
 from robokin_ros.core.servo.joint_jog import JointJogCommand
 from robokin_ros.core.servo.pose_tracking import PoseTarget
 from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.tick_watchdog import WatchdogFigures
 from robokin_ros.core.servo.types import JointMeasurement, TrajectoryWindow, TwistCommand
 from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints
 from robokin_ros.core.validation import check_vector
@@ -256,11 +257,15 @@ def transform_msg(parent: str, child: str, parent_T_child: pin.SE3, stamp: Time)
 # ---- ServoStatus message ---------------------------------------------------------------------------
 def status_msg(code: ServoStatus, message: str, locked_joints: Sequence[str] = (), sigma_min: float = np.nan,
                condition_number: float = np.nan, velocity_scale: float = 1.0, stamp: Time | None = None,
-               frame_id: str = "") -> ServoStatusMsg:
+               frame_id: str = "", watchdog: WatchdogFigures | None = None) -> ServoStatusMsg:
     """Status fields -> robokin_interfaces/ServoStatus (header: `stamp`, `frame_id` = the base frame)."""
     msg = ServoStatusMsg(code=int(code), message=message, locked_joints=list(locked_joints),
                          sigma_min=float(sigma_min), condition_number=float(condition_number),
                          velocity_scale=float(velocity_scale))
+    if watchdog is not None:
+        msg.worst_tick_lateness = float(watchdog.worst_lateness)
+        msg.ticks_last_second = int(watchdog.ticks_last_second)
+        msg.late_ticks, msg.overruns = int(watchdog.late_ticks), int(watchdog.overruns)
     if stamp is not None:
         msg.header.stamp = stamp
     msg.header.frame_id = frame_id

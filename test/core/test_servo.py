@@ -15,7 +15,7 @@ from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.servo import Servo, _max_abs_difference, warm_up
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
-from robokin_ros.core.servo.tick_stamps import TickStamps
+from robokin_ros.core.servo.tick_stamps import RESYNC_AFTER_S, TickStamps
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
 from robokin_ros.core.servo.window import sample_window, window_arrays, window_times
 from robokin_ros.core.sim.joints import SimulatedJoints
@@ -149,13 +149,13 @@ def test_stale_joint_state_halts_and_no_state_publishes_nothing(panda):
     out = servo.step(0.0)
     assert out.status == ServoStatus.JOINT_STATE_MISSING and not out.publish
     assert np.all(np.isfinite(out.positions))
-    loop = Loop(panda, command_in_type="speed_units")
+    loop = Loop(panda, command_in_type="speed_units", joint_state_timeout=0.1)
     loop.run(50, cmd([0.05, 0, 0]))
     held = loop.outputs[-1].positions
     outs = [loop.tick(cmd([0.05, 0, 0]), follow=False) for _ in range(100)]   # joint states stop
     missing = [o for o in outs if o.status == ServoStatus.JOINT_STATE_MISSING]
     assert len(missing) >= 40 and all(o.publish for o in missing)
-    assert "old (timeout 0.1 s)" in missing[0].message
+    assert "of running time (timeout 0.1 s)" in missing[0].message
     # a controlled stop: velocity falls within the acceleration limits (no step to zero), then holds
     amax = loop.servo._ik.acceleration_limits
     velocities = [loop.outputs[len(loop.outputs) - len(outs) - 1].velocities] + [o.velocities for o in outs]
@@ -216,7 +216,7 @@ def test_back_to_back_pause_and_resume_during_a_twist_keep_the_velocity_within_t
 def test_joint_states_back_after_an_outage_keep_the_velocity_within_the_acceleration_limits(panda):
     """Joint states missing for ~100 ms, then back: the re-anchoring must continue the decelerating ramp, not
     zero it (8.7 x the acceleration limit before)."""
-    loop = Loop(panda, command_in_type="speed_units")
+    loop = Loop(panda, command_in_type="speed_units", joint_state_timeout=0.1)
     loop.run(150, cmd([0.0, 0.3, 0.0]))
     before = loop.outputs[-1].velocities
     gap = [loop.tick(cmd([0.0, 0.3, 0.0]), follow=False) for _ in range(60)]     # 120 ms without states
@@ -229,7 +229,7 @@ def test_joint_states_back_after_an_outage_keep_the_velocity_within_the_accelera
 def test_a_stalled_servo_does_not_count_its_own_stall_against_the_joint_states(panda):
     """Under CPU load the servo's own tick can come tens of ms late while states keep arriving: the state it
     holds is then old only because the servo could not take the newer ones. That is not a missing state."""
-    loop = Loop(panda, command_in_type="speed_units")
+    loop = Loop(panda, command_in_type="speed_units", joint_state_timeout=0.1)
     loop.run(50, cmd([0.0, 0.05, 0.0]))
     last_state = loop.now - 0.045                     # the newest state the servo could take: 45 ms before
     loop.servo.set_measurement(JointMeasurement(loop.outputs[-1].positions, last_state))
@@ -241,6 +241,50 @@ def test_a_stalled_servo_does_not_count_its_own_stall_against_the_joint_states(p
     for k in range(1, 60):
         out = loop.servo.step(late + k * DT)
     assert out.status == ServoStatus.JOINT_STATE_MISSING
+
+
+def test_repeated_stalls_of_the_servo_all_count_as_its_own(panda):
+    """Two stalls of 80 ms with 20 ms of on-time ticks between, and no new state: 180 ms since the state, of which
+    20 ms of running time. Only the last stall used to be excluded, which halted at a 0.1 s timeout."""
+    loop = Loop(panda, command_in_type="speed_units", joint_state_timeout=0.1)
+    loop.run(50, cmd([0.0, 0.05, 0.0]))
+    now = loop.now
+    loop.servo.set_measurement(JointMeasurement(loop.outputs[-1].positions, now))
+    for stall in (0.08, 0.08):
+        now += DT + stall
+        loop.servo.set_command(cmd([0.0, 0.05, 0.0], at=now))
+        assert loop.servo.step(now).status == ServoStatus.OK
+        for _ in range(5):
+            now += DT
+            assert loop.servo.step(now).status == ServoStatus.OK
+    # the states really stop: the halt comes after 0.1 s of running time, not later
+    ticks = 0
+    while loop.servo.step(now + DT).status != ServoStatus.JOINT_STATE_MISSING:
+        now += DT
+        ticks += 1
+        loop.servo.set_command(cmd([0.0, 0.05, 0.0], at=now))
+    running = (12 + ticks + 1) * DT              # the on-time ticks since the state
+    assert 0.1 <= running <= 0.1 + 2 * DT
+
+
+def test_every_window_ends_held_at_rest_until_max_delivery_delay(panda):
+    """A default JTC refuses a window that ends in the past: each window ends with the arm at rest at the tail's
+    positions, held until max_delivery_delay after its stamp, so a window that arrives 0.9 s late is accepted."""
+    from robokin_ros.core.sim.jtc_rules import JtcSwitches, PointFacts, TrajectoryFacts, jtc_rejection
+    loop = Loop(panda, command_in_type="speed_units", max_delivery_delay=1.0)
+    outs = loop.run(40, cmd([0.05, 0.0, 0.0]))
+    for out in outs[1:]:
+        w = out.window
+        assert w.times[-1] == pytest.approx(1.0) and np.all(w.velocities[-1] == 0.0)
+        np.testing.assert_array_equal(w.positions[-1], w.positions[-2])      # no motion added
+        assert np.all(w.velocities[-2] == 0.0) and w.times[-2] < 0.2
+    names = list(panda.joint_names)
+    w = outs[-1].window
+    facts = TrajectoryFacts(names, [PointFacts(p, v, [], [], t) for t, p, v in zip(w.times, w.positions,
+                                                                                   w.velocities)], 100.0)
+    assert jtc_rejection(facts, names, 100.9, JtcSwitches()) is None
+    rejection = jtc_rejection(facts, names, 101.1, JtcSwitches())
+    assert rejection is not None and "ends in the past" in rejection.message
 
 
 def test_integrates_from_command_and_reanchors_on_divergence(panda):
@@ -315,7 +359,8 @@ def test_window_covers_the_latency_and_is_clamped_to_limits(panda):
     out = loop.run(30, cmd([0, 0, 0], [0, 0, 0.3]))[-1]       # turning about z drives joint 1 up
     w = out.window
     # time 0 = this tick's state, dt = the commanded positions, then a coarse grid up to the latency, then the tail
-    grid = w.times[:-1]
+    # and the hold
+    grid = w.times[:-2]
     assert grid[0] == 0.0 and grid[1] == DT and grid[-1] >= 0.05 and len(grid) <= 10
     assert np.all(np.diff(w.times) > 0)
     np.testing.assert_allclose(w.positions[1], out.positions, atol=1e-15)
@@ -323,10 +368,11 @@ def test_window_covers_the_latency_and_is_clamped_to_limits(panda):
     now_state = out.positions - out.velocities * DT
     unclamped = now_state + np.outer(grid, out.velocities)
     expected = np.clip(unclamped, panda.limits.lower, panda.limits.upper)
-    np.testing.assert_allclose(w.positions[:-1], expected, atol=1e-15)
+    np.testing.assert_allclose(w.positions[:-2], expected, atol=1e-15)
     assert_jtc_default_rules_accept(w, panda.n)
     short = Loop(panda, max_expected_latency=0.002).run(1)[-1]
-    np.testing.assert_allclose(short.window.times, [0.0, DT, 2 * DT, 3 * DT])     # at rest: a one-period tail
+    # at rest: a one-period tail, then the hold until max_delivery_delay
+    np.testing.assert_allclose(short.window.times, [0.0, DT, 2 * DT, 3 * DT, 1.0])
 
 
 @settings(deadline=None, max_examples=60)
@@ -396,7 +442,7 @@ def _drive_then_stall(robot, keep_tail=True, ticks=150, stall_s=0.4):
         loop.servo.set_measurement(JointMeasurement(sim.positions.copy(), now))
         out = loop.servo.step(now)
         w = out.window
-        last = len(w.times) if keep_tail else len(w.times) - 1
+        last = len(w.times) if keep_tail else len(w.times) - 2
         sim.follow(TrajectoryPoints(w.times[:last], w.positions[:last], w.velocities[:last]), start=now)
         for sub in (0.5, 1.0):                                     # the arm's own cycle: 1 kHz
             sim.step(now + sub * DT)
@@ -444,7 +490,7 @@ def test_late_and_early_ticks_keep_every_window_continuous_with_the_last(panda):
         out = servo.step(now)
         if previous is not None:
             then, window = previous
-            straight = window.times < window.times[-1]          # before the stopping tail: q + v t, piecewise linear
+            straight = window.times < window.times[-2]          # before the stopping tail: q + v t, piecewise linear
             expected = [np.interp(now - then, window.times[straight], window.positions[straight, j])
                         for j in range(panda.n)]
             gaps.append(np.abs(out.window.positions[0] - expected).max())
@@ -469,14 +515,15 @@ def test_after_a_stall_longer_than_the_window_the_servo_continues_from_where_the
 
 
 def test_a_window_without_limits_in_reach_is_sparse_and_describes_the_same_motion(panda):
-    """Far from the limits the published window has 4 points (now, dt, the last grid time, the tail); a controller
+    """Far from the limits the published window has 5 points (now, dt, the last grid time, the tail, the hold); a
+    controller
     interpolating it (cubic Hermite, as JTC) follows exactly the motion of the full grid's window. Near a limit the
     full grid is published: its points place the stop at the limit."""
     loop = Loop(panda, command_in_type="speed_units", max_expected_latency=0.05)
     out = loop.run(30, cmd([0.0, 0.1, 0.05], [0.1, 0.0, 0.0]))[-1]
     sparse = out.window
     grid = window_times(DT, 0.05)
-    assert len(sparse.times) == 4 and len(grid) > 3
+    assert len(sparse.times) == 5 and len(grid) > 3
     np.testing.assert_array_equal(sparse.times[:3], grid[[0, 1, -1]])
     n, k = panda.n, len(grid) + 1
     full = (np.empty(k), np.empty((k, n)), np.empty((k, n)))
@@ -498,11 +545,11 @@ def test_a_window_without_limits_in_reach_is_sparse_and_describes_the_same_motio
     q0[j] = panda.limits.upper[j] - 0.1 if v[j] > 0 else panda.limits.lower[j] + 0.1
     outs = Loop(panda, q0=q0, command_in_type="speed_units", max_expected_latency=0.05,
                 joint_limit_margins=[0.0] * panda.n).run(400, turn)
-    full_windows = [o.window for o in outs if len(o.window.times) == k]
+    full_windows = [o.window for o in outs if len(o.window.times) == k + 1]
     assert full_windows, "a window reaching the limit uses the full grid"
-    assert all(len(o.window.times) in (4, k) for o in outs)
+    assert all(len(o.window.times) in (5, k + 1) for o in outs)
     for w in full_windows:
-        np.testing.assert_array_equal(w.times[:-1], grid)
+        np.testing.assert_array_equal(w.times[:-2], grid)
         assert np.any((w.positions[:, j] == panda.limits.upper[j]) | (w.positions[:, j] == panda.limits.lower[j]))
 
 
@@ -554,7 +601,7 @@ def test_a_silent_servo_restarts_from_where_another_controller_left_the_arm(pand
 def test_an_idle_servo_stays_silent_through_a_joint_state_glitch(panda):
     """A servo that has gone silent must not start publishing hold messages when joint states pause and come
     back: another controller (a path execution) may be moving the arm, and holds would stop it."""
-    loop = Loop(panda, num_outgoing_halt_msgs_to_publish=4, **FAST)
+    loop = Loop(panda, num_outgoing_halt_msgs_to_publish=4, joint_state_timeout=0.1, **FAST)
     loop.run(20, cmd([0.02, 0, 0]))
     outs = [loop.tick() for _ in range(150)]
     assert not outs[-1].publish
@@ -689,6 +736,22 @@ def test_tick_stamps_keep_the_ticks_spacing_and_follow_a_clock_step():
     assert stamps.stamp(10.002, 5_002_000_000) == 5_002_000_000     # an on-time read: the smaller offset wins
     # reads 5 ms late under load: the stamps keep the receive clock's 2 ms spacing
     assert stamps.stamp(10.004, 5_009_000_000) == 5_004_000_000
-    # a clock step beyond 20 ms (simulated time, NTP): re-measured
-    assert stamps.stamp(10.006, 9_000_000_000) == 9_000_000_000
-    assert stamps.stamp(10.008, 9_002_000_100) == 9_002_000_000
+    # a clock step (simulated time, NTP): every read for 0.5 s says so, then it is re-measured
+    tick, clock = 10.006, 9_000_000_000
+    while tick < 10.006 + RESYNC_AFTER_S - 1e-9:
+        assert stamps.stamp(tick, clock) == round(tick * 1e9) - 5_000_000_000      # still the old offset
+        tick, clock = tick + 0.002, clock + 2_000_000
+    assert stamps.stamp(tick, clock) == clock
+    assert stamps.stamp(tick + 0.002, clock + 2_000_100) == clock + 2_000_000
+    # a step back is taken at once (a smaller offset is always a better read)
+    assert stamps.stamp(tick + 0.004, 1_000_000_000) == 1_000_000_000
+
+
+def test_tick_stamps_ignore_reads_that_came_late_however_late():
+    """A process descheduled between reading the two clocks reads the ROS clock tens of ms late: the stamp must not
+    move (it used to be re-measured beyond 20 ms, a step of v * 20 ms in the stream)."""
+    stamps = TickStamps()
+    stamps.stamp(10.0, 5_000_000_000)
+    for k, late_ns in enumerate((30_000_000, 0, 120_000_000, 250_000_000, 0, 40_000_000), start=1):
+        tick = 10.0 + 0.002 * k
+        assert stamps.stamp(tick, round(tick * 1e9) - 5_000_000_000 + late_ns) == round(tick * 1e9) - 5_000_000_000

@@ -2,9 +2,9 @@
 
 Each `step(now)` produces one command. Decisions, in order:
 1. paused -> PAUSED, nothing published;
-2. no joint state yet, or older than `joint_state_timeout` -> JOINT_STATE_MISSING, ramp to zero, hold; time the
-   servo itself was not running (a tick later than its period) does not count: states that could not be
-   received cannot be missing;
+2. no joint state yet, or none for `joint_state_timeout` -> JOINT_STATE_MISSING, ramp to zero, hold; time the
+   servo itself was not running (every tick later than its period since that state arrived) does not count:
+   states that could not be received cannot be missing;
 3. (re-)anchor: the commanded positions start from the measured ones on the first measurement, after resume,
    after a joint-state outage and after going silent (if the arm is at rest by then: while it still moves it
    follows this servo's windows), and whenever they diverged from the measurement by more than
@@ -15,7 +15,7 @@ Each `step(now)` produces one command. Decisions, in order:
    the commanded state follows the real time between ticks, not the nominal period: each published window
    is stamped with the tick's time and a controller follows it until the next arrives, so every tick starts
    from where the last window has taken the arm by then (see `_catch_up`), late, early or after a stall;
-5. no command, or older than `incoming_command_timeout` (receive time, less the servo's own stall as in 2)
+5. no command, or older than `incoming_command_timeout` (receive time, less the servo's own stalls as in 2)
    -> STALE_COMMAND: the velocity
    ramps to zero as one uniform factor within the acceleration limits (direction kept), then the position
    is held (STOPPED), published `num_outgoing_halt_msgs_to_publish` times (0 = forever), then silent.
@@ -45,6 +45,7 @@ from robokin_ros.core.servo.velocity_ik import VelocityIk
 from robokin_ros.core.servo.window import (
     advance_arrays,
     clamped,
+    hold_point,
     sample_window,
     sparse_window_times,
     window_arrays,
@@ -104,6 +105,9 @@ class Servo:
         self._last_tick: float | None = None
         self._accel_dt = config.publish_period     # time since the last velocity decision, up to one period
         self._last_window: TrajectoryWindow | None = None     # what the controller follows until the next tick
+        self._stalled_total = 0.0           # [s] the servo's own stalls so far (see `_running_age`)
+        self._stalled_before_tick = 0.0
+        self._stall_marks: dict[str, tuple[object, float]] = {}
 
     # ---- inputs -----------------------------------------------------------------------------------
     def update_config(self, config: ServoConfig) -> None:
@@ -135,7 +139,7 @@ class Servo:
     def window_point_counts(self) -> tuple[int, ...]:
         """The numbers of points a published window can have with the current configuration (with its tail):
         the sparse grid's where no joint meets a limit, the full grid's where one does."""
-        return tuple(sorted({len(self._sparse_times) + 1, len(self._window_times) + 1}))
+        return tuple(sorted({len(self._sparse_times) + 2, len(self._window_times) + 2}))
 
     def set_command(self, command: TwistCommand, base_T_frame: pin.SE3 | None = None) -> None:
         """Store a twist command; a bad one raises and is not stored (the previous one keeps ageing).
@@ -305,26 +309,37 @@ class Servo:
         """One control tick at time `now` [s] (same clock as the receive times)."""
         check_time("now", now)
         stalled = self._catch_up(now)
-        output = self._decide(now, stalled)
+        self._stalled_before_tick = self._stalled_total
+        self._stalled_total += stalled
+        output = self._decide(now)
         self._last_window = output.window if output.publish else self._last_window
         return output
 
-    def _decide(self, now: float, stalled: float) -> ServoOutput:
+    def _running_age(self, key: str, item: object, received_at: float, now: float) -> float:
+        """How long ago `item` (the measurement, the command) was received, less the servo's own stalls since it
+        was first looked at: an input cannot go missing while the loop that would have received the next one was
+        not running."""
+        marked = self._stall_marks.get(key)
+        if marked is None or marked[0] is not item:
+            marked = self._stall_marks[key] = (item, self._stalled_before_tick)
+        return now - received_at - (self._stalled_total - marked[1])
+
+    def _decide(self, now: float) -> ServoOutput:
         if self._paused:
             if self._positions is not None and self._velocities.any():
                 self._advance(self._ramp_down(self._velocities))
                 return self._output(ServoStatus.PAUSED, f"{ServoStatus.PAUSED.sentence} (decelerating)", True)
             return self._hold(ServoStatus.PAUSED, ServoStatus.PAUSED.sentence, publish=False)
         m = self._measurement
-        if m is None or now - m.received_at - stalled > self.config.joint_state_timeout:
+        if m is None or self._running_age("state", m, m.received_at, now) > self.config.joint_state_timeout:
             return self._joint_state_missing(now)
         self._anchor_if_needed(m, now)
         c = self._command
         if isinstance(c, GuidingCommand):
             if self._guiding.stopped:
                 return self._stale(False, ServoStatus.STALE_COMMAND, self._guiding.stopped)
-        elif c is None or (now - c.received_at - stalled > self.config.incoming_command_timeout
-                           and not self._pose_pending(c, now)):
+        elif c is None or (self._running_age("command", c, c.received_at, now) >
+                           self.config.incoming_command_timeout and not self._pose_pending(c, now)):
             return self._stale(c is None)
         return self._track(c, now)
 
@@ -372,11 +387,13 @@ class Servo:
         # = self._advance(v) then self._output(...), fused into one compiled call (~2 us less per tick)
         v, grid, n = result.velocities, self._sparse_times, len(q)
         q_next, q_out, v_out = np.empty(n), np.empty(n), np.empty(n)
-        k = len(grid) + 1                                      # the grid, then the deceleration tail
+        k = len(grid) + 2                                      # the grid, the deceleration tail, the hold
         t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))
         if advance_arrays(q, v, self._dt, self._lower, self._upper, self._amax, grid, q_next, q_out, v_out,
                           t, positions, velocities) and len(grid) < len(self._window_times):
             t, positions, velocities = self._full_window(clamped(q, self._lower, self._upper), v)
+        else:
+            hold_point(t, positions, velocities, self.config.max_delivery_delay)
         if not math.isfinite(q_next.sum()):
             # Never publish a non-finite command: drop it, re-sync to the measured state and hold.
             self._anchor_needed = True
@@ -495,8 +512,8 @@ class Servo:
         if m is None:
             why = "no joint state received yet"
         else:
-            why = f"last joint state is {now - m.received_at:.3f} s old (timeout " \
-                  f"{self.config.joint_state_timeout} s)"
+            why = f"no joint state for {self._running_age('state', m, m.received_at, now):.3f} s of running " \
+                  f"time (timeout {self.config.joint_state_timeout} s)"
         text = f"{ServoStatus.JOINT_STATE_MISSING.sentence} ({why})"
         if self._positions is not None and self._velocities.any():
             # A controlled stop along the commanded path, within the acceleration limits, rather than a
@@ -576,20 +593,23 @@ class Servo:
         a deceleration tail ends at rest."""
         q = clamped(q - v * self._dt, self._lower, self._upper)
         grid = self._sparse_times
-        k, n = len(grid) + 1, len(q)
+        k, n = len(grid) + 2, len(q)
         t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))     # (k,), (k, n), (k, n)
         if window_arrays(q, v, self._lower, self._upper, self._amax, self._dt, grid, t, positions, velocities) \
                 and len(grid) < len(self._window_times):
             t, positions, velocities = self._full_window(q, v)
+        else:
+            hold_point(t, positions, velocities, self.config.max_delivery_delay)
         return frozen(TrajectoryWindow, {"times": t, "positions": positions, "velocities": velocities})
 
     def _full_window(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The look-ahead on the full grid from the state now, q (within the limits): for a window in which a
         joint meets a limit, whose stop the intermediate points place."""
         grid = self._window_times
-        k, n = len(grid) + 1, len(q)
+        k, n = len(grid) + 2, len(q)
         t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))
         window_arrays(q, v, self._lower, self._upper, self._amax, self._dt, grid, t, positions, velocities)
+        hold_point(t, positions, velocities, self.config.max_delivery_delay)
         return t, positions, velocities
 
 

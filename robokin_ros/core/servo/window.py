@@ -1,7 +1,10 @@
 """The look-ahead window the servo publishes each tick: times, then positions and velocities clamped to limits.
 
 The window extrapolates the commanded velocity up to the expected latency, then ends with a deceleration tail:
-a last point where every joint is at rest. A trajectory controller with its default settings
+a point where every joint is at rest, held by one more point at the same positions until `max_delivery_delay`
+after the window's stamp. A default controller refuses a trajectory that "ends in the past"; the hold point
+makes a window that reaches it late (a busy CPU, a stalled process) still valid, and one it follows at the time
+it was meant for, since the stamp is the tick's time. A trajectory controller with its default settings
 (`allow_nonzero_velocity_at_trajectory_end: false`) rejects any trajectory whose last point moves; and since each
 new window replaces the previous one within a tick, only the window's first milliseconds are ever executed, so
 the tail costs no speed. If the messages stop, the arm follows the tail and stops within its acceleration limits.
@@ -78,6 +81,16 @@ def window_arrays(q, v, lower, upper, amax, dt, grid, times, positions, velociti
             velocities[clamped_from - 1, j] = 0.0
         any_clamped = any_clamped or clamped_from <= k
     return any_clamped
+
+
+@njit(cache=True)
+def hold_point(times, positions, velocities, hold_until):
+    """Fill the window's last row, the hold: the row before it (the tail, at rest) repeated at `hold_until` [s],
+    or just after the tail when the tail ends later."""
+    k = times.shape[0] - 1
+    times[k] = max(hold_until, times[k - 1] + 1e-3)
+    for j in range(positions.shape[1]):
+        positions[k, j], velocities[k, j] = positions[k - 1, j], 0.0
 
 
 def window_times(dt: float, latency: float) -> np.ndarray:
