@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from robokin_ros.core.errors import ConfigError, InvalidInputError, UnknownFrameError
 from robokin_ros.core.servo.command_type import CommandType, CommandTypeSwitch
 from robokin_ros.core.servo.config import ServoConfig
-from robokin_ros.core.servo.servo import Servo, _max_abs_difference, warm_up
+from robokin_ros.core.servo.servo import DIVERGENCE_PERSISTENCE, Servo, _max_abs_difference, warm_up
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
 from robokin_ros.core.servo.tick_stamps import RESYNC_AFTER_S, TickStamps
@@ -287,7 +287,7 @@ def test_every_window_ends_held_at_rest_until_max_delivery_delay(panda):
     assert rejection is not None and "ends in the past" in rejection.message
 
 
-def test_integrates_from_command_and_reanchors_on_divergence(panda):
+def test_integrates_from_command_and_reanchors_on_a_lasting_divergence(panda):
     loop = Loop(panda, command_in_type="speed_units", max_state_divergence=0.05)
     loop.run(20, cmd([0.05, 0, 0]))
     last = loop.outputs[-1]
@@ -295,15 +295,45 @@ def test_integrates_from_command_and_reanchors_on_divergence(panda):
     loop.servo.set_measurement(JointMeasurement(lagging, loop.now))
     out = loop.tick(cmd([0.05, 0, 0]), follow=False)
     np.testing.assert_allclose(out.positions, last.positions + out.velocities * DT, atol=1e-15)
-    far = out.positions - 0.2                                  # diverged: re-anchor at the measurement
-    loop.servo.set_measurement(JointMeasurement(far, loop.now))
-    before = out.velocities
-    out = loop.tick(cmd([0.05, 0, 0]), follow=False)
+    # the arm held 0.2 rad away: the stream carries on for DIVERGENCE_PERSISTENCE, then re-anchors there
+    offset = -0.2
+    outs = []
+    for _ in range(int(round(DIVERGENCE_PERSISTENCE / DT)) + 3):
+        before = out.velocities
+        loop.servo.set_measurement(JointMeasurement(out.positions + offset, loop.now))
+        out = loop.tick(cmd([0.05, 0, 0]), follow=False)
+        outs.append((before, out))
+        if np.abs(out.window.positions[0] - outs[-2][1].positions).max() > 0.1 if len(outs) > 1 else False:
+            break
+    *streamed, (before, anchored) = outs
+    assert DIVERGENCE_PERSISTENCE <= len(outs) * DT <= DIVERGENCE_PERSISTENCE + 2 * DT
+    for (v0, o), (_, o_next) in zip(streamed, streamed[1:]):
+        np.testing.assert_allclose(o_next.window.positions[0], o.positions, atol=1e-12)      # no step meanwhile
+    far = streamed[-1][1].positions + offset
     # re-anchored at the measurement, carried on by the commanded velocity for the measurement's age (one tick)
-    np.testing.assert_allclose(out.positions, far + before * DT + out.velocities * DT, atol=1e-12)
+    np.testing.assert_allclose(anchored.positions, far + before * DT + anchored.velocities * DT, atol=1e-12)
     # the commanded velocity carries on through the re-anchoring: no step beyond the acceleration limits
-    assert np.all(np.abs(out.velocities - before) <= loop.servo._ik.acceleration_limits * DT * (1 + 1e-9))
+    assert np.all(np.abs(anchored.velocities - before) <= loop.servo._ik.acceleration_limits * DT * (1 + 1e-9))
     assert np.max(np.abs(before)) > 10 * np.max(loop.servo._ik.acceleration_limits) * DT    # it was moving
+
+
+def test_a_measurement_that_only_lags_by_its_age_or_briefly_is_no_divergence(panda):
+    """A state 80 ms old at full speed trails the command by v * 80 ms without the arm lagging at all; and a
+    controller that got a window late lags for a few ticks, then catches up. Neither may step the stream (a
+    re-anchor stepped it back by up to 88 mrad on a busy CPU)."""
+    loop = Loop(panda, command_in_type="speed_units", max_state_divergence=0.05)
+    loop.run(300, cmd([0.0, 0.5, 0.0]))
+    v = loop.outputs[-1].velocities
+    assert np.abs(v).max() * 0.08 > 0.05                     # 80 ms of motion exceed the divergence threshold
+    old = loop.outputs[-41].positions                         # where the command was 80 ms ago
+    loop.servo.set_measurement(JointMeasurement(old, loop.now - 0.08))
+    outs = [loop.tick(cmd([0.0, 0.5, 0.0]), follow=False)]
+    for k in range(20):                                       # 40 ms of a lagging arm, then it catches up
+        lag = outs[-1].positions - v * 0.06
+        loop.servo.set_measurement(JointMeasurement(lag, loop.now))
+        outs.append(loop.tick(cmd([0.0, 0.5, 0.0]), follow=k >= 19))
+    for a, b in zip(outs, outs[1:]):
+        np.testing.assert_allclose(b.window.positions[0], a.positions, atol=1e-12)
 
 
 # ---- validation and config -----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ Each `step(now)` produces one command. Decisions, in order:
 3. (re-)anchor: the commanded positions start from the measured ones on the first measurement, after resume,
    after a joint-state outage and after going silent (if the arm is at rest by then: while it still moves it
    follows this servo's windows), and whenever they diverged from the measurement by more than
-   `max_state_divergence` on any joint; re-anchoring keeps the commanded velocity (zeroing it would be a
+   `max_state_divergence` on any joint for DIVERGENCE_PERSISTENCE of running time; re-anchoring keeps the commanded velocity (zeroing it would be a
    velocity step far beyond the acceleration limits). Otherwise it integrates from the last command, not from
    the measurement: a lagging controller then causes no sag or drift;
 4. a fresh command -> velocity IK (limits, singularities, acceleration window) -> integrate;
@@ -63,6 +63,10 @@ class GuidingCommand:
     received_at: float           # [s] when guiding was enabled
 
 
+# [s] of running time a divergence from the measured state must last before the command is re-anchored there:
+# longer than a late window's lag (a few ticks), short enough that an arm really held elsewhere is caught at once.
+DIVERGENCE_PERSISTENCE = 0.1
+
 # The warm-up: a few ticks of a small twist along every axis, enough to run every compiled kernel once.
 WARM_UP_TICKS = 3
 WARM_UP_TWIST = 0.1        # each component, in the units of `command_in_type`
@@ -108,6 +112,7 @@ class Servo:
         self._stalled_total = 0.0           # [s] the servo's own stalls so far (see `_running_age`)
         self._stalled_before_tick = 0.0
         self._stall_marks: dict[str, tuple[object, float]] = {}
+        self._diverged_since: tuple[float, float] | None = None      # (time, stalls then) of a divergence
 
     # ---- inputs -----------------------------------------------------------------------------------
     def update_config(self, config: ServoConfig) -> None:
@@ -552,23 +557,39 @@ class Servo:
 
     def _anchor_if_needed(self, measurement: JointMeasurement, now: float) -> None:
         """Re-anchor the commanded positions at the measured ones when asked (resume, outage, silence) or when
-        they diverged; the commanded velocity carries on.
+        they diverged for DIVERGENCE_PERSISTENCE; the commanded velocity carries on.
 
         A request made while the commanded velocity is not zero is dropped: the controller has been following
         this servo's windows all along (a pause or an outage ramps down through published windows), so the
         commanded state is where the arm is meant to be, and the measurement only lags it. Anchoring there
         would step the command back by the lag, which the controller turns into a velocity spike.
+
+        Divergence is judged against where the command was when the measurement was taken (a state 65 ms old
+        at 0.8 rad/s is 52 mrad behind the command without the arm lagging at all), and only a lasting one
+        counts: on a busy CPU a controller that got a window late lags for a few ticks and catches up, and
+        re-anchoring then stepped the stream back by up to 88 mrad (bench/busy_cpu.py --stalls).
         """
-        q, measured = self._positions, measurement.positions
+        q, measured = self._positions, np.asarray(measurement.positions, dtype=float)
         moving = q is not None and self._velocities.any()
-        if q is None or (self._anchor_needed and not moving) or \
-                _max_abs_difference(q, measured) > self.config.max_state_divergence:
+        # The measurement is as old as its transport: the arm has moved on at the commanded velocity since.
+        age = max(0.0, now - measurement.received_at)
+        if q is None or (self._anchor_needed and not moving) or self._diverged_for_long(q, measured, age, now):
             v = self._velocities if q is not None else np.zeros(self.robot.n)
-            # The measurement is as old as its transport: the arm has moved on at the commanded velocity since.
-            age = max(0.0, now - measurement.received_at)
-            self._positions = clamped(np.asarray(measured, dtype=float) + v * age, self._lower, self._upper)
+            self._positions = clamped(measured + v * age, self._lower, self._upper)
             self._velocities = v
+            self._diverged_since = None
         self._anchor_needed = False
+
+    def _diverged_for_long(self, q: np.ndarray, measured: np.ndarray, age: float, now: float) -> bool:
+        """Whether the command has been more than max_state_divergence from the measured state for at least
+        DIVERGENCE_PERSISTENCE of running time (the servo's own stalls excluded)."""
+        if _max_abs_difference(q - self._velocities * age, measured) <= self.config.max_state_divergence:
+            self._diverged_since = None
+            return False
+        if self._diverged_since is None:
+            self._diverged_since = (now, self._stalled_before_tick)
+        started, stalled_then = self._diverged_since
+        return now - started - (self._stalled_total - stalled_then) >= DIVERGENCE_PERSISTENCE
 
     def _advance(self, velocities: np.ndarray) -> None:
         self._velocities = velocities
