@@ -1,7 +1,7 @@
 """The README demo in a ROS 2 install: sim_robot + servo_node + path_ik_node + capability_node + RViz,
 driven by the scripted twist sequence and path goal of `robokin_demo --attach`; the launch ends with the demo.
 
-    ros2 launch robokin_ros demo.launch.py            # rviz:=false for a headless run
+    ros2 launch robokin_ros demo.launch.py            # rviz:=false for a headless run, namespace:=demo1
 """
 from launch.actions import DeclareLaunchArgument, EmitEvent, GroupAction, IncludeLaunchDescription, OpaqueFunction
 from launch.actions import RegisterEventHandler
@@ -12,46 +12,58 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from launch import LaunchDescription
-from robokin_ros.core.embedded import default_base_frame, urdf_xml
-from robokin_ros.launch_support import is_true
-from robokin_ros.paths import config_file, node_params_file, share_dir
+from robokin_ros.core.embedded import default_base_frame
+from robokin_ros.launch_support import (
+    arm_nodes,
+    is_true,
+    namespace_of,
+    node_parameters,
+    robokin_node,
+    viewer_arguments,
+    viewer_nodes,
+)
+from robokin_ros.paths import config_file, share_dir
 
 ROBOT = "panda"         # the robot robokin_demo drives
+# what the demo's nodes get whatever the command line says (the demo drives this exact set-up)
+FIXED = {"robot": ROBOT, "base_frame": "", "tip_frame": "", "preset": "", "params_file": "", "controller_name": "",
+         "command_topic": "", "sim": "false"}
+# the absolute names robokin_demo uses (robokin_ros/demo/), remapped into namespace:= (a test keeps this complete)
+DEMO_NAMES = ("/joint_states", "/joint_trajectory_controller/joint_trajectory", "/sim_robot/rejected",
+              "/servo_node/delta_twist_cmds", "/servo_node/delta_joint_cmds", "/servo_node/pose_target_cmds",
+              "/servo_node/wrench", "/servo_node/enable_hand_guiding", "/servo_node/scene_objects",
+              "/servo_node/robokin_status", "/path_ik_node/execute_cartesian_path")
 
 
 def _nodes(context):
-    use_sim_time = is_true(LaunchConfiguration("use_sim_time").perform(context))
-    sim_time = {"use_sim_time": use_sim_time}
-    nodes = [
-        Node(package="robokin_ros", executable="path_ik_node", name="path_ik_node", output="screen",
-             parameters=[str(node_params_file(ROBOT, "path_ik")), sim_time]),
-        Node(package="robokin_ros", executable="capability_node", name="capability_node", output="screen",
-             parameters=[str(config_file("capability.yaml")), sim_time]),
-    ]
-    if is_true(LaunchConfiguration("rviz").perform(context)):
-        nodes += [
-            Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
-                 parameters=[{"robot_description": urdf_xml(ROBOT)}, sim_time]),
-            Node(package="rviz2", executable="rviz2", name="rviz2",
-                 arguments=["-d", str(config_file("demo.rviz")), "-f", default_base_frame(ROBOT)],
-                 parameters=[sim_time]),
-        ]
-    return nodes
+    def _arg(name: str) -> str:
+        return FIXED[name] if name in FIXED else LaunchConfiguration(name).perform(context)
+
+    use_sim_time = is_true(_arg("use_sim_time"))
+    nodes, _ = arm_nodes(Node, _arg, "path_ik_node", "path_ik")
+    capability = node_parameters(_arg, "capability", "capability_node", [str(config_file("capability.yaml"))])
+    namespace = namespace_of(_arg)
+    demo = Node(package="robokin_ros", executable="robokin_demo", name="robokin_demo", output="screen",
+                arguments=["--attach"], parameters=[{"use_sim_time": use_sim_time}],
+                remappings=[(name, f"{namespace}{name}") for name in DEMO_NAMES] if namespace else [],
+                **({"namespace": namespace} if namespace else {}))
+    return [*nodes, robokin_node(Node, _arg, "capability_node", capability),
+            *viewer_nodes(Node, _arg, default_base_frame(ROBOT), "demo.rviz", use_sim_time), demo,
+            RegisterEventHandler(OnProcessExit(target_action=demo, on_exit=[
+                EmitEvent(event=Shutdown(reason="robokin_demo finished"))]))]
 
 
 def generate_launch_description():
-    demo = Node(package="robokin_ros", executable="robokin_demo", name="robokin_demo", output="screen",
-                arguments=["--attach"], parameters=[{"use_sim_time": LaunchConfiguration("use_sim_time")}])
     return LaunchDescription([
-        DeclareLaunchArgument("rviz", default_value="true", description="start robot_state_publisher + RViz"),
+        *(DeclareLaunchArgument(name, default_value=default, description=text)
+          for name, default, text in viewer_arguments("true")),
         DeclareLaunchArgument("use_sim_time", default_value="false", description="every node follows /clock"),
+        DeclareLaunchArgument("namespace", default_value="", description="namespace of every node"),
         # scoped: an included file's launch arguments would otherwise overwrite this file's (rviz among them)
         GroupAction([IncludeLaunchDescription(
             PythonLaunchDescriptionSource(str(share_dir() / "launch" / "servo.launch.py")),
             launch_arguments={"robot": ROBOT, "sim": "true", "rviz": "false",
-                              "use_sim_time": LaunchConfiguration("use_sim_time")}.items())]),
+                              "use_sim_time": LaunchConfiguration("use_sim_time"),
+                              "namespace": LaunchConfiguration("namespace")}.items())]),
         OpaqueFunction(function=_nodes),
-        demo,
-        RegisterEventHandler(OnProcessExit(target_action=demo, on_exit=[
-            EmitEvent(event=Shutdown(reason="robokin_demo finished"))])),
     ])

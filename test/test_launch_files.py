@@ -117,6 +117,7 @@ class Node:
                  respawn=False, respawn_delay=None) -> None:
         self.package, self.executable, self.name = package, executable, name
         self.parameters, self.arguments, self.condition = parameters or [], arguments or [], condition
+        self.namespace, self.remappings = namespace, list(remappings or [])
 
 
 class LaunchDescription:
@@ -200,8 +201,29 @@ def load(path: Path):
     return module
 
 
+class Graph:
+    """What the robot_state_publisher check sees (`rsp_running`), and the namespaces it was asked about."""
+
+    def __init__(self) -> None:
+        self.rsp_running, self.asked = False, []
+
+    def check(self, namespace: str = "", wait: float = 0.0) -> bool:
+        self.asked.append(namespace)
+        return self.rsp_running
+
+
 @pytest.fixture
-def launch(monkeypatch, tmp_path):
+def graph(monkeypatch):
+    """The ROS graph as launch_support's robot_state_publisher check sees it (no ROS here)."""
+    from robokin_ros import launch_support
+
+    fake = Graph()
+    monkeypatch.setattr(launch_support, "robot_state_publisher_running", fake.check)
+    return fake
+
+
+@pytest.fixture
+def launch(monkeypatch, tmp_path, graph):
     """launch(file, **arguments) -> Started, under the fake launch API and a fake ament install of this package."""
     for name, attributes in FAKE_MODULES.items():
         module = types.ModuleType(name)
@@ -273,7 +295,7 @@ def test_generic_parameter_files_hold_nothing_robot_specific(config_cls, file_na
 @pytest.mark.parametrize("file_name", ["servo.launch.py", "path_ik.launch.py", "demo.launch.py"])
 def test_every_node_gets_use_sim_time(launch, file_name):
     for value in ("true", "false"):
-        started = launch(file_name, use_sim_time=value, sim="true", rviz="true")
+        started = launch(file_name, robot="panda", use_sim_time=value, sim="true", rviz="true")
         assert started.nodes
         for node, params, _ in started.nodes:
             assert params.get("use_sim_time") is (value == "true"), f"{file_name}: {node.executable} {params}"
@@ -331,3 +353,197 @@ def test_fake_include_is_unscoped_like_launch(launch, tmp_path):
     context = Context({"rviz": "true"})
     _visit([GroupAction([include])], context, Started())
     assert context.launch_configurations["rviz"] == "true"
+
+
+# ---- next to a real driver: defaults, layering, presets, controller names, namespace, robot_state_publisher -------
+CONTROLLER = "scaled_joint_trajectory_controller"
+PRESET_CONTROLLERS = {"ur_robot_driver": ("scaled_joint_trajectory_controller", "base_link", "tool0"),
+                      "franka_panda": ("panda_arm_controller", "panda_link0", "panda_hand_tcp"),
+                      "mock_components": ("joint_trajectory_controller", None, None)}
+
+
+def _user_file(tmp_path, **values) -> str:
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump({"/**": {"ros__parameters": values}}))
+    return str(path)
+
+
+@pytest.mark.parametrize("file_name, executable, kind", [("servo.launch.py", "servo_node", "servo"),
+                                                         ("path_ik.launch.py", "path_ik_node", "path_ik")])
+def test_by_default_the_node_takes_the_robot_description_and_starts_alone(launch, file_name, executable, kind):
+    """No sim, no RViz, robot "" (the model on /robot_description), the generic parameters."""
+    started = launch(file_name)
+    assert started.executables() == [executable]
+    node, params, files = started.node(executable)
+    assert params["robot"] == "" and [Path(f).name for f in files] == [f"generic_{kind}.yaml"]
+    assert node.namespace is None
+
+
+def test_demo_keeps_the_panda(launch):
+    for executable in ("servo_node", "path_ik_node", "sim_robot"):
+        assert launch("demo.launch.py", rviz="false").node(executable)[1]["robot"] == "panda"
+
+
+@pytest.mark.parametrize("file_name, executable, kind", [("servo.launch.py", "servo_node", "servo"),
+                                                         ("path_ik.launch.py", "path_ik_node", "path_ik")])
+def test_params_file_layers_over_the_robot_defaults_and_the_preset(launch, tmp_path, file_name, executable, kind):
+    mine = _user_file(tmp_path, joint_topic="/my_states")
+    _, params, files = launch(file_name, robot="ur5", params_file=mine).node(executable)
+    assert [Path(f).name for f in files] == [f"ur5_{kind}.yaml", "mine.yaml"] and files[-1] == mine
+    assert params["joint_topic"] == "/my_states" and params["tip_frame"] == "tool0"    # mine, and ur5's own
+    _, params, files = launch(file_name, robot="ur5", preset="ur_robot_driver", params_file=mine).node(executable)
+    assert [Path(f).name for f in files] == [f"ur5_{kind}.yaml", f"ur_robot_driver_{kind}.yaml", "mine.yaml"]
+    assert params["joint_topic"] == "/my_states"
+
+
+def test_a_robot_named_in_the_users_file_is_kept(launch, tmp_path):
+    mine = _user_file(tmp_path, robot="ur5")
+    _, params, _ = launch("servo.launch.py", params_file=mine).node("servo_node")
+    assert params["robot"] == "ur5"
+    _, params, _ = launch("servo.launch.py", robot="panda", params_file=mine).node("servo_node")
+    assert params["robot"] == "panda"                   # the launch argument, when given, wins
+
+
+@pytest.mark.parametrize("preset", sorted(PRESET_CONTROLLERS))
+def test_presets_drive_their_drivers_controller(launch, preset):
+    controller, base_frame, tip_frame = PRESET_CONTROLLERS[preset]
+    _, servo, _ = launch("servo.launch.py", preset=preset).node("servo_node")
+    _, path, _ = launch("path_ik.launch.py", preset=preset).node("path_ik_node")
+    assert servo["command_out_topic"] == path["command_out_topic"] == f"/{controller}/joint_trajectory"
+    assert path["follow_joint_trajectory_action"] == f"/{controller}/follow_joint_trajectory"
+    assert path["execution"] == "action" and servo["command_out_type"] == "trajectory_msgs/JointTrajectory"
+    for params in (servo, path):
+        assert params.get("base_frame") == base_frame and params.get("tip_frame") == tip_frame
+        assert params["joint_topic"] == "/joint_states" and params["robot"] == ""
+
+
+def test_an_unknown_preset_names_the_valid_ones(launch):
+    with pytest.raises(ValueError, match="unknown preset 'ur'.*franka_panda.*mock_components.*ur_robot_driver"):
+        launch("servo.launch.py", preset="ur")
+
+
+def test_controller_name_sets_the_topic_and_the_action(launch):
+    _, servo, _ = launch("servo.launch.py", controller_name="scaled_joint_trajectory_controller").node("servo_node")
+    assert servo["command_out_topic"] == "/scaled_joint_trajectory_controller/joint_trajectory"
+    _, path, _ = launch("path_ik.launch.py", controller_name="panda_arm_controller").node("path_ik_node")
+    assert path["follow_joint_trajectory_action"] == "/panda_arm_controller/follow_joint_trajectory"
+    assert path["command_out_topic"] == "/panda_arm_controller/joint_trajectory"
+    _, servo, _ = launch("servo.launch.py", preset="ur_robot_driver", controller_name="joint_trajectory_controller",
+                         command_topic="/my_jtc/joint_trajectory").node("servo_node")
+    assert servo["command_out_topic"] == "/my_jtc/joint_trajectory"        # command_topic wins over the name
+
+
+def test_a_float64_array_servo_gets_the_forward_controllers_commands_topic(launch):
+    forward = str(PACKAGE_DIR / "config" / "forward_position_servo.yaml")
+    _, servo, _ = launch("servo.launch.py", preset="ur_robot_driver", params_file=forward).node("servo_node")
+    assert servo["command_out_topic"] == "/forward_position_controller/commands"
+    assert servo["command_out_type"] == "std_msgs/Float64MultiArray"
+    _, servo, _ = launch("servo.launch.py", params_file=forward, controller_name="my_position_controller").node(
+        "servo_node")
+    assert servo["command_out_topic"] == "/my_position_controller/commands"
+
+
+def test_a_moveit_servo_file_layers_like_any_other(launch, tmp_path):
+    """A MoveIt Servo parameter file names the topic `moveit_servo.command_out_topic`, robokin's file
+    `command_out_topic`: the launch writes the winner under both names (the node refuses one setting given under two
+    names with different values), the later file's value, or the controller_name's."""
+    mine = tmp_path / "moveit.yaml"
+    mine.write_text(yaml.safe_dump({"/**": {"ros__parameters": {"moveit_servo": {
+        "command_out_topic": "/panda_arm_controller/joint_trajectory"}}}}))
+    for arguments, topic in (({}, "/panda_arm_controller/joint_trajectory"),
+                             ({"controller_name": "joint_trajectory_controller"},
+                              "/joint_trajectory_controller/joint_trajectory")):
+        node, _, _ = launch("servo.launch.py", params_file=str(mine), **arguments).node("servo_node")
+        overrides = node.parameters[-1]
+        assert overrides["moveit_servo.command_out_topic"] == overrides["command_out_topic"] == topic
+
+
+@pytest.mark.parametrize("file_name, executable", [("servo.launch.py", "servo_node"),
+                                                   ("path_ik.launch.py", "path_ik_node")])
+def test_sim_serves_the_controller_the_node_drives(launch, file_name, executable):
+    started = launch(file_name, robot="ur5", preset="ur_robot_driver", sim="true")
+    _, node, _ = started.node(executable)
+    _, sim, files = started.node("sim_robot")
+    assert files == [] and (sim["robot"], sim["base_frame"], sim["tip_frame"]) == ("ur5", "base_link", "tool0")
+    assert sim["trajectory_topic"] == node["command_out_topic"] == f"/{CONTROLLER}/joint_trajectory"
+    assert sim["joint_states_topic"] == node["joint_topic"]
+    if executable == "path_ik_node":
+        assert sim["follow_joint_trajectory_action"] == node["follow_joint_trajectory_action"]
+
+
+def test_sim_serves_a_forward_position_servo(launch):
+    forward = str(PACKAGE_DIR / "config" / "forward_position_servo.yaml")
+    _, sim, _ = launch("servo.launch.py", robot="panda", sim="true", params_file=forward).node("sim_robot")
+    assert sim["position_command_topic"] == "/forward_position_controller/commands"
+
+
+def test_sim_without_a_robot_says_what_it_needs(launch):
+    with pytest.raises(ValueError, match="sim:=true needs robot:="):
+        launch("servo.launch.py", sim="true")
+
+
+def test_namespace_puts_every_node_and_absolute_name_in_it(launch, tmp_path):
+    mine = _user_file(tmp_path, cartesian_command_in_topic="~/twist", status_topic="/left/servo_status")
+    started = launch("servo.launch.py", robot="ur5", preset="ur_robot_driver", sim="true", rviz="true",
+                     robot_state_publisher="true", namespace="left/", params_file=mine)
+    for node, _, _ in started.nodes:
+        assert node.namespace == "/left", node.executable
+    _, servo, _ = started.node("servo_node")
+    assert servo["command_out_topic"] == "/left/scaled_joint_trajectory_controller/joint_trajectory"
+    assert servo["joint_topic"] == "/left/joint_states"
+    assert servo["cartesian_command_in_topic"] == "~/twist" and servo["status_topic"] == "/left/servo_status"
+    _, sim, _ = started.node("sim_robot")
+    assert sim["trajectory_topic"] == servo["command_out_topic"] and sim["joint_states_topic"] == "/left/joint_states"
+    assert sim["position_command_topic"] == "/left/forward_position_controller/commands"
+    rviz, _, _ = started.node("rviz2")
+    assert ("/robot_description", "/left/robot_description") in rviz.remappings
+    _, path, _ = launch("path_ik.launch.py", controller_name="panda_arm_controller", namespace="/right").node(
+        "path_ik_node")
+    assert path["follow_joint_trajectory_action"] == "/right/panda_arm_controller/follow_joint_trajectory"
+
+
+def test_namespaced_demo_remaps_every_name_robokin_demo_uses(launch):
+    """robokin_demo names its topics absolutely: the demo launch remaps each into the namespace, and its list holds
+    every absolute name in robokin_ros/demo/."""
+    import re
+    used = {name for path in (PACKAGE_DIR / "robokin_ros" / "demo").glob("*.py")
+            for name in re.findall(r"\"(/[a-z_]+(?:/[a-z_]+)+|/joint_states)\"", path.read_text())}
+    demo_module = load(LAUNCH_DIR / "demo.launch.py")
+    assert used and used <= set(demo_module.DEMO_NAMES), sorted(used - set(demo_module.DEMO_NAMES))
+    started = launch("demo.launch.py", rviz="false", namespace="demo1")
+    demo, _, _ = started.node("robokin_demo")
+    assert demo.namespace == "/demo1"
+    assert ("/servo_node/delta_twist_cmds", "/demo1/servo_node/delta_twist_cmds") in demo.remappings
+    assert all(node.namespace == "/demo1" for node, _, _ in started.nodes)
+    _, servo, _ = started.node("servo_node")
+    assert servo["command_out_topic"] == "/demo1/joint_trajectory_controller/joint_trajectory"
+    assert launch("demo.launch.py", rviz="false").node("robokin_demo")[0].remappings == []
+
+
+@pytest.mark.parametrize("choice, running, robot, expected", [
+    ("auto", False, "panda", True), ("auto", True, "panda", False), ("true", True, "panda", True),
+    ("false", False, "panda", False), ("auto", False, "", False),
+])
+def test_rviz_starts_a_robot_state_publisher_only_when_none_runs(launch, graph, choice, running, robot, expected):
+    graph.rsp_running = running
+    started = launch("servo.launch.py", robot=robot, rviz="true", robot_state_publisher=choice, namespace="arm")
+    assert ("robot_state_publisher" in started.executables()) is expected and "rviz2" in started.executables()
+    assert graph.asked == (["/arm"] if choice == "auto" and robot else [])
+
+
+def test_robot_state_publisher_true_without_a_robot_says_why(launch):
+    with pytest.raises(ValueError, match="robot_state_publisher:=true needs robot:="):
+        launch("servo.launch.py", rviz="true", robot_state_publisher="true")
+    with pytest.raises(ValueError, match="valid: \\['auto', 'true', 'false'\\]"):
+        launch("servo.launch.py", robot="panda", rviz="true", robot_state_publisher="maybe")
+
+
+def test_rviz_fixed_frame_comes_from_the_preset(launch):
+    node, _, _ = launch("servo.launch.py", preset="franka_panda", rviz="true").node("rviz2")
+    assert node.evaluated_arguments[node.evaluated_arguments.index("-f") + 1] == "panda_link0"
+
+
+def test_every_launch_file_declares_namespace(launch):
+    for file_name in ("servo.launch.py", "path_ik.launch.py", "demo.launch.py"):
+        entities = load(LAUNCH_DIR / file_name).generate_launch_description().entities
+        assert "namespace" in {e.name for e in entities if isinstance(e, DeclareLaunchArgument)}, file_name

@@ -10,6 +10,9 @@ Interfaces:
 - the forward position / velocity controller topics (Float64MultiArray in chain order).
 - /joint_states at `rate`; the URDF link tree on /tf and /tf_static (ros/link_tree_tf.py) while no
   robot_state_publisher runs.
+- The executable refuses to start (exit code 1, naming the other node) when another node already publishes its
+  joint state topic with any of its joints: a driver is running (ros/joint_state_sources.py, `driver_check_wait`).
+  A SimRobot built inside another program (the tests) skips that look at the graph.
 Every refused command is logged in the controller's words, counted in `rejected_count` (`last_rejection`
 keeps the reason) and published on `~/rejected` (std_msgs/String), so a test or demo can fail on it. The
 newest command wins; a refused one leaves the previous command running.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from control_msgs.action import FollowJointTrajectory
@@ -41,6 +45,7 @@ from robokin_ros.core.sim.jtc_tolerances import (
 )
 from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints, trajectory_start
 from robokin_ros.ros.conversions import duration_seconds, joint_state_msg, vector_from_float64_array
+from robokin_ros.ros.joint_state_sources import refuse_second_source
 from robokin_ros.ros.jtc_conversions import (
     declare_joint_constraints,
     feedback_msg,
@@ -70,10 +75,13 @@ class SimRobot(RobokinNode):
     default_name = "sim_robot"
     config_class = SimRobotConfig
     executor_factory = staticmethod(events_executor)
+    driver_check: ClassVar[bool] = False       # look for a running driver first (the executable's node does)
 
     def __init__(self, node_name: str | None = None, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
         cfg = self._config
+        if self.driver_check:
+            refuse_second_source(self, cfg.joint_states_topic, self._robot.joint_names, cfg.driver_check_wait)
         self._joints = SimulatedJoints(self._robot, cfg.initial_positions, receive_time(), cfg.velocity_limit_scale)
         self._names = self._robot.joint_names
         self._switches = switches_of(cfg)
@@ -254,9 +262,15 @@ def switches_of(cfg: SimRobotConfig) -> JtcSwitches:
                        cfg.allow_integration_in_goal_trajectories)
 
 
+class CheckedSimRobot(SimRobot):
+    """The `sim_robot` executable's node: it refuses to start next to a running driver (see `driver_check_wait`)."""
+
+    driver_check = True
+
+
 def main(args: list[str] | None = None) -> int:
     """Entry point of the `sim_robot` executable."""
-    return run_node(SimRobot, args)
+    return run_node(CheckedSimRobot, args)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """sim_robot as a joint_trajectory_controller in one process: topic validation, the FollowJointTrajectory action
-(success, rejection, cancel, preemption, path and goal tolerances) and the URDF link tree on /tf."""
+(success, rejection, cancel, preemption, path and goal tolerances) and the URDF link tree on /tf; and, as a
+process, its refusal to start next to another source of its joint states."""
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -215,3 +216,37 @@ def test_link_tree_on_tf_matches_forward_kinematics_and_pauses_for_robot_state_p
     executor.remove_node(rsp)
     rsp.destroy_node()
     assert spin_until(executor, lambda: not sim._tf.paused and moving)
+
+
+def _publish_states(probe, executor, names, node_name="ur_driver_stand_in"):
+    """A node named `node_name` publishing joint states of `names` at 100 Hz (spun by the test's executor)."""
+    context = probe.context
+    driver = rclpy.create_node(node_name, context=context)
+    publisher = driver.create_publisher(JointState, "/joint_states", 10)
+    driver.create_timer(0.01, lambda: publisher.publish(JointState(name=list(names), position=[0.0] * len(names))))
+    executor.add_node(driver)
+    return driver
+
+
+def test_refuses_to_start_next_to_a_driver_publishing_its_joints(launch, probe, panda):
+    """A driver's joint_state_broadcaster (here a stand-in publishing the Panda's joints and a gripper's) already
+    publishes /joint_states: sim_robot exits with code 1 and a message naming that node."""
+    node, executor = probe
+    _publish_states(node, executor, [*panda.joint_names, "panda_finger_joint1"], "joint_state_broadcaster")
+    sim = launch("sim_robot", "--ros-args", "-p", "robot:=panda", "-p", "publish_tf:=false")
+    assert spin_until(executor, lambda: sim.popen.poll() is not None, 30.0), sim.output
+    assert sim.popen.returncode == 1, sim.output
+    assert "/joint_states is already published by /joint_state_broadcaster" in sim.output, sim.output
+    assert "panda_joint1" in sim.output and "does not start" in sim.output
+
+
+def test_starts_next_to_a_publisher_of_other_joints(launch, probe):
+    """A gripper's own joint states on /joint_states are no second source of the arm's joints: the sim runs."""
+    node, executor = probe
+    _publish_states(node, executor, ["gripper_finger_joint"], "gripper_driver")
+    sim = launch("sim_robot", "--ros-args", "-p", "robot:=panda", "-p", "publish_tf:=false")
+    simulated = []
+    node.create_subscription(JointState, "/joint_states",
+                             lambda m: simulated.append(m) if "panda_joint1" in m.name else None, 10)
+    assert spin_until(executor, lambda: simulated or sim.popen.poll() is not None, 30.0)
+    assert sim.popen.poll() is None and simulated, sim.output

@@ -33,6 +33,10 @@ class SimRobotConfig(NodeConfig):
     follow_joint_trajectory_action: str = spec("", "FollowJointTrajectory action (empty = <controller namespace "
                                                "of trajectory_topic>/follow_joint_trajectory, as JTC names it)",
                                                read_only=True)
+    driver_check_wait: float = spec(3.0, "the sim_robot executable, at start-up: look this long for another "
+                                    "publisher of joint_states_topic (then as long for its first message) and refuse "
+                                    "to start when it carries any of the simulated joints (0 = no check)", unit="s",
+                                    ge=0.0, le=30.0, read_only=True)
     publish_tf: bool = spec(True, "publish the URDF link tree (moving joints on /tf, fixed ones on /tf_static) "
                             "while no robot_state_publisher node is running", read_only=True)
     tf_rate: float = spec(50.0, "/tf publish rate", unit="Hz", gt=0.0, le=1000.0, read_only=True)
