@@ -99,7 +99,8 @@ build_vendored() {
   if [ -d "$ROOT/vendor/$DISTRO/$name" ]; then cp -R "$ROOT/vendor/$DISTRO/$name/." "$src/"; fi
   build_interface "$src"
 }
-for vendored in tf2_msgs control_msgs moveit_msgs; do
+# (object_recognition_msgs and octomap_msgs before moveit_msgs, whose CollisionObject and PlanningScene use them)
+for vendored in tf2_msgs control_msgs object_recognition_msgs octomap_msgs moveit_msgs; do
   stamped "$vendored" "\$(find vendor/common/$vendored vendor/$DISTRO/$vendored -type f 2>/dev/null | sort)" \
     build_vendored "$vendored"
 done
