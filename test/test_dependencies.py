@@ -39,7 +39,7 @@ MODULE_KEYS = {
     "tf2_ros": "tf2_ros_py",
 }
 ROS_MODULE = ("rclpy", "rcl_interfaces", "builtin_interfaces", "action_msgs", "ament_index_python", "launch",
-              "launch_ros", "robokin_interfaces")
+              "launch_ros", "robokin_interfaces", "xacro")
 FIRST_PARTY = {"robokin_ros"}
 # The studio (robokin_ros/studio, test/studio) is a pip extra: viser has no rosdep key, so its modules are pinned in
 # requirements/ instead of package.xml, and only the studio's files may import them.

@@ -1,14 +1,22 @@
-"""Robots known by short name (`panda`, `ur5`, ...), resolved offline from installed description files.
+"""Robots known by short name (`panda`, `ur5e`, ...), resolved offline from installed or built-in descriptions.
 
-Search order for a name, first hit wins (`urdf_candidates` lists it, the error repeats it):
+Built in: the UR e-series (`ur3e`, `ur5e`, `ur10e`, `ur16e`, `ur20`, `ur30`) in ROS 2 frames, generated from
+Universal Robots' DH tables by `core.classroom.ur_eseries` into `core/ur_eseries_urdf.py` (no file to install).
+
+For every other name the search order is, first hit wins (`urdf_candidates` lists it, the error repeats it):
 
 1. A ROS description package that ships a plain URDF, found through the ament index (every prefix of
    `AMENT_PREFIX_PATH` whose `share/ament_index/resource_index/packages/<package>` marker exists, in order).
    The Panda comes from `moveit_resources_panda_description` (`urdf/panda.urdf`). The UR arms have no such
-   entry: `ur_description` ships only xacro, and expanding xacro is a build step, not a lookup (generate a URDF
-   with xacro and pass its path, or install example-robot-data).
+   entry: `ur_description` ships only xacro, which is not looked up by name (give the xacro file's path instead:
+   `RobotModel.load` and the nodes expand it, see `core.model_source`).
 2. The `example-robot-data` wheel (`cmeel.prefix/share/example-robot-data/robots` on `sys.path`), then
    `<sys.prefix>/share/example-robot-data/robots`.
+
+`ur3`, `ur5` and `ur10` are the CB3 arms of example-robot-data in ROS 1 frames (their `base_link` is the DH base
+frame, without ROS 2 ur_description's 180 deg yaw): kept under those names for the classroom toolbox and existing
+configurations, and under `ur3_cb3_ros1`, `ur5_cb3_ros1`, `ur10_cb3_ros1`, which say what they are. A node that
+loads one by its short name logs the difference (`EmbeddedRobot.note`).
 
 The two Panda descriptions differ: moveit_resources has no `panda_hand_tcp` frame (it is added here, at the
 same 0.1034 m offset example-robot-data uses) and slightly wider joint and velocity limits.
@@ -18,13 +26,15 @@ from __future__ import annotations
 import os
 import sys
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
 from robokin_ros.core.errors import ModelError
+from robokin_ros.core.model_source import robot_file_xml
 
 ERD_ROBOTS = Path("share") / "example-robot-data" / "robots"
+BUILT_IN_PLACE = "built in: robokin_ros/core/ur_eseries_urdf.py (generated from Universal Robots' DH table)"
 
 
 @dataclass(frozen=True)
@@ -48,27 +58,39 @@ class AmentUrdf:
 class EmbeddedRobot:
     """Where an embedded robot's URDF lives and which chain a servo drives by default."""
 
-    urdf: str                    # relative to the robots/ folder of example-robot-data
+    urdf: str                    # relative to the robots/ folder of example-robot-data ("" when built in)
     base_frame: str
     tip_frame: str
     home: tuple[float, ...]      # a well-conditioned start configuration [rad | m], chain order
     ament: tuple[AmentUrdf, ...] = ()    # ROS description packages to try first, in order
     added_frames: tuple[FixedFrame, ...] = ()   # added when a description lacks them
+    built_in: str = ""           # key of the generated URDF in core.ur_eseries_urdf (then nothing is searched)
+    note: str = ""               # what a user of this name should know (a node logs it as a warning)
 
 
 PANDA_TCP = FixedFrame("panda_hand_tcp", "panda_hand", (0.0, 0.0, 0.1034))
+UR_HOME = (0.0, -1.571, 1.571, -1.571, -1.571, 0.0)
+UR_ESERIES = ("ur3e", "ur5e", "ur10e", "ur16e", "ur20", "ur30")
+UR_CB3_ROS1 = {short: EmbeddedRobot(f"ur_description/urdf/{short}_robot.urdf", "base_link", "tool0", UR_HOME)
+               for short in ("ur3", "ur5", "ur10")}
+
+
+def _cb3_alias(short: str) -> EmbeddedRobot:
+    note = (f"robot '{short}' is the CB3 {short.upper()} of example-robot-data in ROS 1 frames (also named "
+            f"'{short}_cb3_ros1'): its base_link lacks ROS 2 ur_description's 180 deg yaw, so poses in base_link "
+            f"differ from a ROS 2 UR driver's; next to one use '{short}e' (e-series) or the driver's "
+            "/robot_description")
+    return replace(UR_CB3_ROS1[short], note=note)
+
 
 EMBEDDED_ROBOTS: dict[str, EmbeddedRobot] = {
     "panda": EmbeddedRobot("panda_description/urdf/panda.urdf", "panda_link0", "panda_hand_tcp",
                            (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785),
                            ament=(AmentUrdf("moveit_resources_panda_description", "urdf/panda.urdf"),),
                            added_frames=(PANDA_TCP,)),
-    "ur3": EmbeddedRobot("ur_description/urdf/ur3_robot.urdf", "base_link", "tool0",
-                         (0.0, -1.571, 1.571, -1.571, -1.571, 0.0)),
-    "ur5": EmbeddedRobot("ur_description/urdf/ur5_robot.urdf", "base_link", "tool0",
-                         (0.0, -1.571, 1.571, -1.571, -1.571, 0.0)),
-    "ur10": EmbeddedRobot("ur_description/urdf/ur10_robot.urdf", "base_link", "tool0",
-                          (0.0, -1.571, 1.571, -1.571, -1.571, 0.0)),
+    **{ur_type: EmbeddedRobot("", "base_link", "tool0", UR_HOME, built_in=ur_type) for ur_type in UR_ESERIES},
+    **{f"{short}_cb3_ros1": robot for short, robot in UR_CB3_ROS1.items()},
+    **{short: _cb3_alias(short) for short in UR_CB3_ROS1},
     "xarm7": EmbeddedRobot("xarm_description/urdf/xarm7.urdf", "link_base", "link_eef",
                            (0.0, -0.3, 0.0, 0.6, 0.0, 0.9, 0.0)),
     "z1": EmbeddedRobot("z1_description/urdf/z1.urdf", "link00", "link06",
@@ -111,6 +133,8 @@ def example_robot_data_dir() -> Path:
 def urdf_candidates(name: str) -> list[str]:
     """Every place `embedded_robot(name)` looks, in order, as readable strings (for errors and docs)."""
     robot = _known(name)
+    if robot.built_in:
+        return [BUILT_IN_PLACE]
     places = []
     for entry in robot.ament:
         share = ament_share_dir(entry.package)
@@ -121,14 +145,17 @@ def urdf_candidates(name: str) -> list[str]:
 
 
 class EmbeddedUrdf(NamedTuple):
-    """An embedded robot and the URDF file it is loaded from."""
+    """An embedded robot and the URDF file it is loaded from (None, and `text` set, for a built-in one)."""
 
     robot: EmbeddedRobot
-    urdf: Path
+    urdf: Path | None
+    text: str | None = None
 
     @property
     def xml(self) -> str:
         """The URDF document, with the robot's `added_frames` that this copy lacks."""
+        if self.text is not None:
+            return self.text
         return with_frames(self.urdf.read_text(), self.robot.added_frames)
 
 
@@ -140,6 +167,9 @@ def embedded_robot(name: str) -> EmbeddedUrdf:
             lists every place searched).
     """
     robot = _known(name)
+    if robot.built_in:
+        from robokin_ros.core.ur_eseries_urdf import URDF
+        return EmbeddedUrdf(robot, None, URDF[robot.built_in])
     for entry in robot.ament:
         share = ament_share_dir(entry.package)
         if share is not None and (share / entry.path).is_file():
@@ -151,14 +181,15 @@ def embedded_robot(name: str) -> EmbeddedUrdf:
                      "(install a listed ROS package or `pip install example-robot-data`, or give a URDF path)")
 
 
-def urdf_xml(robot: str) -> str:
-    """The URDF document of `robot`: an embedded name (with its added frames) or the path of a URDF file."""
+def urdf_xml(robot: str, xacro_args: str = "") -> str:
+    """The URDF document of `robot`: an embedded name (with its added frames), the path of a URDF file, or of a
+    xacro file (expanded with `xacro_args`, "name:=value ..."; see `core.model_source`)."""
     if robot in EMBEDDED_ROBOTS:
         return embedded_robot(robot).xml
-    path = Path(robot)
-    if not path.is_file():
-        raise ModelError(f"robot '{robot}' is neither an embedded robot {sorted(EMBEDDED_ROBOTS)} nor a URDF file")
-    return path.read_text()
+    if not Path(robot).is_file():
+        raise ModelError(f"robot '{robot}' is neither an embedded robot {sorted(EMBEDDED_ROBOTS)} nor a URDF or "
+                         "xacro file")
+    return robot_file_xml(robot, xacro_args)
 
 
 def default_base_frame(robot: str) -> str:
@@ -196,6 +227,7 @@ def _known(name: str) -> EmbeddedRobot:
 EMBEDDED_SRDFS: dict[str, str] = {
     "panda": "panda_description/srdf/panda.srdf",
     "ur5": "ur_description/srdf/ur5.srdf",
+    "ur5_cb3_ros1": "ur_description/srdf/ur5.srdf",
     "xarm7": "xarm_description/srdf/xarm7.srdf",
     "z1": "z1_description/srdf/z1.srdf",
     "kinova": "kinova_description/srdf/kinova.srdf",

@@ -19,6 +19,8 @@ import pinocchio as pin
 
 from robokin_ros.core.embedded import EMBEDDED_ROBOTS, embedded_robot
 from robokin_ros.core.errors import ModelError, UnknownFrameError, UnknownJointError
+from robokin_ros.core.model_source import (choose_source, is_xacro, missing_model_error, robot_file_name,
+                                           robot_file_xml)
 from robokin_ros.core.validation import check_vector
 
 REFERENCE_FRAMES = {
@@ -171,8 +173,8 @@ class RobotModel:
     @classmethod
     def from_name(cls, name: str, base_frame: str | None = None, tip_frame: str | None = None,
                   **kwargs) -> RobotModel:
-        """Load an embedded robot (`panda`, `ur5`, ...) from an installed description, offline (search order:
-        `core.embedded`)."""
+        """Load an embedded robot (`panda`, `ur5e`, ...), built in or from an installed description, offline
+        (search order: `core.embedded`)."""
         found = embedded_robot(name)
         kwargs.setdefault("name", name)
         xml = found.xml
@@ -181,30 +183,43 @@ class RobotModel:
 
     @classmethod
     def from_source(cls, robot: str, robot_description: str = "", base_frame: str = "",
-                    tip_frame: str = "") -> RobotModel:
+                    tip_frame: str = "", xacro_args: str = "") -> RobotModel:
         """The chain named by the robot-source parameters every node shares (`schema.NodeConfig`).
 
-        `robot_description` (URDF XML) wins over `robot` (an embedded name or a URDF file path).
+        `robot_description` (URDF XML) wins over `robot` (an embedded name, a URDF or a xacro file path; see
+        `core.model_source`). With neither, ModelError lists every way to give a model (the ROS layer reads the
+        robot_description topic before it comes to that).
         """
-        if robot_description.strip():
+        source = choose_source(robot, robot_description)
+        if source == "robot_description":
             if not base_frame or not tip_frame:
                 raise ModelError("robot_description is set: base_frame and tip_frame must be set too")
             return cls.from_urdf_string(robot_description, base_frame, tip_frame)
+        if source == "topic":
+            raise missing_model_error(EMBEDDED_ROBOTS, frames_missing=not (base_frame and tip_frame))
         if robot not in EMBEDDED_ROBOTS and not Path(robot).is_file():
             raise ModelError(f"robot '{robot}' is neither an embedded robot {sorted(EMBEDDED_ROBOTS)} nor an "
-                             "existing URDF file (or set robot_description)")
-        return cls.load(robot, base_frame, tip_frame)
+                             "existing URDF or xacro file (or set robot_description)")
+        return cls.load(robot, base_frame, tip_frame, xacro_args=xacro_args)
 
     @classmethod
-    def load(cls, source: str, base_frame: str = "", tip_frame: str = "", **kwargs) -> RobotModel:
-        """Load from an embedded name, a URDF path or a URDF string; empty frames take the robot's defaults."""
+    def load(cls, source: str, base_frame: str = "", tip_frame: str = "", xacro_args: str = "",
+             **kwargs) -> RobotModel:
+        """Load from an embedded name, a URDF or xacro path (`xacro_args`: "name:=value ...") or a URDF string;
+        empty frames take the robot's defaults."""
         if source in EMBEDDED_ROBOTS:
+            if xacro_args.strip():
+                raise ModelError(f"xacro_args={xacro_args!r} is set but robot '{source}' is an embedded robot, "
+                                 "not a xacro file")
             return cls.from_name(source, base_frame or None, tip_frame or None, **kwargs)
         if not base_frame or not tip_frame:
             raise ModelError("base_frame and tip_frame are required for a robot that is not embedded "
                              f"(embedded: {sorted(EMBEDDED_ROBOTS)})")
         if source.lstrip().startswith("<"):
             return cls.from_urdf_string(source, base_frame, tip_frame, **kwargs)
+        if is_xacro(source) or xacro_args.strip():
+            kwargs.setdefault("name", robot_file_name(source))
+            return cls.from_urdf_string(robot_file_xml(source, xacro_args), base_frame, tip_frame, **kwargs)
         return cls.from_urdf_file(source, base_frame, tip_frame, **kwargs)
 
     def _with_urdf(self, xml: str) -> RobotModel:

@@ -119,11 +119,15 @@ class NodeConfig:
     # {parameter name: MoveIt Servo's name for the same setting}; see `parameter_aliases`
     moveit_names: ClassVar[dict[str, str]] = {}
 
-    robot: str = spec("panda", "embedded robot name or URDF file path; ignored when robot_description is set",
-                      read_only=True)
+    robot: str = spec("", "embedded robot name, URDF or xacro file path; ignored when robot_description is set; "
+                          "with neither, the model comes from the robot_description topic", read_only=True)
     robot_description: str = spec("", "URDF XML; overrides `robot` when not empty", read_only=True)
     base_frame: str = spec("", "base frame of the chain (empty = robot default)", read_only=True)
     tip_frame: str = spec("", "tool frame at the end of the chain (empty = robot default)", read_only=True)
+    xacro_args: str = spec("", "arguments of a xacro `robot` file: 'name:=value name:=value'", read_only=True)
+    robot_description_timeout: float = spec(10.0, "longest wait for the robot_description topic (transient local) "
+                                            "when neither robot nor robot_description is set; 0 = do not wait",
+                                            unit="s", ge=0.0, read_only=True)
 
     def __post_init__(self) -> None:
         coerce_sequences(self)

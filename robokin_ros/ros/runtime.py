@@ -17,6 +17,7 @@ from rclpy.utilities import get_default_context
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.ros.params import declare_config
+from robokin_ros.ros.robot_description import load_robot
 from robokin_ros.ros.rclpy_compat import init_default_context, shutdown_default_context
 
 # Queue depths: commands and states get a few messages of slack for a briefly stalled executor; topics where only
@@ -39,13 +40,15 @@ class Boot(NamedTuple):
 
 
 def boot(node: Node, config_cls: type) -> Boot:
-    """Declare the node's parameters from `config_cls` (a `schema.NodeConfig`), read them and load the robot.
+    """Declare the node's parameters from `config_cls` (a `schema.NodeConfig`), read them and load the robot (from
+    the parameters, else from the robot_description topic: `ros.robot_description.load_robot`).
 
     Raises:
-        ConfigError: every invalid parameter at once. ModelError / UnknownFrameError: the robot cannot be loaded.
+        ConfigError: every invalid parameter at once. ModelError / UnknownFrameError: no model, or the robot
+            cannot be loaded.
     """
     config = declare_config(node, config_cls)
-    robot = RobotModel.from_source(config.robot, config.robot_description, config.base_frame, config.tip_frame)
+    robot = load_robot(node, config)
     config.check_joint_lists(robot.joint_names)
     return Boot(config, robot)
 

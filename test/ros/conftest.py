@@ -19,11 +19,17 @@ from node_process import Process  # noqa: E402
 from ros_helpers import spin_for, spin_until  # noqa: E402,F401  (re-exported for tests)
 
 
+# Nodes built in a test's context load the Panda unless the test passes another robot (a node given no model at all
+# fails, as it would from a launch file): a context-wide parameter, as `ros2 run ... --ros-args -p robot:=panda`.
+DEFAULT_ROBOT_ARGS = ["--ros-args", "-p", "robot:=panda"]
+
+
 @pytest.fixture
 def ros():
-    """(context, executor): an rclpy context of its own; nodes added to the executor are destroyed after."""
+    """(context, executor): an rclpy context of its own, with `DEFAULT_ROBOT_ARGS`; nodes added to the executor are
+    destroyed after."""
     context = Context()
-    rclpy.init(context=context)
+    rclpy.init(context=context, args=DEFAULT_ROBOT_ARGS)
     executor = SingleThreadedExecutor(context=context)
     gc.collect()
     gc.freeze()        # as run_node does: no long collector pauses in the shared in-process loop

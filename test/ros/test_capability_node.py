@@ -70,7 +70,7 @@ class _Probe:
 def test_subprocess_node_publishes_markers_matching_the_core(ros, launch, panda):
     context, executor = ros
     probe = _Probe(context, executor)
-    node = launch("capability_node", "--ros-args", "-p", "rate:=30.0")
+    node = launch("capability_node", "--ros-args", "-p", "robot:=panda", "-p", "rate:=30.0")
     assert spin_until(executor, lambda: probe.states.get_subscription_count() > 0
                       and probe.node.count_publishers("/capability_node/markers") > 0), node.output
     names = list(reversed(panda.joint_names)) + ["panda_finger_joint1"]       # shuffled + an extra joint

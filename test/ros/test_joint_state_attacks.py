@@ -320,7 +320,8 @@ def test_path_node_plans_from_the_newest_state_not_a_replayed_one(probe, path_no
 def test_capability_node_draws_only_from_valid_newest_states(launch, probe, panda):
     from robokin_ros.core.capability import analysis as cap
     node, executor = probe
-    proc = launch("capability_node", "--ros-args", "-p", "rate:=50.0", "-p", f"joint_topic:={NS}/joint_states")
+    proc = launch("capability_node", "--ros-args", "-p", "robot:=panda", "-p", "rate:=50.0",
+                  "-p", f"joint_topic:={NS}/joint_states")
     markers: list[MarkerArray] = []
     node.create_subscription(MarkerArray, "/capability_node/markers", markers.append, 50)
     honest = Stream(node, f"{NS}/joint_states", lambda: state_msg(node, Q_GOOD), 0.02)

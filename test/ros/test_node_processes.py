@@ -113,7 +113,8 @@ def _fails_with(process, *words):
 @pytest.mark.parametrize("args, words", [
     (["-p", "scale.linear:=50.0", "-p", "command_in_type:=furlongs", "-p", "publish_period:=1"],
      ["scale.linear out of range", "command_in_type='furlongs'", "'publish_period' to '1' of type 'INTEGER'"]),
-    (["-p", "max_joint_acceleration:=[1.0, 2.0]"], ["max_joint_acceleration has 2 entries but the chain has 7"]),
+    (["-p", "robot:=panda", "-p", "max_joint_acceleration:=[1.0, 2.0]"],
+     ["max_joint_acceleration has 2 entries but the chain has 7"]),
 ])
 def test_bad_parameters_are_all_reported_and_the_node_exits_non_zero(launch, args, words):
     _fails_with(launch("servo_node", "--ros-args", *args), *words)
