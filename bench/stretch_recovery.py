@@ -43,7 +43,8 @@ def demo_config(**kw) -> Config:
     """The demo's servo parameters (config/panda_servo.yaml) that the core uses."""
     params = yaml.safe_load(config_file("panda_servo.yaml").read_text())["/**"]["ros__parameters"]
     return Config(publish_period=params["publish_period"],
-                  max_joint_acceleration=tuple(params["max_joint_acceleration"]), **kw)
+                  max_joint_acceleration=tuple(params["max_joint_acceleration"]),
+                  halt_all_joints_in_cartesian_mode=params["halt_all_joints_in_cartesian_mode"], **kw)
 
 
 def run(robot: RobotModel, config: ServoConfig, phases) -> Run:

@@ -62,6 +62,49 @@ def position_velocity_bounds(q, lower, upper, margin, dt, acceleration, lo_out, 
                                                       braking_speed(room_down, acceleration[j], dt))
 
 
+# A joint moving slower than this [rad/s | m/s] cannot block a halt-all motion: rounding noise of a solve must not
+# halt the arm (in 1 s it moves 1e-9 rad).
+HALT_SPEED_EPS = 1e-9
+
+
+@njit(cache=True)
+def halt_all_scale(dq, q, inner_lower, inner_upper, acceleration, dt):
+    """Largest uniform factor s in [0, 1] for `dq` with which every joint can still stop at its margin, all
+    joints decelerating together (MoveIt Servo's "halt all joints").
+
+    The motion s * dq is treated as one: along it, joint j has room_j / |dq_j| [s] of factor-time left before
+    its margin, and the factor may fall by at most min_k(acceleration_k / |dq_k|) per second, or some joint
+    would decelerate faster than its limit. The factor is then the braking speed (`braking_speed`) of that
+    one-dimensional motion, so the joint with the least room stops exactly at its margin while every joint
+    slows in proportion: the tool keeps the commanded direction. Within each joint's own braking bound
+    (`position_velocity_bounds`): braking_speed scales linearly with distance and acceleration together.
+
+    Args:
+        dq: (n,) wanted velocity. q: (n,) positions. inner_lower, inner_upper: (n,) the limits less the
+            margins (+/-inf allowed). acceleration: (n,) limits [rad/s^2 | m/s^2], inf allowed. dt: step [s].
+
+    Returns:
+        (s, blocking): the factor, and the index of the joint that sets it (-1 when none does: s = 1).
+    """
+    room = np.inf            # factor-time [s] to the nearest margin along dq
+    blocking = -1
+    rate = np.inf            # how fast the factor may fall [1/s]
+    for j in range(dq.shape[0]):
+        speed = abs(dq[j])
+        if speed <= HALT_SPEED_EPS:
+            continue
+        rate = min(rate, acceleration[j] / speed)
+        r = ((inner_upper[j] - q[j]) if dq[j] > 0.0 else (q[j] - inner_lower[j])) / speed
+        if r < room:
+            room, blocking = r, j
+    if blocking < 0:
+        return 1.0, -1
+    if room <= 0.0:
+        return 0.0, blocking
+    s = min(room / dt, braking_speed(room, rate, dt))
+    return (1.0, -1) if s >= 1.0 else (s, blocking)
+
+
 @njit(cache=True)
 def nullspace_velocity(q, lower, upper, zone_width, limit_gain, home, posture_gain, out):
     """Secondary joint velocity: limit avoidance plus posture, before null-space projection.

@@ -18,6 +18,7 @@ from rclpy.parameter import Parameter
 
 from robokin_ros.core.errors import ConfigError, RobokinError
 from robokin_ros.core.schema import default_of, param_name, parameter_aliases
+from robokin_ros.ros.moveit_servo_params import warn_unsupported
 
 _SCALAR_TYPES = ((bool, ParameterType.PARAMETER_BOOL, "true or false"),
                  (int, ParameterType.PARAMETER_INTEGER, "an integer"),
@@ -96,7 +97,9 @@ def declare_config(node: Node, cls: type, overrides: dict[str, Any] | None = Non
 
     Every name in `parameter_aliases(cls)` (MoveIt Servo's names) is declared too, read-only: a value given
     under an alias becomes the parameter's value, and the same setting given under two names with different
-    values is an error (which one was meant cannot be known).
+    values is an error (which one was meant cannot be known). For a config with MoveIt names, every MoveIt
+    Servo parameter the node was given but has no counterpart for is named in one warning
+    (`moveit_servo_params.warn_unsupported`).
 
     Returns:
         An instance of `cls`.
@@ -130,6 +133,8 @@ def declare_config(node: Node, cls: type, overrides: dict[str, Any] | None = Non
             continue
         if given and len(problems) == known and values[f.name] != default:
             problems.append(_conflict(name, values[f.name], given))
+    if aliases:
+        warn_unsupported(node)
     try:
         config = cls(**values)
     except ConfigError as err:

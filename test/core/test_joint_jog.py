@@ -95,7 +95,8 @@ def test_a_joint_jogged_into_its_limit_stops_at_the_margin_and_the_status_names_
     assert final.positions[3] >= panda.limits.upper[3] - 0.02 - 1e-3          # it got there
     assert final.velocities[3] == 0.0
     assert final.status == ServoStatus.JOINT_BOUND and final.locked_joints == ("panda_joint4",)
-    assert "panda_joint4 locked at its upper limit" in final.message
+    # halt_all_joints_in_joint_mode (true by default) words it as a halt; false says "locked at its upper limit"
+    assert "panda_joint4 is at its upper limit margin" in final.message
     # and it can be jogged back out at once
     back = _run(servo, final.positions, jog(["panda_joint4"], [-0.5]), 20, start=600)
     assert back[-1].velocities[3] < 0.0 and back[-1].status == ServoStatus.OK

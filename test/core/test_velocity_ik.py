@@ -293,7 +293,10 @@ def test_condition_thresholds_slow_toward_and_halt_only_toward(ur5):
     assert leaving.status == ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY and leaving.velocity_scale > 0
 
 
-# ---- joint-limit locking -------------------------------------------------------------------------------
+# ---- joint-limit locking (halt_all_joints_in_cartesian_mode false; true: test_halt_all_joints.py) -------------
+LOCKING = {"halt_all_joints_in_cartesian_mode": False}
+
+
 def test_locking_zeroes_exactly_the_locked_joint_and_the_rest_track(panda):
     q = panda.home()
     q[0] = panda.limits.upper[0] - 0.01                  # joint 1 inside its 0.02 rad margin
@@ -304,12 +307,12 @@ def test_locking_zeroes_exactly_the_locked_joint_and_the_rest_track(panda):
     twist = J @ np.array([0.3, 0, 0, 0, 0, 0, 0])        # motion that pushes joint 1 further up
     free = unlimited(panda, joint_limit_margins=(0.0,), joint_limit_avoidance_gain=0.0).solve(q, twist, dt=0.002)
     assert free.velocities[0] > 0
-    result = unlimited(panda, joint_limit_avoidance_gain=0.0).solve(q, twist, dt=0.002)
+    result = unlimited(panda, joint_limit_avoidance_gain=0.0, **LOCKING).solve(q, twist, dt=0.002)
     assert result.locked_joints == ("panda_joint1",)
     assert result.velocities[0] == 0.0 and np.count_nonzero(result.velocities == 0.0) == 1
     assert result.status == ServoStatus.JOINT_BOUND and "panda_joint1 locked at its upper limit" in result.message
     assert_tracks(J, result.velocities, twist, rtol=1e-9)
-    away = unlimited(panda, joint_limit_avoidance_gain=0.0).solve(q, -twist, dt=0.002)
+    away = unlimited(panda, joint_limit_avoidance_gain=0.0, **LOCKING).solve(q, -twist, dt=0.002)
     assert away.locked_joints == () and away.velocities[0] < 0
 
 
@@ -356,7 +359,7 @@ def test_joint_braking_before_its_limit_lets_the_others_absorb_the_task(panda):
     J = panda.jacobian(q)
     twist = J @ np.array([0.9, 0, 0, 0, 0, 0, 0])    # min-norm solution: joint 1 at 0.43 rad/s
     amax = np.full(7, 5.0)
-    ik = unlimited(panda, max_joint_acceleration=amax, joint_limit_avoidance_gain=0.0)
+    ik = unlimited(panda, max_joint_acceleration=amax, joint_limit_avoidance_gain=0.0, **LOCKING)
     result = ik.solve(q, twist, dt=0.01)
     assert result.velocities[0] == pytest.approx(braking_bound(0.01, 5.0, 0.01), abs=1e-12)
     assert result.status == ServoStatus.JOINT_BOUND and "panda_joint1 slowed" in result.message
@@ -422,7 +425,7 @@ def test_jacobi_eigen_matches_lapack(seed, m, deficient):
 # ---- locked joints keep the command's direction; damping says where the arm is heading ---------------
 def _rotate_about_tool_z(panda, tolerance, seconds=6.0, dt=0.002):
     ik = VelocityIk(panda, config(panda, max_joint_acceleration=PANDA_ACCELERATION,
-                                  locked_direction_tolerance=tolerance))
+                                  locked_direction_tolerance=tolerance, **LOCKING))
     q, v = panda.home(), np.zeros(panda.n)
     origin = panda.fk(q).translation.copy()
     drift, result = 0.0, None

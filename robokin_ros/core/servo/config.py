@@ -40,6 +40,10 @@ class ServoConfig(NodeConfig):
         "hard_stop_singularity_threshold": "hard_stop_singularity_threshold",
         "leaving_singularity_threshold_multiplier": "leaving_singularity_threshold_multiplier",
         "joint_limit_margins": "joint_limit_margins",
+        "halt_all_joints_in_joint_mode": "halt_all_joints_in_joint_mode",
+        "halt_all_joints_in_cartesian_mode": "halt_all_joints_in_cartesian_mode",
+        "pose_tracking.linear_tolerance": "pose_tracking.linear_tolerance",
+        "pose_tracking.angular_tolerance": "pose_tracking.angular_tolerance",
         "override_velocity_scaling_factor": "override_velocity_scaling_factor",
         "check_collisions": "check_collisions",
         "collision_check_rate": "collision_check_rate",
@@ -181,9 +185,16 @@ class ServoConfig(NodeConfig):
                                                   "condition number", gt=1.0)
     leaving_singularity_threshold_multiplier: float = spec(2.0, "when moving away from a singularity the "
                                                            "thresholds are multiplied by this", ge=1.0)
-    joint_limit_margins: tuple = spec((0.02,), "a joint this close to its limit and pushed further is locked; "
-                                      "one value for every joint, or one per joint", unit="rad", ge=0.0, le=1.0,
-                                      per_joint=True, one_for_all=True)
+    joint_limit_margins: tuple = spec((0.02,), "a joint pushed this close to its limit stops there (halt_all_joints_"
+                                      "in_*: all joints with it, or it alone); one value for every joint, or one "
+                                      "per joint", unit="rad", ge=0.0, le=1.0, per_joint=True, one_for_all=True)
+    halt_all_joints_in_joint_mode: bool = spec(True, "joint jog: when a jogged joint reaches its limit margin, true "
+                                               "stops every jogged joint with it (all decelerating in proportion, "
+                                               "within the acceleration limits); false stops that joint alone")
+    halt_all_joints_in_cartesian_mode: bool = spec(True, "twist and hand guiding: when a joint would pass its limit "
+                                                   "margin, true slows the whole motion so that joint stops at the "
+                                                   "margin (the tool stops along the commanded direction); false "
+                                                   "locks that joint and the others carry on as far as they can")
     joint_limit_avoidance_gain: float = spec(1.0, "null-space push away from the outer 25 % of each joint "
                                              "range", unit="1/s", ge=0.0, le=100.0)
     joint_limit_avoidance_zone: float = spec(0.25, "share of the range on each side where the push acts",

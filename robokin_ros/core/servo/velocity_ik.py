@@ -11,7 +11,11 @@ Order of operations in `VelocityIk.solve` (each stage is documented where it liv
    singular task direction becomes reachable (`singularity.escape_velocity`), the rest solved again by stage 3;
 5. optional MoveIt-Servo-style slowing by condition number, only for motion toward the singularity;
 6. uniform scaling into the velocity limits, then the acceleration window (`limits.limit_velocity`).
-Stages 2, 3 and 6 run as one compiled call, `_step`. It lives here because it returns its seven numbers as
+With `halt_all` (MoveIt Servo's halt_all_joints_in_cartesian_mode, the default) stage 3 ignores the position
+bounds and a joint that would pass its margin slows the whole motion instead (`limits.halt_all_scale`): every
+joint decelerates in proportion, so the tool stops along the commanded direction; without it, that joint is
+locked and the others carry on (stage 3's locking).
+Stages 2, 3 and 6 run as one compiled call, `_step`. It lives here because it returns its nine numbers as
 a plain tuple, which must not cross modules: a NamedTuple boxed by numba costs ~0.8 us a tick (measured).
 A `VelocityIk` keeps work buffers: use one instance per thread.
 """
@@ -31,6 +35,7 @@ from robokin_ros.core.limits import (
     LIMIT_ACCELERATION_CLIP,
     LIMIT_VELOCITY,
     avoidance_zone_widths,
+    halt_all_scale,
     limit_velocity,
     motion_limits,
     nullspace_velocity,
@@ -59,16 +64,18 @@ _LEAVING = ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY
 _OK_ACCELERATION_SENTENCE = f"{_OK_SENTENCE}, acceleration-limited"
 
 # Rows of the `joints` table and entries of the `scalars` vector of `_step`.
-# J_INNER_*: the limits moved inward by each joint's joint_limit_margins entry (where a joint pushed outward locks)
-J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE, J_INNER_LOWER, J_INNER_UPPER = range(8)
+# J_INNER_*: the limits moved inward by each joint's joint_limit_margins entry (where a joint pushed outward locks);
+# J_FREE_*: -inf / +inf, the bounds of a halt-all solve (no joint is fixed; `limits.halt_all_scale` slows them all)
+J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE, J_INNER_LOWER, J_INNER_UPPER, J_FREE_LOWER, J_FREE_UPPER = range(10)
 S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK = range(5)
 
 
 @njit(cache=True)
-def _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, out):
+def _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, out, halt_all):
     """The whole numeric velocity-IK step in one compiled call (one dispatch per tick).
 
-    Position bounds -> secondary velocity -> bounded DLS -> velocity/acceleration/position limiting. When
+    Position bounds -> secondary velocity -> bounded DLS (unbounded with `halt_all`, then the halt-all factor)
+    -> velocity/acceleration/position limiting. When
     the condition number exceeds scalars[S_COND_CHECK] (inf = never) the limiting is skipped and the
     caller decides a singularity scale first, then calls `limits.limit_velocity` itself.
 
@@ -76,32 +83,37 @@ def _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, o
         A: (m, n) task Jacobian. b: (m,) task velocity. q: (n,) positions. prev: (n,) previous velocity.
         use_prev: apply the acceleration window. dt: step [s] (position bounds). accel_dt: time since the
             previous velocity was decided [s] (the acceleration window).
-        joints: (8, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE (avoidance band widths),
-            J_INNER_LOWER, J_INNER_UPPER (the limits less the margins).
+        joints: (10, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE (avoidance band widths),
+            J_INNER_LOWER, J_INNER_UPPER (the limits less the margins), J_FREE_LOWER, J_FREE_UPPER (-inf, inf).
         scalars: (5,) entries S_LIMIT_GAIN ... S_COND_CHECK.
         work: (4 n + scratch_size(n),) scratch: lower bound, upper bound, secondary velocity, unlimited
             DLS velocity (n each), then the `dls.bounded_dls_into` scratch (so a tick allocates nothing).
-        fixed: (n,) int8 output of the DLS. out: (n,) final velocity.
+        fixed: (n,) int8 output of the DLS. out: (n,) final velocity. halt_all: see the module docstring.
 
     Returns:
-        (sigma_min, condition_number, damping, uniform_scale, limit_outcome, limited, n_fixed): `limited`
-        False means `out` was not written (singularity check pending); n_fixed = joints held at a bound.
+        (sigma_min, condition_number, damping, uniform_scale, limit_outcome, limited, n_fixed, halt_scale,
+        blocking): `limited` False means `out` was not written (singularity check pending); n_fixed = joints
+        held at a bound; halt_scale, blocking = `limits.halt_all_scale` (1, -1 without `halt_all`).
     """
     n = q.shape[0]
     lo, hi, z, dq = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n]
     position_velocity_bounds(q, joints[J_INNER_LOWER], joints[J_INNER_UPPER], 0.0, dt, joints[J_AMAX], lo, hi)
     nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], joints[J_ZONE], scalars[S_LIMIT_GAIN],
                        joints[J_HOME], scalars[S_POSTURE_GAIN], z)
-    s_min, cond, lam = bounded_dls_into(A, b, z, lo, hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
+    dls_lo, dls_hi = (joints[J_FREE_LOWER], joints[J_FREE_UPPER]) if halt_all else (lo, hi)
+    s_min, cond, lam = bounded_dls_into(A, b, z, dls_lo, dls_hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
                                         work[4 * n:])
     n_fixed = 0
     for j in range(fixed.shape[0]):
         n_fixed += fixed[j]
+    halt, blocking = 1.0, -1
+    if halt_all:
+        halt, blocking = halt_all_scale(dq, q, joints[J_INNER_LOWER], joints[J_INNER_UPPER], joints[J_AMAX], dt)
     if cond > scalars[S_COND_CHECK]:
-        return s_min, cond, lam, 1.0, 0, False, n_fixed
-    scale, outcome = limit_velocity(dq, 1.0, prev, use_prev, joints[J_VMAX], joints[J_AMAX], accel_dt, lo, hi,
+        return s_min, cond, lam, 1.0, 0, False, n_fixed, halt, blocking
+    scale, outcome = limit_velocity(dq, halt, prev, use_prev, joints[J_VMAX], joints[J_AMAX], accel_dt, lo, hi,
                                     out)
-    return s_min, cond, lam, scale, outcome, True, n_fixed
+    return s_min, cond, lam, scale, outcome, True, n_fixed, halt, blocking
 
 
 class VelocityIk:
@@ -130,7 +142,10 @@ class VelocityIk:
         zone = avoidance_zone_widths(self._lower, self._upper, config.joint_limit_avoidance_zone)
         margins = np.array(per_joint_values(config.joint_limit_margins, n))                             # (n,)
         self._joints = np.vstack((self._lower, self._upper, self._vmax, self._amax, self._home, zone,
-                                  self._lower + margins, self._upper - margins))                          # (8, n)
+                                  self._lower + margins, self._upper - margins,
+                                  np.full(n, -np.inf), np.full(n, np.inf)))                               # (10, n)
+        self._halt_all_twist = config.halt_all_joints_in_cartesian_mode
+        self._halt_all_jog = config.halt_all_joints_in_joint_mode
         cond_check = config.lower_singularity_threshold if config.use_condition_number_thresholds else np.inf
         self._scalars = np.array([config.joint_limit_avoidance_gain, config.posture_gain,
                                   config.singularity_sigma_threshold, config.max_damping, cond_check])
@@ -163,7 +178,7 @@ class VelocityIk:
     def solve(self, positions: npt.ArrayLike, twist: npt.ArrayLike, *, dt: float, frame_id: int | None = None,
               axis_mask: Sequence[bool] | None = None, axis_frame: str = "base",
               previous_velocities: np.ndarray | None = None, check: bool = True,
-              accel_dt: float | None = None) -> VelocityIkResult:
+              accel_dt: float | None = None, halt_all: bool | None = None) -> VelocityIkResult:
         """Joint velocities that move the frame with `twist`, within every limit over `dt`.
 
         Args:
@@ -177,6 +192,9 @@ class VelocityIk:
             check: validate inputs (False for hot loops whose inputs are already validated).
             accel_dt: time since `previous_velocities` was decided [s], for the acceleration window (default `dt`):
                 a tick that comes early may change the velocity only by what the limits allow in that time.
+            halt_all: a joint about to pass its limit margin slows the whole motion to a stop along the commanded
+                direction (True) or is locked while the others carry on (False); default the config's
+                halt_all_joints_in_cartesian_mode. MoveIt Servo's POSE commands halt only the offending joints.
 
         Returns:
             VelocityIkResult with the velocities, a status and a message.
@@ -197,14 +215,17 @@ class VelocityIk:
         use_prev = previous_velocities is not None and self._has_amax
         accel_dt = dt if accel_dt is None else accel_dt
         prev = previous_velocities if use_prev else self._zeros
+        halt_all = self._halt_all_twist if halt_all is None else halt_all
         out = _empty(self._n)
-        sigma_min, cond, damping, scale, outcome, limited, n_fixed = _step(
-            A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed, out)
+        sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = _step(
+            A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed, out,
+            halt_all)
         sing_status, pre_scale, verdict = ServoStatus.OK, 1.0, None
         if damping > 0.0 and self._escape:
             jacobian_at = self._task.jacobian_at(fid, axis_mask, axis_frame)
             verdict = damping_status(jacobian_at, positions, A, b)        # also the status, below
-            if verdict == _LEAVING and self._escape_step(jacobian_at, positions, A, b, prev, sigma_min, accel_dt):
+            if verdict == _LEAVING and self._escape_step(jacobian_at, positions, A, b, prev, sigma_min, accel_dt,
+                                                         halt_all):
                 n_fixed, limited = int(self._fixed.sum()), False
             else:
                 self._escape_direction = None
@@ -212,9 +233,11 @@ class VelocityIk:
             if cond > self._scalars[S_COND_CHECK]:
                 jacobian_at = self._task.jacobian_at(fid, axis_mask, axis_frame)
                 pre_scale, sing_status = singularity_scale(self.config, jacobian_at, positions, A, self._dq)
-            scale, outcome = limit_velocity(self._dq, pre_scale, prev, use_prev, self._vmax, self._amax, accel_dt,
-                                            self._lo, self._hi, out)
-        if outcome == 0 and sing_status == _OK and n_fixed == 0 and damping == 0.0:      # the hot path
+            if halt_all:                    # the escape changed the velocity: judged again
+                halt, blocking = self._halt_all_scale(positions, self._dq, dt)
+            scale, outcome = limit_velocity(self._dq, pre_scale * halt, prev, use_prev, self._vmax, self._amax,
+                                            accel_dt, self._lo, self._hi, out)
+        if outcome == 0 and sing_status == _OK and n_fixed == 0 and damping == 0.0 and blocking < 0:  # the hot path
             return frozen(VelocityIkResult, {"velocities": out, "status": _OK, "_prefix": _OK_SENTENCE,
                                              "locked_joints": (), "sigma_min": sigma_min, "condition_number": cond,
                                              "velocity_scale": scale, "damping": damping})
@@ -234,36 +257,53 @@ class VelocityIk:
             sing_status = self._debounced(verdict)
         locked, braking = self._bound_joints() if n_fixed else ((), ())
         status, prefix = self._describe(sing_status, locked, braking, outcome)
+        if blocking >= 0 and sing_status != ServoStatus.HALT_FOR_SINGULARITY:
+            locked, status, prefix = self._halting(blocking, halt, self._dq, "all joints",
+                                                   "halt_all_joints_in_cartesian_mode")
         return frozen(VelocityIkResult, {"velocities": out, "status": status, "_prefix": prefix + blocked,
                                          "locked_joints": locked, "sigma_min": sigma_min, "condition_number": cond,
                                          "velocity_scale": scale, "damping": damping})
 
     def limit_joint_velocities(self, positions: np.ndarray, velocities: np.ndarray, *, dt: float,
-                               previous_velocities: np.ndarray, accel_dt: float) -> VelocityIkResult:
+                               previous_velocities: np.ndarray, accel_dt: float,
+                               halt_all: bool | None = None) -> VelocityIkResult:
         """Wanted joint velocities (a joint jog) within the limits a twist's solution meets: velocity limits as one
         uniform factor (direction kept), the acceleration window, and the position bounds that stop a joint at its
-        margin within its acceleration limit (a joint pushed past its margin is locked there).
+        margin within its acceleration limit.
 
         Args:
             positions: (n,) joint positions. velocities: (n,) wanted velocities [rad/s | m/s], chain order.
             dt: step [s]. previous_velocities: (n,) last commanded velocity. accel_dt: time since it was decided [s].
+            halt_all: a joint about to pass its margin stops every jogged joint with it, all decelerating in
+                proportion (True), or only that joint is locked there (False); default the config's
+                halt_all_joints_in_joint_mode.
 
         Returns:
-            VelocityIkResult: JOINT_BOUND naming the joints held at a limit, VELOCITY_LIMITED, or OK; no
-            singularity figures (NaN), the joint space has none.
+            VelocityIkResult: JOINT_BOUND naming the joints held at a limit (or the joint that halts them all),
+            VELOCITY_LIMITED, or OK; no singularity figures (NaN), the joint space has none.
         """
         lo, hi, amax = self._lo, self._hi, self._amax
         position_velocity_bounds(positions, self._joints[J_INNER_LOWER], self._joints[J_INNER_UPPER], 0.0, dt, amax,
                                  lo, hi)
+        if self._halt_all_jog if halt_all is None else halt_all:
+            halt, blocking = self._halt_all_scale(positions, velocities, dt)
+            wanted = velocities
+        else:                               # the held joints leave the uniform factors to the others
+            halt, blocking = 1.0, -1
+            wanted = np.minimum(np.maximum(velocities, lo), hi)                                     # (n,)
         out = _empty(self._n)
         use_prev = self._has_amax
-        scale, outcome = limit_velocity(velocities, 1.0, previous_velocities if use_prev else self._zeros, use_prev,
+        scale, outcome = limit_velocity(wanted, halt, previous_velocities if use_prev else self._zeros, use_prev,
                                         self._vmax, amax, accel_dt, lo, hi, out)
-        names = self.robot.joint_names
-        held = [j for j in range(self._n) if velocities[j] > hi[j] or velocities[j] < lo[j]]
-        locked = tuple(names[j] for j in held if out[j] == 0.0)
-        braking = tuple(names[j] for j in held if out[j] != 0.0)
-        status, prefix = self._describe(_OK, locked, braking, outcome)
+        if blocking >= 0:
+            locked, status, prefix = self._halting(blocking, halt, velocities, "all jogged joints",
+                                                   "halt_all_joints_in_joint_mode")
+        else:
+            names = self.robot.joint_names
+            held = [j for j in range(self._n) if velocities[j] > hi[j] or velocities[j] < lo[j]]
+            locked = tuple(names[j] for j in held if out[j] == 0.0)
+            braking = tuple(names[j] for j in held if out[j] != 0.0)
+            status, prefix = self._describe(_OK, locked, braking, outcome)
         return frozen(VelocityIkResult, {"velocities": out, "status": status, "message": prefix,
                                          "locked_joints": locked, "sigma_min": np.nan, "condition_number": np.nan,
                                          "velocity_scale": scale, "damping": 0.0})
@@ -277,11 +317,12 @@ class VelocityIk:
         bounded_dls_into(np.ones((1, n)), np.ones(1), np.zeros(n), -np.ones(n), np.ones(n), 1.0, 1.0, np.empty(n),
                          np.empty(n, dtype=np.int8), np.empty(scratch_size(n)))
 
-    def _escape_step(self, jacobian_at, positions, A, b, prev, sigma_min, accel_dt) -> bool:
+    def _escape_step(self, jacobian_at, positions, A, b, prev, sigma_min, accel_dt, halt_all) -> bool:
         """Re-solve with the escape velocity added (`singularity.escape_velocity`); False when there is none.
 
         Called only while the command leaves the singularity (the probe that also sets the status), so pushing
-        into it is damped exactly as without the escape.
+        into it is damped exactly as without the escape. With `halt_all` the rest is solved without position
+        bounds: the caller slows the sum as a whole.
         """
         escape = escape_velocity(jacobian_at, positions, A, b, prev, self._escape_direction, sigma_min=sigma_min,
                                  sigma_threshold=self._scalars[S_SIGMA], max_damping=self._scalars[S_DAMPING],
@@ -294,10 +335,29 @@ class VelocityIk:
         # rest of each bound (both bounds keep their signs: lo <= kick <= hi), so the sum meets every bound.
         n, lo, hi = self._n, self._lo, self._hi
         kick = np.minimum(np.maximum(escape.velocity, lo), hi)                                     # (n,)
+        if halt_all:
+            lo, hi = self._joints[J_FREE_LOWER], self._joints[J_FREE_UPPER]
         bounded_dls_into(A, b - A @ kick, self._work[2 * n:3 * n], lo - kick, hi - kick, self._scalars[S_SIGMA],
                          self._scalars[S_DAMPING], self._dq, self._fixed, self._work[4 * n:])
         self._dq += kick
         return True
+
+    def _halt_all_scale(self, positions: np.ndarray, velocities: np.ndarray, dt: float) -> tuple[float, int]:
+        """`limits.halt_all_scale` of `velocities` at `positions` with this chain's margins and limits."""
+        joints = self._joints
+        return halt_all_scale(velocities, positions, joints[J_INNER_LOWER], joints[J_INNER_UPPER], self._amax, dt)
+
+    def _halting(self, blocking: int, halt: float, velocities: np.ndarray, which: str, parameter: str
+                 ) -> tuple[tuple[str, ...], ServoStatus, str]:
+        """(locked joints, status, sentence start) while joint `blocking` halts `which` joints: halted (`halt` 0,
+        the joint at its margin and reported locked) or slowing them all so that it stops there."""
+        name = self.robot.joint_names[blocking]
+        side = "upper" if velocities[blocking] > 0.0 else "lower"
+        if halt == 0.0:
+            text = f"{name} is at its {side} limit margin: {which} halted ({parameter})"
+        else:
+            text = f"{which} slowing to stop {name} at its {side} limit margin ({parameter})"
+        return ((name,) if halt == 0.0 else ()), ServoStatus.JOINT_BOUND, f"{ServoStatus.JOINT_BOUND.sentence}: {text}"
 
     def _debounced(self, status: ServoStatus) -> ServoStatus:
         """Approaching vs leaving a singularity, changed only after DEBOUNCE_STEPS steps agree: pushed into
