@@ -7,12 +7,17 @@ import time
 import numpy as np
 
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.demo.driver import spin_until
+from robokin_ros.demo.driver import spin_for, spin_until
 from robokin_ros.demo.path import ACTION, SERVER_SLICE_S, SERVER_TIMEOUT_S, execute_goal
 from robokin_ros.demo.script import Recording
 
 VERSIONS = ("fine", "zoned")
 STOP_TOLERANCE = 1e-3      # [m] the measured tool passes this close to every exact-stop target
+DRAIN_S = 0.3              # [s] joint states still in flight when the result arrives are taken before the check
+
+
+def _ros_seconds(node) -> float:
+    return node.get_clock().now().nanoseconds * 1e-9
 
 
 def run_program_goals(executor, driver, robot: RobotModel, recording: Recording) -> int:
@@ -35,16 +40,18 @@ def run_program_goals(executor, driver, robot: RobotModel, recording: Recording)
         program = program_from_mapping(load_program_file(example_program(f"pick_place_{version}.yaml")), start,
                                        robot.n, robot.fk)
         goal = ExecuteCartesianPath.Goal(program=motion_move_msgs(program, robot))
-        t_start = time.monotonic()
+        t_start, stamp_start = time.monotonic(), _ros_seconds(driver)
         result = execute_goal(executor, client, goal)
-        t_end = time.monotonic()
+        t_end, stamp_end = time.monotonic(), _ros_seconds(driver)
+        spin_for(executor, DRAIN_S)
         if result is None or result.error_code != 0:
             print(f"  {version}: " + ("no result" if result is None else f"code {result.error_code}: {result.message}"))
             failed += 1
             continue
         points = result.trajectory.points
         cycles[version] = duration_seconds(points[-1].time_from_start)
-        measured = np.array([robot.fk(q).translation for q in recording.arrays(t_start, t_end).positions])
+        measured = np.array([robot.fk(q).translation
+                             for q in recording.between_stamps(stamp_start, stamp_end).positions])
         stops = [m.pose.translation for m in program.moves if m.fine and m.pose is not None]
         misses = [float(np.linalg.norm(measured - p, axis=1).min()) for p in stops] if len(measured) else [np.inf]
         slowest = max(result.move_reports, key=lambda r: r.duration)

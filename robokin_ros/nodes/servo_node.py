@@ -11,6 +11,10 @@ Interfaces (MoveIt Servo names where it has them):
     ~/wrench            geometry_msgs/WrenchStamped in: the tool force/torque sensor (header.frame_id = its frame)
     ~/scene_objects     robokin_interfaces/SceneObject in: add, move or remove a collision scene object (pose in any
                         model or TF frame); used when check_collisions
+    collision_object_topic  moveit_msgs/CollisionObject in (default /collision_object, as MoveIt publishes them):
+                        ADD, APPEND, MOVE, REMOVE of MoveIt's world (ros/moveit_scene.py); used when check_collisions
+    planning_scene_topic  moveit_msgs/PlanningScene in (default off; e.g. /monitored_planning_scene): its world's
+                        collision objects, diffs and full scenes
     ~/collision_markers visualization_msgs/MarkerArray out (10 Hz, when check_collisions): the nearest pair and its
                         distance, the scene objects
     ~/enable_hand_guiding  std_srvs/SetBool: true zeroes the sensor on its latest reading and starts guiding (the
@@ -30,10 +34,9 @@ window as refilled serialized bytes (ros/serialized_trajectory.py). Spun by the 
 """
 from __future__ import annotations
 
-from collections import deque
-
 from control_msgs.msg import JointJog
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from moveit_msgs.msg import CollisionObject, PlanningScene
 from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
 from moveit_msgs.srv import ServoCommandType
 from sensor_msgs.msg import JointState
@@ -45,6 +48,7 @@ from visualization_msgs.msg import MarkerArray
 from robokin_interfaces.msg import SceneObject as SceneObjectMsg
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 from robokin_ros.core.errors import RobokinError
+from robokin_ros.core.process_options import apply_process_options
 from robokin_ros.core.servo.command_type import CommandType, CommandTypeSwitch
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.servo import Servo, warm_up
@@ -62,7 +66,6 @@ from robokin_ros.ros.conversions import (
     measurement_from_joint_state,
     moveit_status_msg,
     pose_target_from_msg,
-    scene_change_from_msg,
     status_msg,
     time_msg,
     time_nanoseconds,
@@ -73,6 +76,7 @@ from robokin_ros.ros.conversions import (
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.polled_subscription import PolledSubscription
 from robokin_ros.ros.rclpy_compat import events_executor
+from robokin_ros.ros.scene_inbox import SceneInbox
 from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, receive_time, run_node
 from robokin_ros.ros.serialized_trajectory import SerializedTrajectory
 from robokin_ros.ros.tf_frames import TfFrames
@@ -82,8 +86,7 @@ REJECTION_KIND_CHARS = 60
 _TRAJECTORY = "trajectory_msgs/JointTrajectory"
 ROBOKIN_STATUS_TOPIC = "~/robokin_status"
 SCENE_TOPIC = "~/scene_objects"
-# Adding an object rebuilds the collision pairs (~3.6 ms with 50 objects, measured): the tick applies one change, so
-# a burst costs late ticks, not a stalled loop; beyond this many pending changes a flood is refused, with a status.
+# The tick applies one scene change (ros/scene_inbox.py); beyond this many pending messages a flood is refused.
 SCENE_QUEUE_LIMIT = 100
 MARKER_PERIOD = 0.1          # [s] the collision markers are for a person: 10 Hz is plenty
 
@@ -135,13 +138,18 @@ class ServoNode(RobokinNode):
         self.create_service(SetBool, "~/pause_servo", self._on_pause)
         self.create_service(ServoCommandType, "~/switch_command_type", self._on_switch_command_type)
         self.create_service(SetBool, "~/enable_hand_guiding", self._on_enable_hand_guiding)
-        # every scene change counts (a queue, applied at the next tick), unlike commands where the newest wins
-        self._scene_changes: deque[SceneObjectMsg] = deque()
-        self._scene_changes_dropped = 0
-        self.create_subscription(SceneObjectMsg, SCENE_TOPIC, self._on_scene_object, QUEUE_DEPTH)
+        self._scene = SceneInbox(SCENE_QUEUE_LIMIT)
+        self.create_subscription(SceneObjectMsg, SCENE_TOPIC, self._scene.offer, QUEUE_DEPTH)
+        if cfg.check_collisions:      # MoveIt publishes for every client: unchecked, each would only be refused
+            for moveit_type, topic in ((CollisionObject, cfg.collision_object_topic),
+                                       (PlanningScene, cfg.planning_scene_topic)):
+                if topic:
+                    self.create_subscription(moveit_type, topic, self._scene.offer, QUEUE_DEPTH)
         if cfg.check_collisions:
             self._marker_pub = self.create_publisher(MarkerArray, "~/collision_markers", QUEUE_DEPTH)
             self.create_timer(MARKER_PERIOD, self._publish_collision_markers)
+        for applied, sentence in apply_process_options(cfg.process_options):
+            (self.get_logger().info if applied else self.get_logger().warning)(f"process: {sentence}")
         self._timer = self.create_timer(cfg.publish_period, self._tick)
         self.get_logger().info(f"servo for {robot.name}: {robot.base_frame} -> {robot.tip_frame}, joints "
                                f"{list(self._joint_names)}, {cfg.rate_hz:.0f} Hz, output "
@@ -253,30 +261,30 @@ class ServoNode(RobokinNode):
             except RobokinError as err:
                 self._reject(ServoStatus.JOINT_STATE_MISSING, f"joint state rejected: {err}", now)
         self._take_sensors(now)
-        if self._scene_changes or self._scene_changes_dropped:
-            self._take_scene_changes(now)
+        if self._scene.pending:
+            self._take_scene_change(now)
         self._take_command(self._twists, CommandType.TWIST, now, self._apply_twist)
         self._take_command(self._joint_jogs, CommandType.JOINT_JOG, now, self._apply_joint_jog)
         self._take_command(self._pose_targets, CommandType.POSE, now, self._apply_pose_target)
 
-    def _on_scene_object(self, msg: SceneObjectMsg) -> None:
-        if len(self._scene_changes) >= SCENE_QUEUE_LIMIT:
-            self._scene_changes_dropped += 1
-        else:
-            self._scene_changes.append(msg)
-
-    def _take_scene_changes(self, now: float) -> None:
-        if self._scene_changes_dropped:
-            self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {self._scene_changes_dropped} "
-                         f"message(s) dropped, more than {SCENE_QUEUE_LIMIT} changes were pending (the servo applies "
-                         "one per tick)", now)
-            self._scene_changes_dropped = 0
-            return                  # this tick's status is the drop: a change's own verdict would replace it
-        msg = self._scene_changes.popleft()
+    def _take_scene_change(self, now: float) -> None:
+        guard = self._servo.collision_guard
+        present = {obj.id for obj in guard.checker.objects} if guard is not None else set()
         try:
-            change = scene_change_from_msg(msg)
-            text = self._servo.update_scene(change, self._tf_frames.pose_if_external(change.frame))
-            self.get_logger().info(text)
+            taken = self._scene.take(present)
+            for note in taken.notes:
+                self.get_logger().info(note)
+            if taken.dropped:
+                self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {taken.dropped} message(s) "
+                             f"dropped, more than {SCENE_QUEUE_LIMIT} changes were pending (the servo applies one "
+                             "per tick)", now)
+                return              # this tick's status is the drop: a change's own verdict would replace it
+            if taken.problems:
+                self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {taken.problems}", now)
+            if taken.change is not None:
+                change = taken.change
+                self.get_logger().info(self._servo.update_scene(change, self._tf_frames.pose_if_external(
+                    change.frame)))
         except RobokinError as err:
             self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {err}", now)
 

@@ -32,6 +32,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from robokin_ros.core.errors import RobokinError
+from robokin_ros.core.process_options import apply_process_options
 from robokin_ros.core.sim.config import SimRobotConfig
 from robokin_ros.core.sim.joints import SimulatedJoints
 from robokin_ros.core.sim.jtc_rules import JtcSwitches, Rejection, chain_points, jtc_rejection, robokin_rejection
@@ -102,6 +103,8 @@ class SimRobot(RobokinNode):
         self._server = action_server(self, FollowJointTrajectory, cfg.action_name(), execute_callback=self._execute,
                                      goal_callback=self._on_goal, handle_accepted_callback=self._on_goal_accepted,
                                      cancel_callback=lambda _: CancelResponse.ACCEPT)
+        for applied, sentence in apply_process_options(cfg.process_options):
+            (self.get_logger().info if applied else self.get_logger().warning)(f"process: {sentence}")
         self.create_timer(1.0 / cfg.rate, self._tick)
         self.create_timer(1.0 / cfg.action_monitor_rate, self._publish_feedback)
         self._tf = None

@@ -628,6 +628,28 @@ def test_a_silent_servo_restarts_from_where_another_controller_left_the_arm(pand
     assert np.abs(first.positions - moved).max() < 1e-3          # one small step, not a 0.02 rad jump
 
 
+def test_a_restart_after_silence_ignores_a_state_measured_before_the_arm_came_to_rest(panda):
+    """On a busy CPU the newest joint state at a restart may date from the ramp-down, before the arm came to rest
+    where the servo left it: anchoring there stepped the next window back by ~20 mrad. Only a state received after
+    the servo went silent serves as the anchor."""
+    loop = Loop(panda, num_outgoing_halt_msgs_to_publish=2, **FAST)
+    loop.run(60, cmd([0.0, 0.05, 0.0]))
+    mid_motion = loop.outputs[-1].positions.copy()
+    silent = [loop.tick(follow=False) for _ in range(120)]           # stale -> ramp -> 2 holds -> silent
+    assert not silent[-1].publish
+    rest = silent[-1].positions
+    assert np.abs(rest - mid_motion).max() > 1e-3
+    loop.servo.set_measurement(JointMeasurement(mid_motion, loop.now - 0.2))      # a state from before the rest
+    first = loop.tick(cmd([0.0, 0.05, 0.0]), follow=False)
+    np.testing.assert_allclose(first.window.positions[0], rest, atol=1e-12)
+    # a state received after the silence does anchor (another controller may have moved the arm meanwhile)
+    quiet = [loop.tick(follow=False) for _ in range(120)]
+    moved = quiet[-1].positions + 0.02
+    loop.servo.set_measurement(JointMeasurement(moved, loop.now))
+    again = loop.tick(cmd([0.0, 0.05, 0.0]), follow=False)
+    np.testing.assert_allclose(again.window.positions[0], moved, atol=1e-12)
+
+
 def test_an_idle_servo_stays_silent_through_a_joint_state_glitch(panda):
     """A servo that has gone silent must not start publishing hold messages when joint states pause and come
     back: another controller (a path execution) may be moving the arm, and holds would stop it."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from robokin_ros.core.schema import NodeConfig, spec
+from robokin_ros.core.process_options import SchedulingConfig
+from robokin_ros.core.schema import spec
 
 
 @dataclass(frozen=True)
-class ServoConfig(NodeConfig):
+class ServoConfig(SchedulingConfig):
     """Everything the twist servo core and its node need; see README for the parameter table."""
 
     what = "servo configuration"
@@ -70,10 +71,12 @@ class ServoConfig(NodeConfig):
                                        read_only=True)
     pose_command_in_topic: str = spec("~/pose_target_cmds", "pose target topic (geometry_msgs/PoseStamped): the "
                                       "tip frame's target in any model or TF frame", read_only=True)
-    override_velocity_scaling_factor: float = spec(0.0, "speed override: from 0.01 on, every commanded velocity "
-                                                   "is multiplied by this (MoveIt Servo's meaning); below, none",
+    override_velocity_scaling_factor: float = spec(0.0, "speed override, a fraction in (0, 1] multiplying every "
+                                                   "commanded velocity; 0 = none (the default; as in MoveIt Servo, "
+                                                   "anything below 0.01 is none too); NaN, inf, < 0, > 1 refused",
                                                    ge=0.0, le=1.0)
-    joint_state_timeout: float = spec(0.1, "joint states older than this halt the servo", unit="s",
+    joint_state_timeout: float = spec(0.5, "halt when no joint state has arrived for this long while the servo "
+                                      "itself was running (its own stalls do not count)", unit="s",
                                       gt=0.0, le=10.0)
     # --- pose tracking (core/servo/pose_tracking.py) ---
     pose_linear_tolerance: float = spec(0.001, "a pose target is reached when the tool is this close (and within "
@@ -109,6 +112,12 @@ class ServoConfig(NodeConfig):
                      "else adjacent links are skipped", read_only=True)
     scene_objects_file: str = spec("", "YAML file of static scene objects (config/scene_objects.example.yaml)",
                                    read_only=True)
+    collision_object_topic: str = spec("/collision_object", "MoveIt collision objects in (moveit_msgs/"
+                                       "CollisionObject, as MoveIt's planning scene interface publishes them; "
+                                       "used when check_collisions); '' = off", read_only=True)
+    planning_scene_topic: str = spec("", "MoveIt planning scene in (moveit_msgs/PlanningScene: its world's collision "
+                                     "objects, diffs and full scenes, e.g. /monitored_planning_scene; used when "
+                                     "check_collisions); '' = off", read_only=True)
     # --- speed and separation monitoring (core/servo/separation.py) ---
     separation_enabled: bool = spec(False, "scale the tool speed by a person's distance on separation_distance_topic",
                                     param="separation.enabled")
@@ -163,6 +172,13 @@ class ServoConfig(NodeConfig):
                                           "velocity controller)", read_only=True)
     max_expected_latency: float = spec(0.05, "trajectory window length: covers the controller's latency",
                                        unit="s", gt=0.0, le=1.0)
+    max_delivery_delay: float = spec(1.0, "each trajectory window ends held at rest until this long after its "
+                                     "stamp, so a controller still accepts one that reaches it this late (a busy "
+                                     "CPU); no motion is added: the arm stops as the window's tail says",
+                                     unit="s", gt=0.0, le=60.0)
+    tick_lateness_warning: float = spec(0.02, "the watchdog warns (throttled) when a tick starts this much later "
+                                        "than its period allows; ~/robokin_status always carries the figures",
+                                        unit="s", gt=0.0, le=10.0)
     num_outgoing_halt_msgs_to_publish: int = spec(4, "after stopping, publish this many hold messages, then "
                                                   "go silent; 0 = keep holding forever", ge=0, le=100000)
     joint_topic: str = spec("/joint_states", "measured joint states", read_only=True)
@@ -244,4 +260,4 @@ class ServoConfig(NodeConfig):
         if self.max_expected_latency < self.publish_period:
             problems.append(f"max_expected_latency={self.max_expected_latency} must be >= "
                             f"publish_period={self.publish_period}")
-        return problems
+        return problems + super().cross_field_problems()

@@ -8,9 +8,9 @@ Each `step(now)` produces one command. Decisions, in order:
 3. (re-)anchor: the commanded positions start from the measured ones on the first measurement, after resume,
    after a joint-state outage and after going silent (if the arm is at rest by then: while it still moves it
    follows this servo's windows), and whenever they diverged from the measurement by more than
-   `max_state_divergence` on any joint for DIVERGENCE_PERSISTENCE of running time; re-anchoring keeps the commanded velocity (zeroing it would be a
-   velocity step far beyond the acceleration limits). Otherwise it integrates from the last command, not from
-   the measurement: a lagging controller then causes no sag or drift;
+   `max_state_divergence` on any joint for DIVERGENCE_PERSISTENCE of running time; re-anchoring keeps the
+   commanded velocity (zeroing it would be a velocity step far beyond the acceleration limits). Otherwise it
+   integrates from the last command, not from the measurement: a lagging controller then causes no sag or drift;
 4. a fresh command -> velocity IK (limits, singularities, acceleration window) -> integrate;
    the commanded state follows the real time between ticks, not the nominal period: each published window
    is stamped with the tick's time and a controller follows it until the next arrives, so every tick starts
@@ -103,6 +103,7 @@ class Servo:
         self._positions: np.ndarray | None = None      # commanded state, None until anchored
         self._velocities = np.zeros(robot.n)
         self._anchor_needed = True
+        self._anchor_after = -math.inf      # [s] only a measurement received since may serve as the anchor
         self._paused = False
         self._hold_ticks = 0
         self._engaged = False       # True from a tracked command until the hold messages are sent
@@ -305,7 +306,7 @@ class Servo:
         """Resume from the latest measurement; the command received before is dropped (a command that arrived
         while paused must not move the arm now)."""
         self._paused = False
-        self._anchor_needed = True
+        self._request_anchor()
         self._command = None
         self._pose_tracker.clear()
 
@@ -401,7 +402,7 @@ class Servo:
             hold_point(t, positions, velocities, self.config.max_delivery_delay)
         if not math.isfinite(q_next.sum()):
             # Never publish a non-finite command: drop it, re-sync to the measured state and hold.
-            self._anchor_needed = True
+            self._request_anchor()
             return self._hold(ServoStatus.INVALID, "internal error: a non-finite command was discarded; "
                               "re-synced to the measured state", publish=False)
         self._velocities, self._positions = v, q_next
@@ -498,7 +499,7 @@ class Servo:
             # Silent: another controller may move the arm now, so the next command starts from where the
             # arm is, not from where the servo last left it (no jump after e.g. a path execution).
             self._engaged = False
-            self._anchor_needed = True
+            self._request_anchor()
         why = "no command received yet" if never_commanded else "the last command timed out"
         return self._hold(ServoStatus.STOPPED, f"{ServoStatus.STOPPED.sentence} ({why})", publish)
 
@@ -513,7 +514,7 @@ class Servo:
 
     def _joint_state_missing(self, now: float) -> ServoOutput:
         m = self._measurement
-        self._anchor_needed = True          # resync on the next fresh state: the arm may have moved
+        self._request_anchor()          # resync on the next fresh state: the arm may have moved
         if m is None:
             why = "no joint state received yet"
         else:
@@ -559,7 +560,9 @@ class Servo:
         """Re-anchor the commanded positions at the measured ones when asked (resume, outage, silence) or when
         they diverged for DIVERGENCE_PERSISTENCE; the commanded velocity carries on.
 
-        A request made while the commanded velocity is not zero is dropped: the controller has been following
+        A request is served by a measurement received after it was made; until one arrives a new command starts
+        from the commanded state, where the controller holds the arm. A request made while the commanded velocity
+        is not zero is dropped: the controller has been following
         this servo's windows all along (a pause or an outage ramps down through published windows), so the
         commanded state is where the arm is meant to be, and the measurement only lags it. Anchoring there
         would step the command back by the lag, which the controller turns into a velocity spike.
@@ -573,12 +576,23 @@ class Servo:
         moving = q is not None and self._velocities.any()
         # The measurement is as old as its transport: the arm has moved on at the commanded velocity since.
         age = max(0.0, now - measurement.received_at)
-        if q is None or (self._anchor_needed and not moving) or self._diverged_for_long(q, measured, age, now):
+        fresh = measurement.received_at >= self._anchor_after
+        if q is None or (self._anchor_needed and not moving and fresh) or \
+                self._diverged_for_long(q, measured, age, now):
             v = self._velocities if q is not None else np.zeros(self.robot.n)
             self._positions = clamped(measured + v * age, self._lower, self._upper)
             self._velocities = v
             self._diverged_since = None
-        self._anchor_needed = False
+            self._anchor_needed = False
+        elif moving:
+            self._anchor_needed = False
+
+    def _request_anchor(self) -> None:
+        """Re-anchor at the next measurement received from now on: one taken before the request may show the arm
+        where it was before the servo brought it to rest (on a busy CPU joint states come late), and anchoring
+        there stepped the next command back by up to 20 mrad."""
+        self._anchor_needed = True
+        self._anchor_after = self._last_tick if self._last_tick is not None else -math.inf
 
     def _diverged_for_long(self, q: np.ndarray, measured: np.ndarray, age: float, now: float) -> bool:
         """Whether the command has been more than max_state_divergence from the measured state for at least

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from robokin_ros.core.schema import NodeConfig, spec
+from robokin_ros.core.process_options import SchedulingConfig
+from robokin_ros.core.schema import spec
 
 ACTION_SUFFIX = "follow_joint_trajectory"
 
 
 @dataclass(frozen=True)
-class SimRobotConfig(NodeConfig):
+class SimRobotConfig(SchedulingConfig):
     """A stand-in for a ros2_control driver: trajectory and forward command controllers, /joint_states."""
 
     what = "sim_robot configuration"
