@@ -26,8 +26,8 @@ from robokin_ros.paths import config_file, share_dir
 
 ROBOT = "panda"         # the robot robokin_demo drives
 # what the demo's nodes get whatever the command line says (the demo drives this exact set-up)
-FIXED = {"robot": ROBOT, "base_frame": "", "tip_frame": "", "preset": "", "params_file": "", "controller_name": "",
-         "command_topic": "", "sim": "false"}
+FIXED = {"robot": ROBOT, "xacro_args": "", "base_frame": "", "tip_frame": "", "preset": "", "params_file": "",
+         "controller_name": "", "command_topic": "", "sim": "false"}
 # the absolute names robokin_demo uses (robokin_ros/demo/), remapped into namespace:= (a test keeps this complete)
 DEMO_NAMES = ("/joint_states", "/joint_trajectory_controller/joint_trajectory", "/sim_robot/rejected",
               "/servo_node/delta_twist_cmds", "/servo_node/delta_joint_cmds", "/servo_node/pose_target_cmds",

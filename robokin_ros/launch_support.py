@@ -51,8 +51,9 @@ def is_true(text: str) -> bool:
 def robot_arguments(node: str, robot_default: str = "") -> list[tuple[str, str, str]]:
     """(name, default, description) of the launch arguments of a launch file around `node` (servo, path_ik)."""
     return [
-        ("robot", robot_default, f"embedded robot {sorted(EMBEDDED_ROBOTS)} or a URDF path; empty = the model on "
-                                 "/robot_description (the driver's robot_state_publisher)"),
+        ("robot", robot_default, f"embedded robot {sorted(EMBEDDED_ROBOTS)}, a URDF or xacro path; empty = the "
+                                 "model on /robot_description (the driver's robot_state_publisher)"),
+        ("xacro_args", "", "arguments of a xacro robot, e.g. 'ur_type:=ur5e name:=ur'"),
         ("base_frame", "", "chain base (default: the preset's, else the robot's)"),
         ("tip_frame", "", "chain tip (default: the preset's, else the robot's)"),
         ("preset", "", f"driver preset {sorted(PRESETS)}: config/<preset>_{node}.yaml over the robot's defaults"),
@@ -176,6 +177,8 @@ def _robot_and_frames(params: Parameters, value: Value) -> None:
     params.set("use_sim_time", is_true(value("use_sim_time")))
     if value("robot") or not {"robot", "robot_description"} & set(params.from_files):
         params.set("robot", value("robot"))     # "" = the model on /robot_description
+    if value("xacro_args"):
+        params.set("xacro_args", value("xacro_args"))
     for frame in ("base_frame", "tip_frame"):
         if value(frame):
             params.set(frame, value(frame))
@@ -318,7 +321,7 @@ def viewer_nodes(node_class: Callable[..., object], value: Value, base_frame: st
     nodes = []
     if wants_robot_state_publisher(value):
         nodes.append(node_class(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
-                                parameters=[{"robot_description": urdf_xml(value("robot")),
+                                parameters=[{"robot_description": urdf_xml(value("robot"), value("xacro_args")),
                                              "use_sim_time": use_sim_time}], **_namespace_kw(value)))
     nodes.append(node_class(package="rviz2", executable="rviz2", name="rviz2",
                             arguments=["-d", str(rviz_file), *(["-f", base_frame] if base_frame else [])],

@@ -49,6 +49,10 @@ class SceneInbox:
         else:
             self._queue.append(msg)
 
+    def __len__(self) -> int:
+        """Messages (and expanded changes) waiting."""
+        return len(self._queue)
+
     @property
     def pending(self) -> bool:
         return bool(self._queue) or self._dropped > 0

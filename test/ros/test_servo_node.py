@@ -453,12 +453,12 @@ def test_a_flood_of_scene_objects_is_bounded_and_says_how_many_were_dropped(grap
     from robokin_ros.nodes.servo_node import SCENE_QUEUE_LIMIT
     servo, sim, probe = graph
     for i in range(SCENE_QUEUE_LIMIT + 50):
-        servo._on_scene_object(SceneObject(operation=SceneObject.REMOVE, id=f"o{i}"))
-    assert len(servo._scene_changes) == SCENE_QUEUE_LIMIT
+        servo._scene.offer(SceneObject(operation=SceneObject.REMOVE, id=f"o{i}"))
+    assert len(servo._scene) == SCENE_QUEUE_LIMIT
     spin_for(probe.executor, 0.5)
     messages = [s.message for s in probe.statuses if s.code == ServoStatus.INVALID_COMMAND]
     assert any("50 message(s) dropped, more than 100 changes were pending" in m for m in messages), messages[-3:]
     # this graph does not check collisions: each applied change is refused with that reason
     assert any("collision checking is off" in m for m in messages)
     spin_for(probe.executor, 0.5)
-    assert len(servo._scene_changes) < SCENE_QUEUE_LIMIT
+    assert len(servo._scene) < SCENE_QUEUE_LIMIT

@@ -419,8 +419,11 @@ class Servo:
             velocities = self._joint_velocities if scale == 1.0 else self._joint_velocities * scale
             return self._ik.limit_joint_velocities(q, velocities, dt=self._dt, previous_velocities=self._velocities,
                                                    accel_dt=self._accel_dt)
+        # a pose target halts only the blocking joint, as MoveIt's POSE mode: the others carry on toward the pose
+        halt_all = False if isinstance(self._command, PoseTarget) else None
         return self._ik.solve(q, twist if scale == 1.0 else twist * scale, dt=self._dt,
-                              previous_velocities=self._velocities, check=False, accel_dt=self._accel_dt)
+                              previous_velocities=self._velocities, check=False, accel_dt=self._accel_dt,
+                              halt_all=halt_all)
 
     def _unlimited_share(self, q: np.ndarray, twist: np.ndarray | None, velocities: np.ndarray) -> float:
         """|velocities| / |the same command without the acceleration window|: a scale judged on an accelerating

@@ -1,4 +1,5 @@
-"""`robokin ik`: every closed-form IK solution of a UR arm (UR3/UR5/UR10) or of a planar 2R arm.
+"""`robokin ik`: every closed-form IK solution of a UR arm (e-series in ROS 2 frames, or the CB3 UR3/UR5/UR10 in ROS 1
+frames) or of a planar 2R arm.
 
 Examples:
   robokin ik --robot ur5 --pose 0.4 0.2 0.3 3.14159 0 0 --seed 0 -1.57 1.57 -1.57 -1.57 0
@@ -14,8 +15,8 @@ import sys
 import numpy as np
 import pinocchio as pin
 
-HELP = "closed-form IK: all solutions of a UR3/UR5/UR10 pose or a planar 2R point, with FK error and singularities"
-UR_ROBOTS = ("ur3", "ur5", "ur10")
+HELP = "closed-form IK: all solutions of a UR arm's pose or a planar 2R point, with FK error and singularities"
+UR_ROBOTS = ("ur3e", "ur5e", "ur10e", "ur16e", "ur20", "ur30", "ur3", "ur5", "ur10")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
