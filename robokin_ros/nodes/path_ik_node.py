@@ -16,10 +16,11 @@ Interfaces (names relative to the node):
   from the joint states) send a stop in place of the running trajectory (a new goal, or on the topic): the
   rest of the planned path re-timed to rest within the acceleration limits (core/path/stopping.py), or a ramp
   along the measured velocity when the arm is off the plan; the goal ends once the arm is at rest. Every
-  trajectory sent passes joint_trajectory_controller's default rules (checked before sending). A goal arriving
-  while one runs is rejected (`preempt: false`, default) or stops the running one, which ends with PREEMPTED
-  (`preempt: true`; bookkeeping in `ros/goals.py`). Every accepted goal gets a filled result; following the
-  arm is decided by `core/path/execution.py`.
+  trajectory sent or returned passes joint_trajectory_controller's default rules and stays within the joint
+  velocity and acceleration limits as the controller plays it (checked before it leaves, else INTERNAL_ERROR).
+  A goal arriving while one runs is rejected (`preempt: false`, default) or stops the running one, which ends
+  with PREEMPTED (`preempt: true`; bookkeeping in `ros/goals.py`). Every accepted goal gets a filled result;
+  following the arm is decided by `core/path/execution.py`.
 - Parameters can be changed at run time (`ros2 param set`): the whole new PathConfig is validated and swapped
   with a rebuilt planner; an invalid value is refused with the reason. Robot and topic parameters are read-only.
 - `~/path` (nav_msgs/Path): plan with the configured defaults (APPROACH_PATH: the path starts at the tool) and
@@ -54,10 +55,9 @@ from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState, co
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.stopping import plan_stop
 from robokin_ros.core.program.planner import ProgramPlanner
-from robokin_ros.core.sim.jtc_rules import jtc_rejection
 from robokin_ros.ros.goals import GoalAbort, GoalGate, end_goal
 from robokin_ros.ros.joint_state_cache import JointStateCache
-from robokin_ros.ros.jtc_conversions import follow_goal, trajectory_facts
+from robokin_ros.ros.jtc_conversions import follow_goal
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.path_conversions import (
     GoalOutcome,
@@ -73,7 +73,7 @@ from robokin_ros.ros.program_conversions import program_from_goal, program_outco
 from robokin_ros.ros.rclpy_compat import action_server
 from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, SideSubscription, receive_time, run_node
 from robokin_ros.ros.tf_frames import TfFrames
-from robokin_ros.ros.trajectory_execution import ENDINGS, ControllerClient, wait_for
+from robokin_ros.ros.trajectory_execution import ENDINGS, ControllerClient, check_outgoing, wait_for
 
 Result = ExecuteCartesianPath.Result
 FIRST_STATE_WAIT = 5.0       # [s] a goal before any joint state has arrived waits this long for one
@@ -185,9 +185,9 @@ class PathIkNode(RobokinNode):
     # ---- planning ------------------------------------------------------------------------------------
     def _plan(self, planner: CartesianPathPlanner, q0: np.ndarray, waypoints, blend: float, goal=None,
               should_stop=None):
-        """Plan, validated by the planner (a goal's 0 scaling and empty frame mean the node's default; its
-        `approach` says how the path begins); `should_stop` is polled while planning (PlanningStopped), which
-        also ends at `planning_timeout`."""
+        """Plan, validated by the planner (a goal's scalings by core/scaling.py's rule, an empty frame means the
+        node's default; its `approach` says how the path begins); `should_stop` is polled while planning
+        (PlanningStopped), which also ends at `planning_timeout`."""
         try:
             poses = waypoints_in_base(self._robot, q0, waypoints, self._tf_frames.lookup)
         except TransformLookupError as err:
@@ -264,6 +264,12 @@ class PathIkNode(RobokinNode):
                                    lambda q0, stop: self._plan(planner, q0, goal.waypoints, goal.blend_radius,
                                                                goal, stop))
             outcome = path_outcome(result, plan, None if plan.ik.success else solved_part(planner, plan, goal), goal)
+        try:
+            if result.trajectory.points:                   # what a plan_only client may execute itself
+                self._check(result.trajectory, "returned")
+        except GoalAbort:
+            result.trajectory = JointTrajectory()
+            raise
         if outcome.trajectory is not None:
             self._follow(goal_handle, outcome.trajectory, cfg)
         result.error_code = outcome.code
@@ -271,14 +277,16 @@ class PathIkNode(RobokinNode):
 
     # ---- execution -----------------------------------------------------------------------------------
     def _checked_msg(self, trajectory) -> JointTrajectory:
-        """The trajectory as a message, checked against joint_trajectory_controller's default rules."""
+        """The trajectory as a message, checked (`_check`) before it is sent."""
         msg = joint_trajectory_msg(trajectory)
-        rejection = jtc_rejection(trajectory_facts(msg), self._robot.joint_names,
-                                  self.get_clock().now().nanoseconds * 1e-9)
-        if rejection is not None:
-            raise GoalAbort(Result.INTERNAL_ERROR, f"robokin planned a trajectory a default "
-                                                   f"joint_trajectory_controller rejects: {rejection}")
+        self._check(msg)
         return msg
+
+    def _check(self, msg: JointTrajectory, what: str = "sent") -> None:
+        """GoalAbort INTERNAL_ERROR unless the trajectory passes a default joint_trajectory_controller's rules and
+        stays within the joint limits as the controller plays it (ros/trajectory_execution.check_outgoing)."""
+        check_outgoing(msg, self._robot.joint_names, self._settings()[1].limits(),
+                       self.get_clock().now().nanoseconds * 1e-9, what)
 
     def _send_and_forget(self, msg: JointTrajectory, cfg: PathConfig) -> None:
         if cfg.execution == "topic":
@@ -396,10 +404,7 @@ class PathIkNode(RobokinNode):
         """Send the stop in place of the running trajectory (a new FollowJointTrajectory goal replaces a JTC's
         goal, a topic message its trajectory) and wait until the arm has come to rest (at most STOP_SETTLE [s]
         past its end); GoalAbort or RobokinError when it cannot be sent."""
-        rejection = jtc_rejection(trajectory_facts(msg), self._robot.joint_names,
-                                  self.get_clock().now().nanoseconds * 1e-9)
-        if rejection is not None:
-            raise GoalAbort(Result.INTERNAL_ERROR, f"a default joint_trajectory_controller rejects it: {rejection}")
+        self._check(msg)
         if cfg.execution == "topic":
             self._traj_pub.publish(msg)
             monitor = ExecutionMonitor(stop, cfg.goal_tolerance, STOP_SETTLE, starts)

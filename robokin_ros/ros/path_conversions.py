@@ -105,7 +105,8 @@ def joint_trajectory_msg(trajectory: JointTrajectoryArrays, frame_id: str = "", 
 
 def plan_options(goal) -> dict:
     """An ExecuteCartesianPath goal's optional fields as `CartesianPathPlanner.plan` keyword arguments: an
-    all-false mask, empty strings and 0 scalings mean the node's defaults (the planner checks the rest)."""
+    all-false mask and empty strings mean the node's defaults; the scalings go as they are, and the planner applies
+    core/scaling.py's rule to them (0 = the node's default)."""
     return dict(tip_frame=goal.tip_frame, axis_mask=np.array(goal.axis_mask, dtype=bool) if any(goal.axis_mask)
                 else None, axis_frame=goal.axis_mask_frame or None, velocity_scaling=goal.velocity_scaling,
                 acceleration_scaling=goal.acceleration_scaling)

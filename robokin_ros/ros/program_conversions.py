@@ -18,6 +18,7 @@ from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
 from robokin_ros.core.program.result import ProgramPlan
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.scaling import resolve_scaling
 from robokin_ros.ros.path_conversions import (
     GoalOutcome,
     Result,
@@ -37,18 +38,21 @@ def program_from_goal(robot: RobotModel, positions: np.ndarray, goal, lookup: Ca
     """An ExecuteCartesianPath goal's `program` -> MotionProgram in the base frame and the robot's joint order.
 
     `lookup`: frame name -> `base_T_frame` for frames outside the model (TF), or None. The goal's velocity_scaling
-    / acceleration_scaling become the program's fractions (0 = `config`'s); the planner checks the values
-    (`core/program/moves.check_program`).
+    / acceleration_scaling become the program's fractions by the rule of core/scaling.py (0 = `config`'s; NaN, inf,
+    negative or above 1: InvalidInputError); the planner checks the moves (`core/program/moves.check_program`).
 
     Raises:
+        InvalidInputError: a goal scaling outside the rule.
         PathInputError: naming the move: a bad type, a pose or via in an unknown frame (or one TF cannot give),
             a non-finite pose or a non-unit quaternion, a MOVE_J whose joints are missing, unknown, repeated,
             not one value each, or not finite.
     """
     resolve = frame_resolver(robot, positions, lookup)
     moves = tuple(_move(robot, resolve, msg, i) for i, msg in enumerate(goal.program))
-    return MotionProgram(moves, goal.velocity_scaling or config.velocity_scaling,
-                         goal.acceleration_scaling or config.acceleration_scaling)
+    return MotionProgram(moves, resolve_scaling("velocity_scaling", goal.velocity_scaling, config.velocity_scaling,
+                                                "path_ik_node's velocity_scaling"),
+                         resolve_scaling("acceleration_scaling", goal.acceleration_scaling, config.acceleration_scaling,
+                                         "path_ik_node's acceleration_scaling"))
 
 
 def motion_move_msgs(program: MotionProgram, robot: RobotModel) -> list[MotionMove]:

@@ -1,4 +1,5 @@
-"""A FollowJointTrajectory client for a blocking action execute callback (path_ik_node's), as MoveIt executes.
+"""A FollowJointTrajectory client for a blocking action execute callback (path_ik_node's), as MoveIt executes, and
+the check every trajectory passes before it leaves path_ik_node (`check_outgoing`).
 
 One ActionClient per action name (the name is a runtime parameter), all in the caller's reentrant callback group,
 so the executor's other threads complete the futures this thread waits on; thread-safe on Jazzy too
@@ -12,12 +13,29 @@ from action_msgs.msg import GoalStatus
 from control_msgs.action import FollowJointTrajectory
 from rclpy.node import Node
 
+from trajectory_msgs.msg import JointTrajectory
+
+from robokin_ros.core.limits import MotionLimits
+from robokin_ros.core.outgoing import outgoing_rejection
 from robokin_ros.core.path.result import ExecutionCode
 from robokin_ros.ros.goals import GoalAbort
+from robokin_ros.ros.jtc_conversions import trajectory_facts
 from robokin_ros.ros.rclpy_compat import ThreadSafeActionClient
 
 ENDINGS = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_ABORTED: "aborted",
            GoalStatus.STATUS_CANCELED: "canceled"}
+
+
+def check_outgoing(msg: JointTrajectory, joint_names, limits: MotionLimits, now: float, what: str = "sent") -> None:
+    """Raise GoalAbort INTERNAL_ERROR, with the reason, when a trajectory robokin planned breaks a default
+    joint_trajectory_controller's rules or the joint velocity / acceleration limits as the controller plays it
+    (core/outgoing.py); `now` [s] is the controller clock's time, `what` how the trajectory leaves ("sent",
+    "returned")."""
+    rejection = outgoing_rejection(trajectory_facts(msg), joint_names, now, limits.velocity, limits.acceleration)
+    if rejection is not None:
+        raise GoalAbort(ExecutionCode.INTERNAL_ERROR,
+                        f"{ExecutionCode.INTERNAL_ERROR.sentence}: robokin planned a trajectory it must not have "
+                        f"{what}, and {what} nothing: {rejection}")
 
 
 def wait_for(future, timeout: float) -> bool:

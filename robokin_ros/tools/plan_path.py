@@ -17,6 +17,7 @@ row is skipped; absolute positions.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import csv
 import json
 import sys
@@ -34,6 +35,7 @@ from robokin_ros.core.path.geometry import pose_from_position_quaternion
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.report import report_text
 from robokin_ros.core.path.result import JointTrajectoryArrays, PathPlan
+from robokin_ros.core.program.moves import MotionProgram
 from robokin_ros.core.program.planner import ProgramPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
 from robokin_ros.core.program.result import cycle_report_text
@@ -178,8 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default=None, help="ROS parameter YAML of path_ik_node (PathConfig)")
     parser.add_argument("--start", default=None, help="comma-separated start joint positions [rad]")
     parser.add_argument("--blend-radius", type=float, default=None, help="corner blend radius [m]")
-    parser.add_argument("--velocity-scaling", type=float, default=None)
-    parser.add_argument("--acceleration-scaling", type=float, default=None)
+    parser.add_argument("--velocity-scaling", type=float, default=None,
+                        help="fraction of the joint velocity limits in (0, 1]; 0 = the config's (a program's own "
+                             "velocity_scaling is replaced)")
+    parser.add_argument("--acceleration-scaling", type=float, default=None,
+                        help="fraction of the joint acceleration limits in (0, 1]; 0 = the config's")
     parser.add_argument("--tip", default="", help="tool frame (default: the robot's tip)")
     parser.add_argument("--axis-mask", default=None, help="six 0/1 digits (vx vy vz wx wy wz), e.g. 111110")
     parser.add_argument("--axis-frame", default=None, choices=("tool", "base"))
@@ -224,6 +229,14 @@ def _is_program(path: str) -> bool:
     return isinstance(data, dict) and "moves" in data
 
 
+def _with_scalings(program: MotionProgram, args) -> MotionProgram:
+    """The program with --velocity-scaling / --acceleration-scaling as its own fractions, when given (the
+    planner applies core/scaling.py's rule to them: 0 = the config's)."""
+    given = {name: value for name, value in (("velocity_scaling", args.velocity_scaling),
+                                             ("acceleration_scaling", args.acceleration_scaling)) if value is not None}
+    return dataclasses.replace(program, **given)
+
+
 def program_main(args) -> int:
     """Plan one or more motion programs, print their cycle-time reports and compare them."""
     plans, written = {}, []
@@ -234,6 +247,7 @@ def program_main(args) -> int:
             robot, solver = paths.robot, paths.solver(args.tip)
             program = program_from_mapping(data, start_pose, robot.n,
                                            lambda q, s=solver: pin.SE3(*(a[0] for a in s.fk(np.asarray(q)[None]))))
+            program = _with_scalings(program, args)
             plan = ProgramPlanner(paths).plan(program, start, tip_frame=args.tip, axis_mask=_axis_mask(args.axis_mask),
                                               axis_frame=args.axis_frame)
             name = Path(path).stem

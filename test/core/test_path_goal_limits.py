@@ -124,19 +124,26 @@ def test_should_stop_ends_planning_at_the_poll_that_says_stop(panda, planner):
     """should_stop is polled between units of work in every phase (geometry pieces, IK blocks, downsampling
     rounds, timing sections, verification): planning ends at the poll that says stop, whichever it is."""
     waypoints = offsets(panda, [[0.1, 0, 0], [0.1, 0.1, 0], [0.0, 0.1, 0]])
-    counter = itertools.count(1)
-    assert planner.plan(panda.home(), waypoints, should_stop=lambda: next(counter) < 0).success
-    total = next(counter) - 1
+    polled = []
+
+    class Recording(PlanningBudget):
+        def check(self, phase, done=0, total=0):
+            polled.append(phase)
+            super().check(phase, done, total)
+    assert planner.plan(panda.home(), waypoints, budget=Recording()).success
+    total = len(polled)
     assert total > 10, f"only {total} polls"
+    assert {"geometry", "IK", "downsampling", "timing", "verification"} <= set(polled)
+    firsts = sorted({polled.index(phase) + 1 for phase in set(polled)})      # the first poll of every phase
     phases = set()
-    for stop_after in (1, 2, total // 4, total // 2, total - 1, total):
+    for stop_after in (*firsts, 2, total - 1, total):
         polls = itertools.count(1)
         with pytest.raises(PlanningStopped, match="planning canceled") as err:
             planner.plan(panda.home(), waypoints, should_stop=lambda: next(polls) >= stop_after)
         assert err.value.reason == CANCELED
         assert next(polls) == stop_after + 1                  # no poll after the one that said stop
         phases.add(err.value.phase)
-    assert {"geometry", "IK", "verification"} <= phases, phases
+    assert set(polled) <= phases, phases
 
 
 def test_planning_timeout_ends_a_long_plan(panda):

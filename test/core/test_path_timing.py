@@ -90,7 +90,8 @@ def test_scaling_is_validated_once_at_the_planner(panda, name):
     T0 = panda.fk(q0)
     target = [pin.SE3(T0.rotation, T0.translation + np.array([0.0, 0.0, -0.05]))]
     for bad in (-0.5, 1.5, float("nan"), float("inf")):
-        with pytest.raises(InvalidInputError, match=f"{name}={bad} must be in \\(0, 1\\]"):
+        with pytest.raises(InvalidInputError, match=f"{name}={bad} is refused: a scaling must be a finite number in "
+                                                     "\\(0, 1\\]"):
             planner.plan(q0, target, **{name: bad})
     default = planner.plan(q0, target).timing.duration
     assert planner.plan(q0, target, **{name: 0.0}).timing.duration == default
@@ -108,7 +109,8 @@ def test_planner_rectangle_end_to_end(panda):
     assert plan.success, plan.ik.message
     traj, report = plan.trajectory, plan.timing
     np.testing.assert_array_equal(traj.positions[0], q0)
-    assert np.all(np.diff(traj.times) > 0) and np.diff(traj.times).max() <= 1 / 250 + 1e-12
+    # (a last gap under a tenth of a period is merged into the final one: sample_times)
+    assert np.all(np.diff(traj.times) > 0) and np.diff(traj.times).max() <= 1.1 / 250 + 1e-12
     assert report.peak_velocity_ratio <= 1 + 1e-3 and report.peak_acceleration_ratio <= 1 + 1e-3
     assert report.max_position_deviation <= cfg.downsample_position_tolerance * 1.5
     # independent: FK of every output point stays within 0.1 mm of the rectangle's blended geometry

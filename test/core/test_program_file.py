@@ -51,7 +51,8 @@ def test_relative_positions_defaults_and_kept_orientation():
     ([{"type": "MoveJ", "joints": [0] * 7, "position": [0, 0, 0]}], r"'joints' or a pose"),
     ([{"type": "MoveC", "position": [0, 0, 0]}], r"move 0 \(MoveC\) needs a via"),
     ([{"type": "MoveL", "position": [0, 0, 0], "orientation": [0, 0, 0, 2]}], r"norm"),
-    ([{"type": "MoveL", "position": [0, 0, 0], "joint_speed": 1.5}], r"joint_speed=1.5 must be in \(0, 1\]"),
+    ([{"type": "MoveL", "position": [0, 0, 0], "joint_speed": 1.5}],
+     r"moves\[0\]\.joint_speed=1.5 is refused: a scaling must be a finite number in \(0, 1\]"),
 ])
 def test_bad_moves_name_the_move_and_field(moves, message):
     with pytest.raises(PathInputError, match=message):
@@ -65,8 +66,9 @@ def test_empty_and_malformed_programs():
         _program([{"type": "MoveL", "position": [0, 0, 0]}], blend=0.1)
     with pytest.raises(PathInputError, match="no moves"):
         check_program(MotionProgram(()), 7)
-    with pytest.raises(PathInputError, match="velocity_scaling"):
-        check_program(MotionProgram((Move(MoveKind.LINEAR, pose=START),), velocity_scaling=0.0), 7)
+    with pytest.raises(PathInputError, match=r"program velocity_scaling=1.5 is refused"):
+        check_program(MotionProgram((Move(MoveKind.LINEAR, pose=START),), velocity_scaling=1.5), 7)
+    check_program(MotionProgram((Move(MoveKind.LINEAR, pose=START),), velocity_scaling=0.0), 7)    # the default
 
 
 def test_missing_and_broken_files(tmp_path):

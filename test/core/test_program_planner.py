@@ -8,7 +8,7 @@ import pytest
 
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.profiles import joint_move
+from robokin_ros.core.path.profiles import joint_move, lspb_profile
 from robokin_ros.core.path.result import PathStatus
 from robokin_ros.core.path.timing import sample_times, time_optimal
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
@@ -149,11 +149,15 @@ def test_fine_movej_is_the_synchronised_trapezoid_which_toppra_agrees_with(plann
     delta = target - panda.home()
     fraction = (q - q[0]) @ delta / (delta @ delta)
     np.testing.assert_allclose(q, q[0] + np.outer(fraction, delta), atol=1e-12)    # a straight joint line
-    # toppra, time-optimal on the same line, finds the trapezoid's duration
+    # toppra, time-optimal on the same line, finds the ideal trapezoid's duration; the trapezoid a controller's
+    # spline can play within the limits takes at most 8 % longer (its steps overshoot by 0.081 of a step, centred)
     line = np.linspace(panda.home(), target, 50)
     ss = np.linspace(0.0, 1.0, 50)
     optimal = time_optimal(ss, line, panda.joint_names, v_max, a_max)
-    assert optimal.report.duration == pytest.approx(reference.duration, rel=0.01)
+    delta_max = np.abs(target - panda.home())
+    ideal = lspb_profile(float(np.min(v_max / delta_max)), float(np.min(a_max / delta_max)))[1]
+    assert optimal.report.duration == pytest.approx(ideal, rel=0.01)
+    assert ideal <= reference.duration <= 1.08 * ideal
     assert plan.moves[0].limited_by.startswith(("velocity of", "acceleration of"))
 
 
@@ -165,7 +169,7 @@ def test_quintic_profile_on_request(panda):
     assert np.abs(t.accelerations[[0, -1]]).max() < 1e-12           # no acceleration step at either end
     v_max, a_max = quintic.paths.limits()
     reference = joint_move(panda.home(), target, v_max, a_max, "trapezoid", 1000.0)
-    assert 1.2 < t.duration / reference.duration < 1.9                 # the config's stated cost
+    assert 1.1 < t.duration / reference.duration < 1.9                 # the config's stated cost
 
 
 def test_per_move_speed_and_fraction(planner, panda):

@@ -18,10 +18,12 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.errors import PathInputError
-from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.path.budget import PlanningBudget
+from robokin_ros.core.path.planner import CartesianPathPlanner, ensure_compiled
 from robokin_ros.core.path.profiles import joint_move
 from robokin_ros.core.path.result import PathPlan, concatenate_trajectories
 from robokin_ros.core.path.timing import join_reports
+from robokin_ros.core.scaling import resolve_scaling
 
 
 class Approach(enum.IntEnum):
@@ -43,14 +45,21 @@ def plan_with_approach(planner: CartesianPathPlanner, start_positions, waypoints
                        blend_radius: float | None = None, approach: Approach = Approach.PATH, **options) -> PathPlan:
     """`planner.plan` with the path beginning as `approach` says; `options` are `plan`'s keyword arguments.
 
-    The plan's IK result, fraction and failure fields describe the path after the approach. Raises PathInputError
-    when REFUSE finds the tool away from waypoints[0], or when JOINT finds no IK solution for it from the current
-    branch.
+    The plan's IK result, fraction and failure fields describe the path after the approach; the approach and the
+    path share one planning budget (`options` may pass `budget`, else `should_stop` and planning_timeout make one).
+    Raises InvalidInputError for a scaling that breaks core/scaling.py's rule, PathInputError when REFUSE finds the
+    tool away from waypoints[0], or when JOINT finds no IK solution for it from the current branch.
     """
     approach = Approach(approach)
+    c, robot = planner.config, planner.robot
+    # the rule of core/scaling.py, before anything is planned; one budget for the approach and the path
+    scale_v = resolve_scaling("velocity_scaling", options.get("velocity_scaling"), c.velocity_scaling)
+    scale_a = resolve_scaling("acceleration_scaling", options.get("acceleration_scaling"), c.acceleration_scaling)
+    if options.get("budget") is None:
+        ensure_compiled(planner)             # outside the budget, as CartesianPathPlanner.plan does
+        options["budget"] = PlanningBudget(c.planning_timeout, options.pop("should_stop", None))
     if approach is Approach.PATH or len(waypoints) == 0:
         return planner.plan(start_positions, waypoints, blend_radius, **options)
-    c, robot = planner.config, planner.robot
     q0 = robot.check_positions(start_positions, "start positions")
     solver = planner.solver(options.get("tip_frame", ""))
     R, p = solver.fk(q0[None])
@@ -76,14 +85,12 @@ def plan_with_approach(planner: CartesianPathPlanner, start_positions, waypoints
                                  f"({found.position_error * 1e3:.2f} mm / {found.orientation_error * 1e3:.2f} mrad "
                                  "remain)", 0)
         v_max, a_max = planner.limits()
-        scale_v = options.get("velocity_scaling") or c.velocity_scaling
-        scale_a = options.get("acceleration_scaling") or c.acceleration_scaling
         lead = joint_move(q0, found.positions, v_max * scale_v, a_max * scale_a, c.joint_move_profile,
                           c.trajectory_rate_hz, robot.joint_names)
     rest = planner.plan(lead.positions[-1], waypoints[1:], blend_radius, **options) if len(waypoints) > 1 else None
     if rest is None:
         return dataclasses.replace(first, approach=lead) if approach is Approach.LINEAR else _approach_only(
-            planner, lead, waypoints[0])
+            planner, lead, waypoints[0], options["budget"])
     if not rest.success:
         return dataclasses.replace(rest, approach=lead)
     trajectory = concatenate_trajectories([lead, rest.trajectory])
@@ -93,8 +100,8 @@ def plan_with_approach(planner: CartesianPathPlanner, start_positions, waypoints
     return dataclasses.replace(rest, trajectory=trajectory, timing=timing, approach=lead)
 
 
-def _approach_only(planner: CartesianPathPlanner, lead, target: pin.SE3) -> PathPlan:
+def _approach_only(planner: CartesianPathPlanner, lead, target: pin.SE3, budget: PlanningBudget) -> PathPlan:
     """A one-waypoint path with a MoveJ approach: the path is the resting point at waypoints[0]."""
-    plan = planner.plan(lead.positions[-1], [target], 0.0)          # already there: holds, duration 0
+    plan = planner.plan(lead.positions[-1], [target], 0.0, budget=budget)    # already there: holds, duration 0
     return dataclasses.replace(plan, trajectory=lead, approach=lead,
                                timing=dataclasses.replace(plan.timing, duration=lead.duration))

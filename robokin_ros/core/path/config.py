@@ -71,8 +71,10 @@ class PathConfig(NodeConfig):
     control_rate_hz: float = spec(500.0, "rate at which the timed trajectory is verified", unit="Hz",
                                   gt=0.0, le=10000.0)
     joint_move_profile: str = spec("trapezoid", "velocity profile of joint-space moves between stops (approach "
-                                   "moves, MoveJ between fine points): 'trapezoid' is time-optimal, 'quintic' is "
-                                   "smoother (no acceleration steps) and about 1.2-1.9x slower",
+                                   "moves, MoveJ between fine points): 'trapezoid' is time-optimal within what a "
+                                   "trajectory controller's spline can play (up to 8 % slower than the ideal "
+                                   "trapezoid), 'quintic' is smoother (no acceleration steps) and about 1.1-1.9x "
+                                   "slower",
                                    choices=("trapezoid", "quintic"))
     planning_timeout: float = spec(10.0, "planning (geometry, IK, downsampling, timing) ends with "
                                    "PLANNING_TIMEOUT when it takes longer", unit="s", gt=0.0, le=3600.0)

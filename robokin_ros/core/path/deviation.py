@@ -31,6 +31,7 @@ import numpy.typing as npt
 from scipy.spatial import cKDTree
 
 from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.checks import AxisSelection, pose_errors
 from robokin_ros.core.path.fk_kernel import pose_error_norms
 from robokin_ros.core.path.geometry import DensePath
@@ -127,6 +128,20 @@ def _interval_rotations(path: DensePath) -> np.ndarray:
     return log3_batch(R[:-1].transpose(0, 2, 1) @ R[1:]).vector
 
 
+_TREES: dict = {}         # the KD-trees of the path last projected on: `played_deviation` projects block by block
+
+
+def _path_tree(path: DensePath, key: tuple, points: Callable[[], np.ndarray]) -> cKDTree:
+    """The KD-tree of `points()` of `path`, built once while the same path is projected on (the cache holds the
+    path, so its identity is not reused)."""
+    held = _TREES.get(key)
+    if held is None or held[0] is not path:
+        if len(_TREES) >= 4 or any(entry[0] is not path for entry in _TREES.values()):
+            _TREES.clear()
+        held = _TREES[key] = (path, cKDTree(points()))
+    return held[1]
+
+
 def project_onto_path(path: DensePath, R: np.ndarray, p: np.ndarray, axes: AxisSelection,
                       angle_weight: float) -> PathProjection:
     """Nearest points of `path` to the poses R (K, 3, 3), p (K, 3) in the metric of the module docstring.
@@ -138,7 +153,8 @@ def project_onto_path(path: DensePath, R: np.ndarray, p: np.ndarray, axes: AxisS
     if path.size == 1:
         zeros = np.zeros(count, dtype=int)
         return PathProjection(zeros, np.zeros(count), path.positions[zeros], path.rotations[zeros])
-    tree = cKDTree(_features(path.positions, path.rotations, axes, angle_weight))
+    tree = _path_tree(path, ("features", tuple(axes.rows), bool(axes.tool_axes), angle_weight),
+                      lambda: _features(path.positions, path.rotations, axes, angle_weight))
     k = min(_CANDIDATES, path.size)
     _, nearest = tree.query(_features(p, R, axes, angle_weight), k=k)
     nearest = nearest.reshape(count, k)
@@ -155,20 +171,38 @@ def project_onto_path(path: DensePath, R: np.ndarray, p: np.ndarray, axes: AxisS
 
 
 def trajectory_deviation(trajectory: JointTrajectoryArrays, path: DensePath, fk: Fk, axes: AxisSelection,
-                         control_rate_hz: float, angle_weight: float = 1.0,
-                         interpolation: str = "quintic") -> TrajectoryDeviation:
+                         control_rate_hz: float, angle_weight: float = 1.0, interpolation: str = "quintic",
+                         budget: PlanningBudget = UNLIMITED) -> TrajectoryDeviation:
     """Largest deviation on the constrained axes of the trajectory, played at `control_rate_hz` [Hz] with
     `interpolation`, from the requested path (both poses base_T_tool).
 
     Args:
         fk: batched tool FK of the joint positions (e.g. `PathIkSolver.fk`).
         angle_weight: [m/rad] weight of rotation against translation when choosing the nearest point.
+        budget: checked before every block of CHECK_BLOCK played samples (PlanningStopped).
     """
     times = sample_times(trajectory.duration, control_rate_hz) if trajectory.duration > 0 else np.zeros(1)
-    R, p = fk(controller_positions(trajectory, times, interpolation))
-    pos, rot = pose_deviations(path, R, p, axes, angle_weight)
-    worst = int(np.argmax(pos))
-    return TrajectoryDeviation(float(pos[worst]), float(rot.max()), float(times[worst]), len(times))
+    return played_deviation(trajectory, times, path, fk, axes, angle_weight, interpolation, budget)
+
+
+CHECK_BLOCK = 8192       # played samples between budget checks: ~10 ms of FK and projection
+
+
+def played_deviation(trajectory: JointTrajectoryArrays, times: np.ndarray, path: DensePath, fk: Fk,
+                     axes: AxisSelection, angle_weight: float = 1.0, interpolation: str = "quintic",
+                     budget: PlanningBudget = UNLIMITED) -> TrajectoryDeviation:
+    """`trajectory_deviation` at the given `times` [s], in blocks between budget checks."""
+    worst = TrajectoryDeviation(0.0, 0.0, float(times[0]), len(times))
+    for first in range(0, len(times), CHECK_BLOCK):
+        budget.check("verification", first, len(times))
+        block = times[first:first + CHECK_BLOCK]
+        R, p = fk(controller_positions(trajectory, block, interpolation))
+        pos, rot = pose_deviations(path, R, p, axes, angle_weight)
+        k = int(np.argmax(pos))
+        if first == 0 or pos[k] > worst.position:
+            worst = worst._replace(position=float(pos[k]), position_time=float(block[k]))
+        worst = worst._replace(orientation=max(worst.orientation, float(rot.max())))
+    return worst
 
 
 def pose_deviations(path: DensePath, R: np.ndarray, p: np.ndarray, axes: AxisSelection,
@@ -195,7 +229,7 @@ def _position_distances(path: DensePath, p: np.ndarray) -> np.ndarray:
     fraction itself."""
     count = len(p)
     k = min(_CANDIDATES, path.size)
-    _, nearest = cKDTree(path.positions).query(p, k=k)
+    _, nearest = _path_tree(path, ("positions",), lambda: path.positions).query(p, k=k)
     nearest = nearest.reshape(count, k)
     candidates = np.clip(np.hstack([nearest - 1, nearest]), 0, path.size - 2)                  # (K, 2k)
     distance = np.empty(count)

@@ -68,6 +68,22 @@ def refinement_spline(ss: np.ndarray, positions: np.ndarray) -> PPoly:
     return PPoly.construct_fast(c, ss, extrapolate=True)
 
 
+FK_BLOCK = 32768          # configurations per FK call between budget checks inside a round (~10 ms)
+
+
+def _pose_errors(fk, Q: np.ndarray, R_ref: np.ndarray, p_ref: np.ndarray, axes: AxisSelection,
+                 budget: PlanningBudget, round_: int) -> tuple[np.ndarray, np.ndarray]:
+    """Position and orientation error norms (K,) of the configurations Q (K, n) against the reference poses, in
+    blocks with a budget check before each: a round over a long section is seconds of FK."""
+    pos, rot = np.empty(len(Q)), np.empty(len(Q))
+    for first in range(0, len(Q), FK_BLOCK):
+        budget.check("downsampling", round_, _MAX_ROUNDS)
+        block = slice(first, first + FK_BLOCK)
+        R, p = fk(Q[block])
+        pos[block], rot[block] = pose_error_norms(R, p, R_ref[block], p_ref[block], axes)
+    return pos, rot
+
+
 def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolerance: float,
                position_tolerance: float, orientation_tolerance: float,
                axes: AxisSelection = AxisSelection(np.arange(6), True),
@@ -107,8 +123,7 @@ def downsample(positions: np.ndarray, path: DensePath, fk: ChainFk, joint_tolera
         through_kept = refinement_spline(ss[idx], positions[idx])
         fitted = through_kept(ss)                                                # (N, n)
         joint_err = np.abs(fitted - positions).max(axis=1)
-        R, p = fk(np.vstack([fitted, through_kept(mid_ss)]))
-        pos, rot = pose_error_norms(R, p, R_ref, p_ref, axes)
+        pos, rot = _pose_errors(fk, np.vstack([fitted, through_kept(mid_ss)]), R_ref, p_ref, axes, budget, round_)
         # a midpoint miss is charged to the sample after it (both ends of its interval are candidates)
         pos = np.maximum(pos[:count], np.r_[0.0, pos[count:]])
         rot = np.maximum(rot[:count], np.r_[0.0, rot[count:]])

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.errors import EmptyPathError, InvalidInputError, PathInputError
+from robokin_ros.core.errors import EmptyPathError, PathInputError
 from robokin_ros.core.limits import MotionLimits, motion_limits
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.checks import AxisSelection
@@ -40,6 +40,7 @@ from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.path.timing import ToolSpeedLimit, join_reports, time_optimal
 from robokin_ros.core.pose_ik import solve_pose
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.scaling import resolve_scaling
 
 WARM_UP_STEP = 0.002      # [m] length of the path `warm_up` solves (compiles and loads the kernels)
 
@@ -104,7 +105,8 @@ class CartesianPathPlanner:
     def plan(self, start_positions, waypoints: Sequence[pin.SE3], blend_radius: float | None = None, *,
              tip_frame: str = "", axis_mask: np.ndarray | None = None, axis_frame: str | None = None,
              velocity_scaling: float | None = None, acceleration_scaling: float | None = None,
-             time_parameterize: bool = True, should_stop: Callable[[], bool] | None = None) -> PathPlan:
+             time_parameterize: bool = True, should_stop: Callable[[], bool] | None = None,
+             budget: PlanningBudget | None = None) -> PathPlan:
         """Plan a path from the tool pose at `start_positions` through `waypoints` (base frame poses).
 
         Waypoints that all equal the start pose (within geometry.DUPLICATE_TOLERANCE) give a successful plan
@@ -113,8 +115,10 @@ class CartesianPathPlanner:
         Args:
             axis_mask: bool (6,) constrained axes, None = the config's. axis_frame: "tool" / "base", None = config.
             velocity_scaling, acceleration_scaling: fractions of the limits in (0, 1]; None or 0 = the config's
-                default (a goal's 0 means "the node's default").
+                (core/scaling.py: NaN, inf, negative or above 1 raise InvalidInputError).
             should_stop: polled between units of work in every phase; True ends planning (None = never).
+            budget: the planning budget to spend (shared with other plans of one request), None = a new one of
+                `config.planning_timeout` polling `should_stop`.
 
         Raises:
             PathInputError (and subclasses), InvalidInputError, UnknownFrameError: bad request, including
@@ -125,13 +129,13 @@ class CartesianPathPlanner:
         """
         ensure_compiled(self)                # outside the budget: planning_timeout is about planning, not JIT
         c = self.config
-        budget = PlanningBudget(c.planning_timeout, should_stop)
+        budget = PlanningBudget(c.planning_timeout, should_stop) if budget is None else budget
         timings = {}
         t0 = time.perf_counter()
         solver = self.solver(tip_frame)
         q0 = self.robot.check_positions(start_positions, "start positions")
-        v_scale = _scaling("velocity_scaling", velocity_scaling, c.velocity_scaling)
-        a_scale = _scaling("acceleration_scaling", acceleration_scaling, c.acceleration_scaling)
+        v_scale = resolve_scaling("velocity_scaling", velocity_scaling, c.velocity_scaling)
+        a_scale = resolve_scaling("acceleration_scaling", acceleration_scaling, c.acceleration_scaling)
         axes = solver.axes(axis_mask, axis_frame)
         check_reach(waypoints, self.reach_bound(tip_frame) / REACH_MARGIN)
         R0, p0 = solver.fk(q0[None])
@@ -168,7 +172,7 @@ class CartesianPathPlanner:
         t2 = time.perf_counter()
         c = self.config
         deviation = trajectory_deviation(whole.trajectory, path, solver.fk, axes, c.control_rate_hz,
-                                         c.sample_step / c.sample_angle_step)
+                                         c.sample_step / c.sample_angle_step, budget=budget)
         report = dataclasses.replace(whole.report, max_position_deviation=deviation.position,
                                      max_orientation_deviation=deviation.orientation,
                                      verify_time=whole.report.verify_time + time.perf_counter() - t2)
@@ -211,7 +215,8 @@ class CartesianPathPlanner:
         v_max, a_max = self.limits()
         tool = ToolSpeedLimit(solver.fk.arrays(), c.max_cartesian_speed, c.max_cartesian_angular_speed)
         timed = time_optimal(ss, Q[first:last + 1][reduced.indices], self.robot.joint_names, v_max, a_max,
-                             v_scale, a_scale, c.trajectory_rate_hz, c.control_rate_hz, tool)
+                             v_scale, a_scale, c.trajectory_rate_hz, c.control_rate_hz, tool, played=True,
+                             budget=budget)
         shifted = dataclasses.replace(reduced, indices=reduced.indices + first)
         return TimedSection(shifted, timed.arrays, timed.report, elapsed)
 
@@ -234,15 +239,6 @@ def ensure_compiled(planner: CartesianPathPlanner) -> None:
     turn = pin.SE3(start.rotation @ pin.exp3(np.array([0.0, 0.0, WARM_UP_TURN])),
                    start.translation + np.array([0.0, 0.0, WARM_UP_STEP]))
     CartesianPathPlanner(robot, unlimited).plan(robot.home(), [turn])
-
-
-def _scaling(name: str, value: float | None, default: float) -> float:
-    """The one rule for a requested scaling: None or 0 = `default`, anything else must be in (0, 1]."""
-    if value is None or value == 0.0:
-        return default
-    if not (np.isfinite(value) and 0.0 < value <= 1.0):
-        raise InvalidInputError(f"{name}={value} must be in (0, 1] (0 in a goal means the default)")
-    return float(value)
 
 
 REACH_MARGIN = 1.5     # reach_bound is already an upper bound; the margin absorbs URDF/tool inaccuracies

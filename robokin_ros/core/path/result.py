@@ -88,11 +88,26 @@ class JointTrajectoryArrays:
         return float(self.times[-1])
 
 
+# [s] between the end of one rest-to-rest piece and the start of the next when their accelerations differ: the
+# arm rests at one pose for this long, and the controller's quintic turns one acceleration into the other there
+# instead of inside the next piece's first interval, where it would overshoot the limit by up to 37 %
+JOIN_HOLD = 2e-3
+
+
+def piece_offsets(pieces: list[JointTrajectoryArrays]) -> np.ndarray:
+    """[s] when each piece starts in `concatenate_trajectories(pieces)`, shape (len(pieces),)."""
+    holds = [JOIN_HOLD if not np.allclose(a.accelerations[-1], b.accelerations[0], rtol=0.0, atol=1e-12) else 0.0
+             for a, b in zip(pieces[:-1], pieces[1:])]
+    return np.cumsum([0.0] + [a.duration + hold for a, hold in zip(pieces[:-1], holds)])
+
+
 def concatenate_trajectories(pieces: list[JointTrajectoryArrays]) -> JointTrajectoryArrays:
-    """Rest-to-rest trajectories played one after the other (each starts where the previous stopped) as one; each
-    piece's repeated start point is dropped."""
-    offsets = np.cumsum([0.0] + [a.duration for a in pieces[:-1]])
-    keep = [slice(None)] + [slice(1, None)] * (len(pieces) - 1)
+    """Rest-to-rest trajectories played one after the other (each starts where the previous stopped) as one. A
+    piece's repeated start point is dropped when its acceleration equals the previous end's; else it follows
+    `JOIN_HOLD` later (`piece_offsets`), so every point keeps its own acceleration."""
+    offsets = piece_offsets(pieces)
+    keep = [slice(None)] + [slice(0 if offsets[i] > offsets[i - 1] + pieces[i - 1].duration else 1, None)
+                            for i in range(1, len(pieces))]
     return JointTrajectoryArrays(
         pieces[0].joint_names,
         np.concatenate([a.times[k] + o for a, k, o in zip(pieces, keep, offsets)]),
@@ -117,6 +132,14 @@ class TimingReport:
     peak_tool_speed_ratio: float = 0.0  # max over the set tool limits of peak / limit (<= 1 + 1e-3; 0 = none set)
     limited_by: str = ""               # the limit binding longest: "velocity of <joint>", "acceleration of
     #                                    <joint>", "tool speed", "tool angular speed" ("" = none / not measured)
+    # the same peaks on the spline a joint_trajectory_controller plays through the points (core/outgoing.py); the
+    # time-optimal profile's acceleration steps, replayed by the controller's quintic, overshoot by up to ~37 % of a
+    # step, so toppra plans with the acceleration limits times a share (the smallest is reported, 1 = all of them;
+    # core/path/played.py) and a residue is stretched away (1 = no stretch)
+    played_velocity_ratio: float = float("nan")
+    played_acceleration_ratio: float = float("nan")
+    planned_acceleration_share: float = 1.0
+    played_stretch: float = 1.0
 
 
 @dataclass(frozen=True)

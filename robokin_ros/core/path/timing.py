@@ -12,7 +12,10 @@ report up to 2.75x). Two measures, then a verification that is never relaxed:
   exceeds 1 + 1e-3, the trajectory is slowed down uniformly in time, q_c(t) = q(t / c): velocities scale
   by 1/c and accelerations by 1/c^2 everywhere, so c = max(v ratio, sqrt(a ratio)) (plus a small margin)
   removes the measured overshoot without a second toppra run; the stretched trajectory is verified again
-  at the control rate (the samples fall elsewhere on it). The limits used are never raised.
+  at the control rate (the samples fall elsewhere on it). The limits used are never raised;
+- with `played=True` (what the planners ask for) the returned points are also measured as a trajectory controller
+  plays them (its quintic through the points, core/outgoing.py): the profile's acceleration steps overshoot there by
+  up to ~37 %, so toppra runs again with the acceleration limits lowered by the overshoot (core/path/played.py).
 
 Tool speed limits (`ToolSpeedLimit`): the tool twist along the path is J(q(s)) q'(s) sd, so each grid point
 gets sd <= min(v_lin / |J_lin q'|, w_max / |J_ang q'|), a bound on toppra's x = sd^2 (`ToolSpeedBound`). Only
@@ -34,7 +37,9 @@ from typing import NamedTuple
 import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError, TrajectoryTimingError
+from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.const_accel import ConstAccelTrajectory, ControlSamples
+from robokin_ros.core.path.played import MAX_DERATINGS, PlayedRatios, derated, played_ratios, sampled_points
 from robokin_ros.core.path.result import JointTrajectoryArrays, TimingReport
 from robokin_ros.core.path.toppra_constraints import (
     IntervalAccelBound,
@@ -53,8 +58,9 @@ algo, constraint = ta.algorithm, ta.constraint
 logging.getLogger("toppra").setLevel(logging.WARNING)
 
 RATIO_TOLERANCE = 1e-3
-_MAX_RETIMINGS = 4
+_MAX_RETIMINGS = 8
 _RETIME_MARGIN = 2e-3
+_SPLINE_MARGIN = 0.02
 _INTERPOLATION = constraint.DiscretizationType.Interpolation
 _ACTIVE = 1e-2           # a limit binds an interval when it is used to within 1 %
 
@@ -104,8 +110,29 @@ def _constraints(v_lim: np.ndarray, a_lim: np.ndarray, within: bool = True) -> l
     return _CONSTRAINTS[key]
 
 
+class _PolledSolver:
+    """toppra's solver wrapper, checking the planning budget every TOPPRA_CHECK stage problems: toppra solves one
+    small LP per grid point and pass in a Python loop, seconds in all on a long section."""
+
+    def __init__(self, solver, budget: PlanningBudget) -> None:
+        self._solver, self._budget, self._calls = solver, budget, 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._solver, name)
+
+    def solve_stagewise_optim(self, *args):
+        self._calls += 1
+        if self._calls % TOPPRA_CHECK == 0:
+            self._budget.check("timing")
+        return self._solver.solve_stagewise_optim(*args)
+
+
+TOPPRA_CHECK = 256       # stage problems between budget checks (~5 ms)
+_SETUP_RATE = [5e-6]     # [s per grid point] building a toppra problem, measured as it goes (load included)
+
+
 def _toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within: bool = True,
-            schedule: LimitLookup | None = None) -> ConstAccelTrajectory:
+            schedule: LimitLookup | None = None, budget: PlanningBudget = UNLIMITED) -> ConstAccelTrajectory:
     path = ta.SplineInterpolator(ss, waypoints, bc_type="not-a-knot")
     if schedule is None:
         constraints = _constraints(v_lim, a_lim, within)
@@ -113,8 +140,14 @@ def _toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within: bo
             constraints = [*constraints, ToolSpeedBound(tool, len(v_lim))]
     else:
         constraints = scheduled_constraints(v_lim, a_lim, tool, within, schedule)
-    instance = algo.TOPPRA(constraints, path, gridpoints=_grid(ss, schedule),
-                           parametrizer="ParametrizeConstAccel")
+    grid = _grid(ss, schedule)
+    # building the problem evaluates every constraint at every grid point in one go: not begun without the time
+    budget.check_ahead("timing", _SETUP_RATE[0] * len(grid))
+    t0 = time.perf_counter()
+    instance = algo.TOPPRA(constraints, path, gridpoints=grid, parametrizer="ParametrizeConstAccel")
+    _SETUP_RATE[0] = 0.5 * _SETUP_RATE[0] + 0.5 * (time.perf_counter() - t0) / len(grid)
+    if budget is not UNLIMITED:
+        instance.solver_wrapper = _PolledSolver(instance.solver_wrapper, budget)
     instance.compute_parameterization(0.0, 0.0)
     data = instance.problem_data
     if data.return_code != algo.ParameterizationReturnCode.Ok or data.sd_vec is None:
@@ -228,7 +261,11 @@ def join_reports(reports, duration: float) -> TimingReport:
                         peak_tool_speed=worst("peak_tool_speed"),
                         peak_tool_angular_speed=worst("peak_tool_angular_speed"),
                         peak_tool_speed_ratio=worst("peak_tool_speed_ratio"),
-                        limited_by=max(reports, key=lambda r: r.duration).limited_by)
+                        limited_by=max(reports, key=lambda r: r.duration).limited_by,
+                        played_velocity_ratio=worst("played_velocity_ratio"),
+                        played_acceleration_ratio=worst("played_acceleration_ratio"),
+                        played_stretch=max(r.played_stretch for r in reports),
+                        planned_acceleration_share=min(r.planned_acceleration_share for r in reports))
 
 
 def _tool_limited(ss, tool: ToolSpeedLimit | None, schedule: LimitLookup | None) -> bool:
@@ -257,7 +294,8 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
                  velocity_scaling: float = 1.0, acceleration_scaling: float = 1.0,
                  trajectory_rate_hz: float = 100.0, control_rate_hz: float = 500.0,
                  tool: ToolSpeedLimit | None = None, bound_within_intervals: bool = True,
-                 schedule: LimitLookup | None = None) -> TimedTrajectory:
+                 schedule: LimitLookup | None = None, played: bool = False,
+                 budget: PlanningBudget = UNLIMITED) -> TimedTrajectory:
     """Time-optimal trajectory through joint waypoints (M, n) parameterized by `ss` (M,), from rest to rest.
 
     Args:
@@ -277,6 +315,10 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
             schedule.velocity_scaling[k] (the same for accelerations) and the tool limits are the schedule's;
             `tool` then only supplies the chain (its linear / angular are ignored) and is required when a
             stretch limits the tool. The report's peak tool speed ratio is against each sample's own limit.
+        played: also keep the spline a joint_trajectory_controller plays through the returned points within the
+            limits (core/path/played.py): what every trajectory sent to a controller needs; False times as toppra
+            and the control-rate verification alone say (the report's played ratios are still measured).
+        budget: checked every `TOPPRA_CHECK` of toppra's stages and before every re-timing (PlanningStopped).
 
     Returns:
         TimedTrajectory: arrays, verification report and the continuous trajectory.
@@ -295,39 +337,73 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
     if schedule is not None and tool is not None:
         tool = tool._replace(linear=0.0, angular=0.0)      # the schedule's tool limits replace the tool's own
     limited = _tool_limited(ss, tool, schedule)
+    rates = (trajectory_rate_hz, control_rate_hz, budget)
+    share = np.ones(len(v_max))
+    for run in range(MAX_DERATINGS + 1 if played else 1):
+        timed, ratios = _timed(ss, waypoints, joint_names, v_max, a_max, share, tool, limited,
+                               bound_within_intervals, schedule, rates, played, last=run == MAX_DERATINGS)
+        if not played or run == MAX_DERATINGS or ratios.acceleration.max() <= 1.0 + RATIO_TOLERANCE:
+            return timed
+        share = derated(share, ratios.acceleration)
+    raise AssertionError("unreachable: the last run stretches until it fits")  # pragma: no cover
+
+
+def _timed(ss, waypoints, joint_names, v_max, a_max, share, tool, limited: bool, within: bool, schedule,
+           rates: tuple, played_too: bool, last: bool) -> tuple[TimedTrajectory, PlayedRatios]:
+    """toppra with the acceleration limits times `share` (n,), verified against the limits at the control rate
+    and (`played_too`) on the controller's spline through the points; stretched uniformly until it fits, except
+    that a played acceleration overshoot is left to the caller's next run (returned) unless this is the `last`.
+    `rates`: (trajectory rate, control rate [Hz], budget)."""
     t0 = time.perf_counter()
-    trajectory = _toppra(ss, waypoints, v_max, a_max, tool if limited else None, bound_within_intervals, schedule)
-    binding = binding_limits(trajectory, v_max, a_max, tool if limited else None, schedule)
+    a_plan = a_max * share
+    budget = rates[2]
+    budget.check("timing")
+    trajectory = _toppra(ss, waypoints, v_max, a_plan, tool if limited else None, within, schedule, budget)
+    budget.check("timing")
+    binding = binding_limits(trajectory, v_max, a_plan, tool if limited else None, schedule)
     limited_by = _limited_by(trajectory, binding, joint_names)
-    verify = 0.0
-    for retimings in range(_MAX_RETIMINGS + 1):
+    verify, retimings, played_stretch = 0.0, 0, 1.0
+    for attempt in range(_MAX_RETIMINGS + 1):
+        budget.check("timing")
         t1 = time.perf_counter()
         duration = trajectory.duration
-        control_times = sample_times(duration, control_rate_hz)
+        control_times = sample_times(duration, rates[1])
         peaks, (q, qd, qdd), speeds = _peaks(trajectory, control_times, v_max, a_max, tool if limited else None,
                                              schedule)
-        if tool is not None and not limited and peaks.worst() <= 1.0 + RATIO_TOLERANCE:
+        budget.check("timing")
+        arrays = sampled_points(trajectory, waypoints[0], joint_names, sample_times(duration, rates[0]))
+        played = played_ratios(trajectory, arrays, v_max, a_max, schedule, budget)
+        budget.check("timing")
+        played_worst = (played.worst() if last else float(max(played.velocity.max(), 1.0))) if played_too else 1.0
+        fits = peaks.worst() <= 1.0 + RATIO_TOLERANCE and played_worst <= 1.0 + RATIO_TOLERANCE
+        if tool is not None and not limited and fits:
             # no tool limit: its speed is only reported, so it is measured once, on the final trajectory
             peaks, speeds = _with_tool_peaks(peaks, trajectory, control_times, tool, qd, q=q)
         verify += time.perf_counter() - t1
-        if peaks.worst() <= 1.0 + RATIO_TOLERANCE:
+        if fits:
             break
-        # slow down uniformly by the measured overshoot: qd / c, qdd / c^2, tool speeds / c
-        trajectory = trajectory.stretched(peaks.worst() * (1.0 + _RETIME_MARGIN))
+        # slow down uniformly by the measured overshoot: qd / c, qdd / c^2, tool speeds / c (the controller's spline
+        # through the new points overshoots a little differently: a margin growing each round)
+        factor = max(peaks.worst(), played_worst) * (1.0 + _RETIME_MARGIN) * (1.0 + _SPLINE_MARGIN * attempt)
+        if peaks.worst() > 1.0 + RATIO_TOLERANCE:
+            retimings += 1
+        else:
+            played_stretch *= factor
+        trajectory = trajectory.stretched(factor)
     else:
-        raise TrajectoryTimingError(f"toppra overshoots the limits after {_MAX_RETIMINGS} re-timings "
+        raise TrajectoryTimingError(f"the timed trajectory overshoots the limits after {_MAX_RETIMINGS} re-timings "
                                     f"(|qd|/v_max {peaks.velocity_ratio:.4f}, |qdd|/a_max "
-                                    f"{peaks.acceleration_ratio:.4f}, tool speed/limit {peaks.tool_ratio:.4f})")
+                                    f"{peaks.acceleration_ratio:.4f}, tool speed/limit {peaks.tool_ratio:.4f}; on "
+                                    f"the controller's spline {played.velocity.max():.4f}, "
+                                    f"{played.acceleration.max():.4f})")
     # the stretch only rescales time: the grid intervals bind the same limits
     trajectory.verified = ControlSamples(control_times, qd, qdd, speeds, binding, v_max, a_max, schedule,
                                          None if tool is None else tool.chain)
-    times = sample_times(duration, trajectory_rate_hz)
-    positions = trajectory(times)
-    positions[0] = waypoints[0]         # the first point is the start state, exactly
-    arrays = JointTrajectoryArrays(tuple(joint_names), times, positions, trajectory(times, 1),
-                                   trajectory(times, 2))
     report = TimingReport(duration, peaks.velocity_ratio, peaks.acceleration_ratio, retimings=retimings,
                           compute_time=time.perf_counter() - t0 - verify, verify_time=verify,
                           peak_tool_speed=peaks.tool_speed, peak_tool_angular_speed=peaks.tool_angular_speed,
-                          peak_tool_speed_ratio=peaks.tool_ratio, limited_by=limited_by)
-    return TimedTrajectory(arrays, report, trajectory)
+                          peak_tool_speed_ratio=peaks.tool_ratio, limited_by=limited_by,
+                          played_velocity_ratio=float(played.velocity.max()),
+                          played_acceleration_ratio=float(played.acceleration.max()), played_stretch=played_stretch,
+                          planned_acceleration_share=float(share.min()))
+    return TimedTrajectory(arrays, report, trajectory), played

@@ -15,6 +15,7 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.errors import PathInputError
+from robokin_ros.core.scaling import scaling_problem, speed_problem
 
 FINE = 0.0            # zone of an exact stop
 
@@ -39,8 +40,9 @@ class Move:
     pose: the target tool pose, base frame (MoveL, MoveC, and MoveJ without `joints`).
     joints: MoveJ target joint positions in the robot's joint order [rad | m].
     via: MoveC via position, base frame [m] (the arc passes through it; its orientation is not used).
-    speed, angular_speed: peak tool speed [m/s] and angular speed [rad/s] on this move.
-    joint_speed, acceleration: fractions in (0, 1] of the joint velocity / acceleration limits; 0 = the program's.
+    speed, angular_speed: peak tool speed [m/s] and angular speed [rad/s] on this move; 0 = no tool limit.
+    joint_speed, acceleration: fractions in (0, 1] of the joint velocity / acceleration limits; 0 = the program's
+        (the rule of core/scaling.py).
     zone: blend radius [m] at the target, FINE (0) = exact stop.
     """
 
@@ -67,11 +69,12 @@ class Move:
 
 @dataclass(frozen=True)
 class MotionProgram:
-    """Moves in order; `velocity_scaling` / `acceleration_scaling` apply where a move sets no fraction."""
+    """Moves in order; `velocity_scaling` / `acceleration_scaling` apply where a move sets no fraction; 0 = the
+    planner's (path_ik_node's parameters of the same names), as core/scaling.py rules."""
 
     moves: tuple[Move, ...]
-    velocity_scaling: float = 1.0
-    acceleration_scaling: float = 1.0
+    velocity_scaling: float = 0.0
+    acceleration_scaling: float = 0.0
     name: str = ""
     notes: tuple[str, ...] = field(default=())
 
@@ -79,19 +82,18 @@ class MotionProgram:
         return len(self.moves)
 
 
-def _check_fraction(value: float, what: str, index: int) -> None:
-    if not (np.isfinite(value) and 0.0 <= value <= 1.0):
-        raise PathInputError(f"move {index}: {what}={value} must be in (0, 1] (0 = the program's default)", index)
-
-
 def check_move(move: Move, index: int, joint_count: int) -> None:
     """PathInputError naming the move and the field when a move cannot be planned as given."""
-    for what, value in (("speed", move.speed), ("angular_speed", move.angular_speed), ("zone", move.zone)):
-        if not (np.isfinite(value) and value >= 0.0):
-            raise PathInputError(f"move {index} ({move.kind.value}): {what}={value} must be a finite number >= 0 "
-                                 f"({'0 = fine' if what == 'zone' else '0 = no limit'})", index)
-    _check_fraction(move.joint_speed, "joint_speed", index)
-    _check_fraction(move.acceleration, "acceleration", index)
+    where = f"move {index} ({move.kind.value})"
+    problems = [speed_problem(f"{where}: speed", move.speed, "m/s"),
+                speed_problem(f"{where}: angular_speed", move.angular_speed, "rad/s")]
+    problems += [scaling_problem(f"{where}: joint_speed", move.joint_speed, "the program's velocity_scaling"),
+                 scaling_problem(f"{where}: acceleration", move.acceleration, "the program's acceleration_scaling")]
+    problem = next((p for p in problems if p is not None), None)
+    if problem is not None:
+        raise PathInputError(problem, index)
+    if not (np.isfinite(move.zone) and move.zone >= 0.0):
+        raise PathInputError(f"{where}: zone={move.zone} must be a finite number >= 0 (0 = fine)", index)
     if move.kind is MoveKind.JOINT:
         if move.joints is None and move.pose is None:
             raise PathInputError(f"move {index} (MoveJ) needs joint positions or a pose", index)
@@ -117,7 +119,8 @@ def check_program(program: MotionProgram, joint_count: int) -> None:
         raise PathInputError("the motion program has no moves")
     for what, value in (("velocity_scaling", program.velocity_scaling),
                         ("acceleration_scaling", program.acceleration_scaling)):
-        if not (np.isfinite(value) and 0.0 < value <= 1.0):
-            raise PathInputError(f"program {what}={value} must be in (0, 1]")
+        problem = scaling_problem(f"program {what}", value, f"path_ik_node's {what} parameter")
+        if problem is not None:
+            raise PathInputError(problem)
     for i, move in enumerate(program.moves):
         check_move(move, i, joint_count)

@@ -14,17 +14,19 @@ ending at rest, and returned with the failure.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from collections.abc import Callable
 
 import numpy as np
 
 from robokin_ros.core.path.budget import PlanningBudget
-from robokin_ros.core.path.deviation import controller_positions, pose_deviations
+from robokin_ros.core.path.deviation import played_deviation
 from robokin_ros.core.path.fk_kernel import chain_fk
 from robokin_ros.core.path.limit_schedule import LimitSchedule, stretch_reports
 from robokin_ros.core.path.planner import CartesianPathPlanner, ensure_compiled
-from robokin_ros.core.path.result import JointTrajectoryArrays, PathStatus, concatenate_trajectories
+from robokin_ros.core.path.result import JointTrajectoryArrays, PathStatus, concatenate_trajectories, piece_offsets
 from robokin_ros.core.path.timing import join_reports, time_optimal
 from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit
 from robokin_ros.core.program.assembly import AssembledRun, build_run, stretches
@@ -32,6 +34,7 @@ from robokin_ros.core.program.moves import MotionProgram, check_program
 from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_cartesian, solve_joint_move
 from robokin_ros.core.program.point_to_point import point_to_point
 from robokin_ros.core.program.result import MoveReport, ProgramPlan
+from robokin_ros.core.scaling import resolve_scaling
 
 PHASES = ("geometry and IK", "blends and downsampling", "timing", "verification")     # ProgramPlan.timings keys
 
@@ -79,7 +82,11 @@ class ProgramPlanner:
         """(joint speed fraction, acceleration fraction, tool speed [m/s], tool angular speed [rad/s]) of a move;
         tool speeds of 0 = none. The node's max_cartesian_speed caps every move."""
         move, c = program.moves[index], self.config
-        return (move.joint_speed or program.velocity_scaling, move.acceleration or program.acceleration_scaling,
+        velocity = resolve_scaling("program velocity_scaling", program.velocity_scaling, c.velocity_scaling)
+        acceleration = resolve_scaling("program acceleration_scaling", program.acceleration_scaling,
+                                       c.acceleration_scaling)
+        return (resolve_scaling(f"move {index} joint_speed", move.joint_speed, velocity),
+                resolve_scaling(f"move {index} acceleration", move.acceleration, acceleration),
                 _min_set(move.speed, c.max_cartesian_speed), _min_set(move.angular_speed,
                                                                       c.max_cartesian_angular_speed))
 
@@ -111,7 +118,7 @@ class ProgramPlanner:
                 q = pieces[-1].positions[-1]
             if failure is not None:
                 break
-        return self._plan(program, timed_runs, failure, solver, axes, dense, q, t0)
+        return self._plan(program, timed_runs, failure, solver, axes, dense, q, t0, budget)
 
     def _pieces(self, program, run, q, solver, axis_mask, axis_frame, budget):
         """The solved pieces of a run (up to a failure) and the failure, if any."""
@@ -153,7 +160,8 @@ class ProgramPlanner:
         schedule = LimitSchedule(bounds, limits[:, 0], limits[:, 1], limits[:, 2], limits[:, 3])
         tool = ToolSpeedLimit(solver.fk.arrays())
         timed = time_optimal(run.parameter[run.knots], run.positions[run.knots], self.robot.joint_names, v_max,
-                             a_max, 1.0, 1.0, c.trajectory_rate_hz, c.control_rate_hz, tool, schedule=schedule)
+                             a_max, 1.0, 1.0, c.trajectory_rate_hz, c.control_rate_hz, tool, schedule=schedule,
+                             played=True, budget=budget)
         reports = stretch_reports(timed, schedule, v_max, a_max, tool, self.robot.joint_names, c.control_rate_hz)
         self._phases["timing"] += time.perf_counter() - t1
         zones = dict(run.joint_zones)
@@ -162,7 +170,7 @@ class ProgramPlanner:
         return TimedRun(run, timed, zones, reports)
 
     def _plan(self, program, timed_runs: list[TimedRun], failure, solver, axes, dense, q,
-              started: float) -> ProgramPlan:
+              started: float, budget: PlanningBudget) -> ProgramPlan:
         if not timed_runs:
             status = failure.status if failure else PathStatus.SUCCESS
             message = failure.message if failure else "already there: no move of the program moves the arm"
@@ -172,15 +180,19 @@ class ProgramPlanner:
                                timings={"total": time.perf_counter() - started})
         trajectory = concatenate_trajectories([t.arrays for t in timed_runs])
         report = join_reports([t.timed.report for t in timed_runs], trajectory.duration)
-        reports, offset = [], 0.0
-        for t in timed_runs:
-            reports.extend(self._move_reports(program, t, offset))
-            offset += t.arrays.duration
+        reports = []
+        offsets = piece_offsets([t.arrays for t in timed_runs])
+        for r, t in enumerate(timed_runs):
+            run_reports = self._move_reports(program, t, float(offsets[r]))
+            if r + 1 < len(timed_runs):      # the arm rests at the run's last target until the next run starts
+                last = run_reports[-1]
+                run_reports[-1] = dataclasses.replace(last, duration=float(offsets[r + 1]) - last.start_time)
+            reports.extend(run_reports)
         done = {r.index for r in reports}
         reports.extend(r for r in self._empty_reports(program) if r.index not in done)
         reports.sort(key=lambda r: r.index)
         t0 = time.perf_counter()
-        position, orientation = self._deviation(timed_runs, solver, axes)
+        position, orientation = self._deviation(timed_runs, solver, axes, budget)
         self._phases["verification"] += time.perf_counter() - t0
         completed = failure.move if failure else len(program.moves)
         status = failure.status if failure else PathStatus.SUCCESS
@@ -211,7 +223,7 @@ class ProgramPlanner:
                                       0.0 if move.fine else timed_run.zones.get(index, move.zone)))
         return reports
 
-    def _deviation(self, timed_runs: list[TimedRun], solver, axes) -> tuple[float, float]:
+    def _deviation(self, timed_runs: list[TimedRun], solver, axes, budget: PlanningBudget) -> tuple[float, float]:
         """Largest deviation of the played trajectory from the Cartesian moves' geometry (joint blends excluded)."""
         c = self.config
         fk = chain_fk(solver.fk)
@@ -221,7 +233,7 @@ class ProgramPlanner:
             for window in t.run.windows:
                 t0, t1 = trajectory.time_at(t.run.parameter[[window.first, window.last]])
                 times = np.linspace(t0, t1, max(2, int(np.ceil((t1 - t0) * c.control_rate_hz)) + 1))
-                R, p = fk(controller_positions(arrays, times, "quintic"))
-                pos, rot = pose_deviations(window.path, R, p, axes, c.sample_step / c.sample_angle_step)
-                worst_p, worst_r = max(worst_p, float(pos.max())), max(worst_r, float(rot.max()))
+                played = played_deviation(arrays, times, window.path, fk, axes, c.sample_step / c.sample_angle_step,
+                                          "quintic", budget)
+                worst_p, worst_r = max(worst_p, played.position), max(worst_r, played.orientation)
         return worst_p, worst_r

@@ -1,10 +1,12 @@
 """A MoveJ between exact stops with no tool speed: the synchronised point-to-point profile (trapezoid or quintic,
 `core/path/profiles.py`) instead of toppra. All joints share one s(t) on the straight joint line; on that line the
-trapezoid is what toppra finds too (a test compares the durations), the quintic has no acceleration steps."""
+trapezoid is what toppra finds too (a test compares the durations; up to 8 % longer, so that a controller's spline
+through its points stays within the limits), the quintic has no acceleration steps."""
 from __future__ import annotations
 
 import numpy as np
 
+from robokin_ros.core.outgoing import spline_peaks
 from robokin_ros.core.path.limit_schedule import StretchReport
 from robokin_ros.core.path.profiles import joint_move
 from robokin_ros.core.path.result import TimingReport
@@ -19,10 +21,11 @@ def point_to_point(q0: np.ndarray, q1: np.ndarray, v_max: np.ndarray, a_max: np.
                    chain) -> tuple[TimedTrajectory, StretchReport]:
     """The timed move and its report row; v_max, a_max already scaled by the move's fractions."""
     arrays = joint_move(q0, q1, v_max, a_max, profile, trajectory_rate_hz, joint_names)
-    fine = joint_move(q0, q1, v_max, a_max, profile, control_rate_hz, joint_names)      # for the peaks
+    fine = joint_move(q0, q1, v_max, a_max, profile, control_rate_hz, joint_names)      # for the tool speeds
     speeds = tool_speeds(chain, fine.positions, fine.velocities).max(axis=0)             # (2,)
-    v_ratio = np.abs(fine.velocities).max(axis=0) / v_max                                 # (n,)
-    a_ratio = np.abs(fine.accelerations).max(axis=0) / a_max
+    played = spline_peaks(arrays.times, arrays.positions, arrays.velocities, arrays.accelerations)
+    v_ratio = played.velocity / v_max                                                     # (n,) as a JTC plays it
+    a_ratio = played.acceleration / a_max
     if v_ratio.max() >= BINDING:
         limited_by = f"velocity of {joint_names[int(v_ratio.argmax())]}"
     elif a_ratio.max() >= BINDING:
@@ -31,7 +34,8 @@ def point_to_point(q0: np.ndarray, q1: np.ndarray, v_max: np.ndarray, a_max: np.
         limited_by = ""
     report = TimingReport(arrays.duration, float(v_ratio.max()), float(a_ratio.max()),
                           peak_tool_speed=float(speeds[0]), peak_tool_angular_speed=float(speeds[1]),
-                          limited_by=limited_by)
+                          limited_by=limited_by, played_velocity_ratio=float(v_ratio.max()),
+                          played_acceleration_ratio=float(a_ratio.max()))
     row = StretchReport(0.0, arrays.duration, float(speeds[0]), float(speeds[1]), float(v_ratio.max()),
                         float(a_ratio.max()), limited_by)
     return TimedTrajectory(arrays, report, None), row

@@ -3,8 +3,8 @@
     robot: panda                      # optional: embedded name or URDF path
     relative: true                    # positions are offsets from the start tool position (base axes)
     defaults: {speed: 0.5, zone: z20} # any move field; a move's own value wins
-    velocity_scaling: 1.0             # program-wide fractions of the joint limits (a move's fractions override)
-    acceleration_scaling: 1.0
+    velocity_scaling: 1.0             # program-wide fractions of the joint limits, in (0, 1] (a move's fractions
+    acceleration_scaling: 1.0         # override); 0 or absent = path_ik_node's velocity/acceleration_scaling
     moves:
       - {type: MoveJ, name: home, joints: [0, -0.78, 0, -2.36, 0, 1.57, 0.78], joint_speed: 0.5}
       - {type: MoveJ, name: approach, position: [0.1, 0, 0.05], zone: 0.05}
@@ -27,6 +27,7 @@ import yaml
 from robokin_ros.core.errors import PathInputError
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
 from robokin_ros.core.program.moves import FINE, MotionProgram, Move, MoveKind
+from robokin_ros.core.scaling import scaling_problem, speed_problem
 
 MOVE_FIELDS = ("type", "name", "position", "orientation", "rpy", "joints", "via", "speed", "angular_speed",
                "joint_speed", "acceleration", "zone")
@@ -57,6 +58,22 @@ def _number(value, where: str) -> float:
     if not np.isfinite(value) or value < 0.0:
         raise PathInputError(f"{where}: {value} must be a finite number >= 0")
     return value
+
+
+def _fraction(value, where: str, default: str, index: int = -1) -> float:
+    """A scaling field by the rule of core/scaling.py (0 = `default`)."""
+    problem = scaling_problem(where, value, default)
+    if problem is not None:
+        raise PathInputError(problem, index)
+    return float(value)
+
+
+def _speed(value, where: str, unit: str, index: int) -> float:
+    """A speed field by the rule of core/scaling.py (0 = no limit)."""
+    problem = speed_problem(where, value, unit)
+    if problem is not None:
+        raise PathInputError(problem, index)
+    return float(value)
 
 
 def _vector(value, size: int | None, where: str) -> np.ndarray:
@@ -131,14 +148,17 @@ def program_from_mapping(data: Mapping, start: pin.SE3, joint_count: int,
         if "via" in entry:
             via = _vector(entry["via"], 3, f"{where}.via") + (start.translation if relative else 0.0)
         moves.append(Move(kind, pose=pose, joints=joints, via=via,
-                          speed=_number(entry.get("speed", 0.0), f"{where}.speed"),
-                          angular_speed=_number(entry.get("angular_speed", 0.0), f"{where}.angular_speed"),
-                          joint_speed=_number(entry.get("joint_speed", 0.0), f"{where}.joint_speed"),
-                          acceleration=_number(entry.get("acceleration", 0.0), f"{where}.acceleration"),
+                          speed=_speed(entry.get("speed", 0.0), f"{where}.speed", "m/s", i),
+                          angular_speed=_speed(entry.get("angular_speed", 0.0), f"{where}.angular_speed", "rad/s", i),
+                          joint_speed=_fraction(entry.get("joint_speed", 0.0), f"{where}.joint_speed",
+                                                "the program's velocity_scaling", i),
+                          acceleration=_fraction(entry.get("acceleration", 0.0), f"{where}.acceleration",
+                                                 "the program's acceleration_scaling", i),
                           zone=parse_zone(entry.get("zone", FINE), f"{where}.zone"),
                           name=str(entry.get("name", ""))))
-    return MotionProgram(tuple(moves), float(data.get("velocity_scaling", 1.0)),
-                         float(data.get("acceleration_scaling", 1.0)), str(data.get("name", "")))
+    return MotionProgram(tuple(moves), *(_fraction(data.get(what, 0.0), what, f"path_ik_node's {what} parameter")
+                                         for what in ("velocity_scaling", "acceleration_scaling")),
+                         str(data.get("name", "")))
 
 
 def load_program_file(path: str | Path) -> dict:

@@ -1,0 +1,177 @@
+"""What a trajectory must pass before robokin sends it: a joint_trajectory_controller's acceptance rules and the
+joint velocity and acceleration limits, measured on the curve the controller plays.
+
+A JTC does not play the points; it plays its spline through them (`interpolation_method: splines`): a quintic per
+interval when the points carry positions, velocities and accelerations (what robokin sends), a cubic Hermite when
+they carry positions and velocities, straight lines when they carry positions only. Between two points within the
+limits that spline can still exceed them, so `spline_peaks` measures the peaks of the spline itself: each interval's
+velocity and acceleration polynomial is sampled, and the largest sample of each joint is refined to the
+polynomial's extremum by Newton steps on its derivative.
+
+The planners plan for this spline (core/path/played.py), so `LIMIT_TOLERANCE` only absorbs numerical noise;
+anything above it is a planning bug, reported as such: path_ik_node then sends nothing and ends the goal with
+INTERNAL_ERROR and the message, never a motion.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from robokin_ros.core.controller_rules import JtcSwitches, Rejection, TrajectoryFacts, field_matrix, jtc_rejection
+
+# relative excess over a limit taken as numerical noise: the planners keep the played spline within 1e-3 of the
+# limits (core/path/played.py), and message times are whole nanoseconds
+LIMIT_TOLERANCE = 2e-3
+_GRID = 9                # samples per interval (ends included) before the Newton refinement
+_NEWTON_STEPS = 4
+LIMIT_RULE = "joint limits"
+
+
+class SplinePeaks(NamedTuple):
+    """Largest |velocity| and |acceleration| of each joint on the controller's spline, and when [s]."""
+
+    velocity: np.ndarray             # (m,) [rad/s | m/s]
+    acceleration: np.ndarray         # (m,) [rad/s^2 | m/s^2]; inf where the spline has velocity steps
+    velocity_time: np.ndarray        # (m,) [s]
+    acceleration_time: np.ndarray    # (m,) [s]
+    interpolation: str               # "quintic", "cubic", "linear" or "none" (one point)
+
+
+def interval_polynomials(times, positions, velocities=None, accelerations=None) -> tuple[np.ndarray, str]:
+    """Coefficients (degree + 1, k - 1, m) of each interval's position in the unit parameter s in [0, 1], lowest
+    power first, as a JTC interpolates the points; and the interpolation's name."""
+    t, p = np.asarray(times, float), np.asarray(positions, float)                     # (k,), (k, m)
+    h = np.diff(t)[:, None]                                                           # (k - 1, 1)
+    p0, dp = p[:-1], np.diff(p, axis=0)
+    if velocities is None:
+        return np.stack([p0, dp]), "linear"
+    v = np.asarray(velocities, float)
+    v0, v1 = v[:-1] * h, v[1:] * h
+    if accelerations is None:
+        return np.stack([p0, v0, 3 * dp - 2 * v0 - v1, -2 * dp + v0 + v1]), "cubic"
+    a = np.asarray(accelerations, float)
+    a0, a1 = a[:-1] * h * h, a[1:] * h * h
+    c3 = 10 * dp - 6 * v0 - 4 * v1 - 1.5 * a0 + 0.5 * a1
+    c4 = -15 * dp + 8 * v0 + 7 * v1 + 1.5 * a0 - a1
+    c5 = 6 * dp - 3 * (v0 + v1) - 0.5 * a0 + 0.5 * a1
+    return np.stack([p0, v0, 0.5 * a0, c3, c4, c5]), "quintic"
+
+
+def _derivative(c: np.ndarray) -> np.ndarray:
+    """d/ds of polynomials (degree + 1, ...) -> (degree, ...)."""
+    powers = np.arange(1, len(c)).reshape(-1, *([1] * (c.ndim - 1)))
+    return c[1:] * powers if len(c) > 1 else np.zeros_like(c)
+
+
+def _value(c: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Polynomials (degree + 1, ...) at s (broadcast against ...), Horner."""
+    out = np.zeros(np.broadcast_shapes(c.shape[1:], np.shape(s)))
+    for coefficient in c[::-1]:
+        out = out * s + coefficient
+    return out
+
+
+def _peak(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """max |f| over s in [0, 1] of each polynomial (degree + 1, k, m), and its s: the largest of `_GRID` samples,
+    refined by Newton steps on f' = 0 (kept only where they find a larger value)."""
+    grid = np.linspace(0.0, 1.0, _GRID)[:, None, None]                                # (G, 1, 1)
+    values = np.abs(_value(c[:, None], grid))                                          # (G, k, m)
+    best = values.argmax(axis=0)                                                       # (k, m)
+    s = grid[best, 0, 0]
+    peak = np.take_along_axis(values, best[None], axis=0)[0]
+    d1, d2 = _derivative(c), _derivative(_derivative(c))
+    x = s.copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(_NEWTON_STEPS):
+            step = _value(d1, x) / _value(d2, x)
+            x = np.clip(np.where(np.isfinite(step), x - step, x), 0.0, 1.0)
+    refined = np.abs(_value(c, x))
+    better = refined > peak
+    return np.where(better, refined, peak), np.where(better, x, s)
+
+
+class IntervalPeaks(NamedTuple):
+    """Largest |velocity| and |acceleration| of each joint on each interval of the controller's spline."""
+
+    velocity: np.ndarray             # (k - 1, m) [rad/s | m/s]
+    acceleration: np.ndarray         # (k - 1, m) [rad/s^2 | m/s^2]; inf where the spline has velocity steps
+    velocity_at: np.ndarray          # (k - 1, m) where in the interval, as a share in [0, 1]
+    acceleration_at: np.ndarray      # (k - 1, m)
+    interpolation: str               # "quintic", "cubic" or "linear"
+
+
+def interval_peaks(times, positions, velocities=None, accelerations=None) -> IntervalPeaks:
+    """Peaks on every interval of the spline a JTC plays through k >= 2 points (see the module docstring);
+    velocities / accelerations None = the points do not carry them."""
+    t = np.asarray(times, float)
+    c, interpolation = interval_polynomials(t, positions, velocities, accelerations)
+    h = np.diff(t)[:, None]                                                            # (k - 1, 1)
+    velocity = _derivative(c) / h                                                      # d/dt = d/ds / h
+    v_peak, v_s = _peak(velocity)                                                      # (k - 1, m)
+    if interpolation == "linear":
+        m = velocity.shape[2]
+        ends = np.vstack([np.zeros(m), velocity[0], np.zeros(m)])                      # at rest before and after
+        stepped = np.abs(np.diff(ends, axis=0)) > 0                                    # (k, m) at each point
+        a_peak = np.where(stepped[:-1] | stepped[1:], np.inf, 0.0)
+        return IntervalPeaks(v_peak, a_peak, v_s, np.zeros_like(v_s), interpolation)
+    a_peak, a_s = _peak(_derivative(velocity) / h)
+    return IntervalPeaks(v_peak, a_peak, v_s, a_s, interpolation)
+
+
+def spline_peaks(times, positions, velocities=None, accelerations=None) -> SplinePeaks:
+    """Peak joint velocities and accelerations of the spline a JTC plays through these points, per joint."""
+    t = np.asarray(times, float)
+    m = np.shape(positions)[1]
+    if len(t) < 2:
+        zeros = np.zeros(m)
+        first = [zeros if values is None else np.abs(np.asarray(values, float)[0])
+                 for values in (velocities, accelerations)]
+        return SplinePeaks(first[0], first[1], zeros, zeros.copy(), "none")
+    peaks = interval_peaks(t, positions, velocities, accelerations)
+    h = np.diff(t)
+    v_k, a_k = peaks.velocity.argmax(axis=0), peaks.acceleration.argmax(axis=0)        # (m,)
+    cols = np.arange(m)
+    return SplinePeaks(peaks.velocity[v_k, cols], peaks.acceleration[a_k, cols],
+                       t[v_k] + peaks.velocity_at[v_k, cols] * h[v_k],
+                       t[a_k] + peaks.acceleration_at[a_k, cols] * h[a_k], peaks.interpolation)
+
+
+def limit_rejection(trajectory: TrajectoryFacts, controller_joints: Sequence[str], v_max, a_max,
+                    tolerance: float = LIMIT_TOLERANCE) -> Rejection | None:
+    """The first joint whose velocity or acceleration on the controller's spline exceeds its limit by more than
+    `tolerance` (relative), None if every joint stays within; assumes the points passed `jtc_rejection`.
+
+    Args:
+        controller_joints: joint names in the order of `v_max`, `a_max` (n,) [rad/s | m/s], [rad/s^2 | m/s^2].
+    """
+    names = list(trajectory.joint_names)
+    m = len(names)
+    positions = field_matrix(trajectory.points, "positions", m)
+    if positions is None:
+        return Rejection(LIMIT_RULE, "robokin sends positions at every point; a point lacks them", False)
+    times = np.array([point.time_from_start for point in trajectory.points], dtype=float)
+    peaks = spline_peaks(times, positions, field_matrix(trajectory.points, "velocities", m),
+                         field_matrix(trajectory.points, "accelerations", m))
+    index = [list(controller_joints).index(name) for name in names]
+    v_lim, a_lim = np.asarray(v_max, float)[index], np.asarray(a_max, float)[index]
+    for what, peak, limit, when, unit in (("velocity", peaks.velocity, v_lim, peaks.velocity_time, "/s"),
+                                          ("acceleration", peaks.acceleration, a_lim, peaks.acceleration_time,
+                                           "/s^2")):
+        ratio = peak / limit                                                           # (m,)
+        j = int(np.argmax(ratio))
+        if not ratio[j] <= 1.0 + tolerance:
+            return Rejection(LIMIT_RULE, f"joint '{names[j]}' reaches {what} {peak[j]:.6g} rad{unit} at t = "
+                                         f"{when[j]:.3f} s on the {peaks.interpolation} spline a "
+                                         f"joint_trajectory_controller plays through the points, {ratio[j]:.4g} x its "
+                                         f"limit {limit[j]:.6g} rad{unit} (tolerance {tolerance:g})", False)
+    return None
+
+
+def outgoing_rejection(trajectory: TrajectoryFacts, controller_joints: Sequence[str], now: float, v_max, a_max,
+                       switches: JtcSwitches = JtcSwitches()) -> Rejection | None:
+    """Why a trajectory must not be sent: a default JTC's rule it breaks (`jtc_rejection`), else a joint limit it
+    exceeds (`limit_rejection`); None when it may be sent. `now` [s] is the controller clock's time."""
+    return (jtc_rejection(trajectory, controller_joints, now, switches)
+            or limit_rejection(trajectory, controller_joints, v_max, a_max))

@@ -1,0 +1,127 @@
+"""What a trajectory must pass before robokin sends it (core/outgoing.py): the peaks of the spline a
+joint_trajectory_controller plays through the points, checked against the joint limits, and every kind of trajectory
+robokin plans passing that check (path with stops, approach moves, a motion program, stops)."""
+import re
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from robokin_ros.core.controller_rules import PointFacts, TrajectoryFacts
+from robokin_ros.core.outgoing import LIMIT_TOLERANCE, limit_rejection, outgoing_rejection, spline_peaks
+from robokin_ros.core.path.approach import Approach, plan_with_approach
+from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.path.profiles import joint_move, lspb_eval, lspb_profile
+from robokin_ros.core.path.stopping import plan_stop
+from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
+from robokin_ros.core.program.planner import ProgramPlanner
+
+PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
+
+
+def facts(trajectory, names=None):
+    points = [PointFacts(p, v, a, [], float(t)) for t, p, v, a in
+              zip(trajectory.times, trajectory.positions, trajectory.velocities, trajectory.accelerations)]
+    return TrajectoryFacts(list(names or trajectory.joint_names), points, 0.0)
+
+
+def test_quintic_peaks_are_the_polynomial_extrema():
+    """Points sampled from one quintic polynomial: the controller's quintic is that polynomial, and the peaks are
+    its extrema (found between the points, not at them)."""
+    c = np.array([0.0, 0.3, -1.0, 2.0, -1.5, 0.4])                        # q(t), t in [0, 2]
+    q = np.polynomial.Polynomial(c)
+    t = np.array([0.0, 0.7, 2.0])
+    peaks = spline_peaks(t, q(t)[:, None], q.deriv(1)(t)[:, None], q.deriv(2)(t)[:, None])
+    dense = np.linspace(0.0, 2.0, 200001)
+    assert peaks.interpolation == "quintic"
+    assert peaks.velocity[0] == pytest.approx(np.abs(q.deriv(1)(dense)).max(), rel=1e-9)
+    assert peaks.acceleration[0] == pytest.approx(np.abs(q.deriv(2)(dense)).max(), rel=1e-9)
+    at = dense[np.abs(q.deriv(2)(dense)).argmax()]
+    assert peaks.acceleration_time[0] == pytest.approx(at, abs=1e-4)
+
+
+def test_cubic_and_linear_interpolation():
+    """Positions and velocities: the cubic Hermite (its acceleration is linear per interval); positions only:
+    straight lines, whose velocity steps are infinite accelerations."""
+    t = np.array([0.0, 1.0])
+    cubic = spline_peaks(t, np.array([[0.0], [1.0]]), np.array([[0.0], [0.0]]))
+    assert cubic.interpolation == "cubic"
+    assert cubic.velocity[0] == pytest.approx(1.5) and cubic.acceleration[0] == pytest.approx(6.0)
+    linear = spline_peaks(t, np.array([[0.0], [1.0]]))
+    assert linear.interpolation == "linear" and linear.velocity[0] == pytest.approx(1.0)
+    assert linear.acceleration[0] == np.inf
+    still = spline_peaks(t, np.array([[0.5], [0.5]]))
+    assert still.velocity[0] == 0.0 and still.acceleration[0] == 0.0
+
+
+def test_exact_samples_of_an_acceleration_step_overshoot_on_the_controllers_spline():
+    """Why the planners measure the played spline: exact 100 Hz samples of a trapezoid (steps at 0.5 s and 1 s,
+    on points) are played with 37 % more acceleration than the profile has."""
+    tb, total = lspb_profile(1.0, 2.0)
+    t = np.linspace(0.0, total, 151)
+    s, sd, sdd = lspb_eval(t, tb, total)
+    played = spline_peaks(t, s[:, None], sd[:, None], sdd[:, None])
+    assert np.abs(sdd).max() == pytest.approx(2.0)
+    assert played.acceleration[0] == pytest.approx(1.374 * 2.0, rel=1e-3)
+    # joint_move's points put the steps mid-interval and plan for the limits divided by what remains
+    move = joint_move([0.0], [1.0], [1.0], [2.0])
+    fair = spline_peaks(move.times, move.positions, move.velocities, move.accelerations)
+    assert fair.acceleration[0] == pytest.approx(2.0, rel=1e-3) and move.duration <= 1.08 * total
+
+
+def test_limit_rejection_names_the_joint_the_value_and_the_rule():
+    trajectory = joint_move(np.zeros(2), np.array([1.0, 0.2]), np.array([1.0, 1.0]), np.array([2.0, 2.0]),
+                            rate_hz=100.0, joint_names=("a", "b"))
+    assert limit_rejection(facts(trajectory), ["a", "b"], [1.0, 1.0], [2.0, 2.0]) is None
+    rejection = limit_rejection(facts(trajectory), ["b", "a"], [1.0, 0.5], [2.0, 2.0])   # controller order
+    assert rejection is not None and not rejection.by_jtc
+    assert re.search(r"joint 'a' reaches velocity 0\.99\d+ rad/s at t = [\d.]+ s on the quintic spline a "
+                     r"joint_trajectory_controller plays through the points, 2 x its limit 0\.5 rad/s",
+                     rejection.message)
+    slow = limit_rejection(facts(trajectory), ["a", "b"], [1.0, 1.0], [1.5, 2.0])
+    assert "acceleration" in slow.message and f"tolerance {LIMIT_TOLERANCE:g}" in slow.message
+    # the controller's rules come first
+    late = facts(trajectory)._replace(stamp=1.0)
+    assert outgoing_rejection(late, ["a", "b"], 100.0, [1.0, 1.0], [2.0, 2.0]).by_jtc
+
+
+@pytest.fixture(scope="module")
+def planner(panda):
+    return CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
+
+
+def offsets(panda, points):
+    T0 = panda.fk(panda.home())
+    return [pin.SE3(T0.rotation, T0.translation + np.asarray(d, float)) for d in points]
+
+
+def test_everything_the_planners_make_is_played_within_the_limits(panda, planner):
+    """Sharp corners (rest-to-rest sections joined), a blended rectangle, MoveJ / MoveL approaches, a motion
+    program and both stops: the controller's spline through the points stays within the joint limits."""
+    v_max, a_max = planner.limits()
+    q0 = panda.home()
+    made = {
+        "sharp": planner.plan(q0, offsets(panda, [[0.1, 0, 0], [0.1, 0.15, 0], [0, 0.15, -0.1]]), 0.0).trajectory,
+        "blended": planner.plan(q0, offsets(panda, [[0.1, 0, 0], [0.1, 0.15, 0], [0, 0.15, 0], [0, 0, 0]]),
+                                0.03).trajectory,
+        "movej": plan_with_approach(planner, q0, offsets(panda, [[0.2, 0.1, -0.1], [0.2, 0, -0.1]]), 0.0,
+                                    Approach.JOINT).trajectory,
+        "movel": plan_with_approach(planner, q0, offsets(panda, [[0.2, 0.1, -0.1], [0.2, 0, -0.1]]), 0.0,
+                                    Approach.LINEAR, velocity_scaling=0.5).trajectory,
+    }
+    T = panda.fk(q0)
+    program = MotionProgram((Move(MoveKind.JOINT, joints=q0 + 0.3), Move(MoveKind.LINEAR, pose=offsets(panda, [[
+        0.1, 0, 0]])[0], speed=0.2, zone=0.02), Move(MoveKind.LINEAR, pose=T, zone=0.0)))
+    made["program"] = ProgramPlanner(planner).plan(program, q0).trajectory
+    long = made["blended"]
+    middle = 0.5 * long.duration
+    made["path stop"] = plan_stop(long.joint_names, long, middle, None, None, a_max, 0.25).trajectory
+    k = int(np.searchsorted(long.times, middle))
+    made["velocity stop"] = plan_stop(long.joint_names, None, 0.0, long.positions[k], long.velocities[k], a_max,
+                                      0.25).trajectory
+    for name, trajectory in made.items():
+        rejection = limit_rejection(facts(trajectory), panda.joint_names, v_max, a_max)
+        assert rejection is None, f"{name}: {rejection}"
+        played = spline_peaks(trajectory.times, trajectory.positions, trajectory.velocities, trajectory.accelerations)
+        assert (played.acceleration / a_max).max() > 0.5, name                # they do use the limits
