@@ -30,9 +30,9 @@ def make_driver(robot: RobotModel, recording: Recording):
         def __init__(self) -> None:
             super().__init__("robokin_demo")
             self.twist_pub = self.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
-            # deep enough for 2 s at 500 Hz: on a busy CPU this process may not run for a while, and every state
+            # deep enough for 10 s at 500 Hz: on a busy CPU this process may not run for seconds, and every state
             # counts for the checks
-            self.create_subscription(JointState, "/joint_states", self._on_joint_state, 1000)
+            self.create_subscription(JointState, "/joint_states", self._on_joint_state, 5000)
             # robokin's full status (locked joints, sigma_min); /servo_node/status carries MoveIt Servo's
             self.create_subscription(ServoStatusMsg, "/servo_node/robokin_status", self._on_status, 100)
             # sim_robot judges every trajectory by a default joint_trajectory_controller's rules: the demo
