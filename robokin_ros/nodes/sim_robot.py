@@ -94,6 +94,7 @@ class SimRobot(RobokinNode):
         self._last_sample: TrackingSample | None = None
         self.rejected_count = 0
         self.last_rejection = ""
+        self._accepted_points: tuple = (None, None)     # (trajectory message, its chain points) of the goal judged last
 
         self.create_subscription(JointTrajectory, cfg.trajectory_topic, self._on_trajectory, QUEUE_DEPTH)
         self.create_subscription(Float64MultiArray, cfg.position_command_topic, self._on_positions, QUEUE_DEPTH)
@@ -178,14 +179,19 @@ class SimRobot(RobokinNode):
     # ---- FollowJointTrajectory, as JTC serves it -------------------------------------------------------
     def _on_goal(self, goal) -> GoalResponse:
         self._joints.step(receive_time())
-        if self._validated(goal.trajectory) is None:
-            return GoalResponse.REJECT
-        return GoalResponse.ACCEPT
+        points = self._validated(goal.trajectory)
+        # kept for the acceptance: converting a long program twice held this loop (and /joint_states) ~0.5 s on a
+        # busy CPU, long enough for the servo to report the joint states missing
+        self._accepted_points = (goal.trajectory, points)
+        return GoalResponse.REJECT if points is None else GoalResponse.ACCEPT
 
     def _on_goal_accepted(self, handle) -> None:
         self._end_goal(Verdict(FollowCode.INVALID_GOAL, PREEMPTED_MESSAGE, ""))
         request = handle.request
-        points = chain_points(trajectory_facts(request.trajectory), self._names, self._joints.positions)
+        trajectory, points = self._accepted_points
+        self._accepted_points = (None, None)
+        if trajectory is not request.trajectory or points is None:
+            points = chain_points(trajectory_facts(request.trajectory), self._names, self._joints.positions)
         self._follow(points, request.trajectory)
         self._tolerances, problem = goal_tolerances(
             self._default_tolerances, self._names, tolerance_requests(request.path_tolerance),
