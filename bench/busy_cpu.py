@@ -24,6 +24,7 @@ Reported:
   delivery             receive time here minus the window's stamp [ms]: the delay a controller sees
   tick lateness        the servo's own watchdog (robokin_status): worst lateness in a second, late ticks, overruns
 Run: .venv/bin/python bench/busy_cpu.py [--seconds 60] [--stalls] [--no-demo] [--conditions quiet,busy]
+     (.venv-kilted/bin/python for Kilted; --servo-param process.nice:=-10 to measure a priority)
      (~2 x (seconds + 90) s; source scripts/ros_env.sh first, or let this script set the same variables)
 """
 from __future__ import annotations
@@ -407,7 +408,7 @@ def run_stream(robot, seconds: float, stalls: bool, logs: Path, servo_params: li
 
 def run_demo(logs: Path) -> dict:
     started = time.monotonic()
-    demo = REPO / ".venv/bin/robokin_demo"
+    demo = Path(sys.executable).parent / "robokin_demo"         # this venv's (Jazzy's or Kilted's)
     argv = [str(demo)] if demo.exists() else [sys.executable, "-m", "robokin_ros.demo.main"]
     argv += ["--out", str(logs / "demo")]
     with open(logs / "demo.log", "w") as log:
