@@ -373,10 +373,12 @@ def stop(process: subprocess.Popen) -> int:
     return process.returncode
 
 
-def run_stream(robot, seconds: float, stalls: bool, logs: Path, servo_params: list[str]) -> dict:
-    sim = node("sim_robot", ["--params-file", str(REPO / "config/sim_robot.yaml"), "-p", "publish_tf:=false"],
-               logs / "sim_robot.log")
-    servo = node("servo_node", ["--params-file", str(REPO / "config/panda_servo.yaml"), *servo_params],
+def run_stream(robot, seconds: float, stalls: bool, logs: Path, servo_params: list[str],
+               process_params: list[str]) -> dict:
+    sim = node("sim_robot", ["--params-file", str(REPO / "config/sim_robot.yaml"), "-p", "publish_tf:=false",
+                             *process_params], logs / "sim_robot.log")
+    servo = node("servo_node", ["--params-file", str(REPO / "config/panda_servo.yaml"), *servo_params,
+                                *process_params],
                  logs / "servo_node.log")
     client = Client(robot)
     staller = None
@@ -455,6 +457,7 @@ def main() -> int:
     parser.add_argument("--stalls", action="store_true", help="also SIGSTOP the nodes in the busy condition")
     parser.add_argument("--no-demo", action="store_true")
     parser.add_argument("--servo-param", action="append", default=[], help="extra servo_node -p name:=value")
+    parser.add_argument("--nice", type=int, default=0, help="process.nice of servo_node and sim_robot (stream)")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
     import rclpy
@@ -472,7 +475,9 @@ def main() -> int:
             try:
                 time.sleep(2.0 if hogs else 0.0)
                 print(f"[{condition}] stream {args.seconds:.0f} s ...", flush=True)
-                result = run_stream(robot, args.seconds, args.stalls and condition != "quiet", logs, servo_params)
+                process_params = ["-p", f"process.nice:={args.nice}"] if args.nice else []
+                result = run_stream(robot, args.seconds, args.stalls and condition != "quiet", logs, servo_params,
+                                    process_params)
                 if not args.no_demo:
                     print(f"[{condition}] demo ...", flush=True)
                     result.update(run_demo(logs))
