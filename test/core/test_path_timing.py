@@ -90,8 +90,8 @@ def test_scaling_is_validated_once_at_the_planner(panda, name):
     T0 = panda.fk(q0)
     target = [pin.SE3(T0.rotation, T0.translation + np.array([0.0, 0.0, -0.05]))]
     for bad in (-0.5, 1.5, float("nan"), float("inf")):
-        with pytest.raises(InvalidInputError, match=f"{name}={bad} is refused: a scaling must be a finite number in "
-                                                     "\\(0, 1\\]"):
+        refused = f"{name}={bad} is refused: a scaling must be a finite number in \\(0, 1\\]"
+        with pytest.raises(InvalidInputError, match=refused):
             planner.plan(q0, target, **{name: bad})
     default = planner.plan(q0, target).timing.duration
     assert planner.plan(q0, target, **{name: 0.0}).timing.duration == default

@@ -352,7 +352,9 @@ def test_runtime_parameters_are_validated_and_applied(graph, panda):
         assert all(r.successful for r in results), [r.reason for r in results]
         _, res = send(executor, client, plan)
         assert res.result.error_code == Result.SUCCESS, res.result.message
-        assert duration_of(res.result.trajectory) > 2.0 * base      # 5x slower limits: between sqrt(5)x and 5x
+        # 5x slower limits: between sqrt(5)x and 5x, less the share of the acceleration limits the faster plan
+        # gave up so that the controller's spline stays within them (core/path/played.py; ~0.75 on this line)
+        assert duration_of(res.result.trajectory) > 1.5 * base
         # preempt=true: a second goal cancels the running one (PREEMPTED) and runs itself
         (res,) = set_params(executor, params, preempt=True)
         assert res.successful, res.reason

@@ -70,13 +70,5 @@ class PlanningBudget:
         if elapsed > self.timeout:
             raise PlanningStopped(TIMEOUT, phase, done, total, elapsed, self.timeout)
 
-    def check_ahead(self, phase: str, expected: float, done: int = 0, total: int = 0) -> None:
-        """`check`, and raise PlanningStopped (TIMEOUT) now when a unit of work that cannot be interrupted is
-        expected to take `expected` [s] and the budget has less left: it would end past the budget."""
-        self.check(phase, done, total)
-        elapsed = self.elapsed
-        if elapsed + expected > self.timeout:
-            raise PlanningStopped(TIMEOUT, phase, done, total, elapsed, self.timeout)
-
 
 UNLIMITED = PlanningBudget()       # no deadline, never canceled: the default of the phase functions

@@ -128,7 +128,6 @@ class _PolledSolver:
 
 
 TOPPRA_CHECK = 256       # stage problems between budget checks (~5 ms)
-_SETUP_RATE = [5e-6]     # [s per grid point] building a toppra problem, measured as it goes (load included)
 
 
 def _toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within: bool = True,
@@ -140,13 +139,11 @@ def _toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within: bo
             constraints = [*constraints, ToolSpeedBound(tool, len(v_lim))]
     else:
         constraints = scheduled_constraints(v_lim, a_lim, tool, within, schedule)
-    grid = _grid(ss, schedule)
-    # building the problem evaluates every constraint at every grid point in one go: not begun without the time
-    budget.check_ahead("timing", _SETUP_RATE[0] * len(grid))
-    t0 = time.perf_counter()
-    instance = algo.TOPPRA(constraints, path, gridpoints=grid, parametrizer="ParametrizeConstAccel")
-    _SETUP_RATE[0] = 0.5 * _SETUP_RATE[0] + 0.5 * (time.perf_counter() - t0) / len(grid)
+    budget.check("timing")
+    # building the problem evaluates every constraint at every grid point in one go (~5 us per point)
+    instance = algo.TOPPRA(constraints, path, gridpoints=_grid(ss, schedule), parametrizer="ParametrizeConstAccel")
     if budget is not UNLIMITED:
+        budget.check("timing")
         instance.solver_wrapper = _PolledSolver(instance.solver_wrapper, budget)
     instance.compute_parameterization(0.0, 0.0)
     data = instance.problem_data
