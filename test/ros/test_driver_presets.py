@@ -26,8 +26,9 @@ from robokin_ros import launch_support
 from robokin_ros.core.robot import RobotModel
 
 CONTROLLER = "scaled_joint_trajectory_controller"
-ARGUMENTS = {"robot": "ur5", "base_frame": "", "tip_frame": "", "preset": "ur_robot_driver", "params_file": "",
-             "controller_name": "", "command_topic": "", "sim": "true", "use_sim_time": "false", "namespace": ""}
+# every launch argument at its default, as a launch file declares them, then the UR driver's choices
+ARGUMENTS = {**{name: default for name, default, _ in launch_support.robot_arguments("servo")},
+             "robot": "ur5", "preset": "ur_robot_driver", "sim": "true"}
 READY_TIMEOUT = 60.0      # [s]
 
 
