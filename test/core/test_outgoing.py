@@ -65,14 +65,14 @@ def test_exact_samples_of_an_acceleration_step_overshoot_on_the_controllers_spli
     assert np.abs(sdd).max() == pytest.approx(2.0)
     assert played.acceleration[0] == pytest.approx(1.374 * 2.0, rel=1e-3)
     # joint_move's points put the steps mid-interval and plan for the limits divided by what remains
-    move = joint_move([0.0], [1.0], [1.0], [2.0])
+    move = joint_move([0.0], [1.0], [1.0], [2.0], for_controller=True)
     fair = spline_peaks(move.times, move.positions, move.velocities, move.accelerations)
     assert fair.acceleration[0] == pytest.approx(2.0, rel=1e-3) and move.duration <= 1.08 * total
 
 
 def test_limit_rejection_names_the_joint_the_value_and_the_rule():
     trajectory = joint_move(np.zeros(2), np.array([1.0, 0.2]), np.array([1.0, 1.0]), np.array([2.0, 2.0]),
-                            rate_hz=100.0, joint_names=("a", "b"))
+                            rate_hz=100.0, joint_names=("a", "b"), for_controller=True)
     assert limit_rejection(facts(trajectory), ["a", "b"], [1.0, 1.0], [2.0, 2.0]) is None
     rejection = limit_rejection(facts(trajectory), ["b", "a"], [1.0, 0.5], [2.0, 2.0])   # controller order
     assert rejection is not None and not rejection.by_jtc

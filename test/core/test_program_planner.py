@@ -143,7 +143,7 @@ def test_fine_movej_is_the_synchronised_trapezoid_which_toppra_agrees_with(plann
     plan = planner.plan(MotionProgram((Move(MoveKind.JOINT, joints=target),)), panda.home())
     assert plan.success
     v_max, a_max = planner.paths.limits()
-    reference = joint_move(panda.home(), target, v_max, a_max, "trapezoid", 1000.0)
+    reference = joint_move(panda.home(), target, v_max, a_max, "trapezoid", 1000.0, for_controller=True)
     assert plan.cycle_time == pytest.approx(reference.duration, rel=1e-9)
     q = plan.trajectory.positions
     delta = target - panda.home()
@@ -168,7 +168,7 @@ def test_quintic_profile_on_request(panda):
     t = plan.trajectory
     assert np.abs(t.accelerations[[0, -1]]).max() < 1e-12           # no acceleration step at either end
     v_max, a_max = quintic.paths.limits()
-    reference = joint_move(panda.home(), target, v_max, a_max, "trapezoid", 1000.0)
+    reference = joint_move(panda.home(), target, v_max, a_max, "trapezoid", 1000.0, for_controller=True)
     assert 1.1 < t.duration / reference.duration < 1.9                 # the config's stated cost
 
 

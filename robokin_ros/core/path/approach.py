@@ -86,7 +86,7 @@ def plan_with_approach(planner: CartesianPathPlanner, start_positions, waypoints
                                  "remain)", 0)
         v_max, a_max = planner.limits()
         lead = joint_move(q0, found.positions, v_max * scale_v, a_max * scale_a, c.joint_move_profile,
-                          c.trajectory_rate_hz, robot.joint_names)
+                          c.trajectory_rate_hz, robot.joint_names, for_controller=True)
     rest = planner.plan(lead.positions[-1], waypoints[1:], blend_radius, **options) if len(waypoints) > 1 else None
     if rest is None:
         return dataclasses.replace(first, approach=lead) if approach is Approach.LINEAR else _approach_only(

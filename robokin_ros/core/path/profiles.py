@@ -54,14 +54,14 @@ PROFILES = ("trapezoid", "quintic")
 
 
 def joint_move(q0, q1, v_max, a_max, profile: str = "trapezoid", rate_hz: float = 100.0,
-               joint_names=None) -> JointTrajectoryArrays:
+               joint_names=None, for_controller: bool = False) -> JointTrajectoryArrays:
     """Synchronized straight joint-space move q0 -> q1 with a trapezoid (LSPB) or quintic profile within limits.
 
     All joints share one profile s(t) on Delta q, so the slowest joint sets the duration and the path is a
     straight line in joint space. Quintic peaks: |s'| = 15/8 / T, |s''| = 10 / (sqrt(3) T^2). A controller's
     quintic through the trapezoid's points overshoots its acceleration steps (up to 37 % of a step); what it
-    measures (core/outgoing.py) is taken off the profile's limits, so the played motion stays within `v_max`,
-    `a_max` too.
+    measures (core/outgoing.py) is taken off the profile's limits when `for_controller`, so the played motion
+    stays within `v_max`, `a_max` too; without it the profile is the textbook one (the classroom's numbers).
     """
     q0, q1 = np.asarray(q0, float), np.asarray(q1, float)
     delta = q1 - q0
@@ -75,7 +75,7 @@ def joint_move(q0, q1, v_max, a_max, profile: str = "trapezoid", rate_hz: float 
     v = float(np.min(np.asarray(v_max, float)[moving] / np.abs(delta[moving])))     # [1/s] on s
     a = float(np.min(np.asarray(a_max, float)[moving] / np.abs(delta[moving])))
     v_limit, a_limit = v, a
-    for _ in range(_MAX_REDUCTIONS):
+    for _ in range(_MAX_REDUCTIONS if for_controller else 1):
         times, (s, sd, sdd) = _unit_profile(v, a, profile, rate_hz)
         played = spline_peaks(times, s[:, None], sd[:, None], sdd[:, None])
         within = 1.0 + _TOLERANCE

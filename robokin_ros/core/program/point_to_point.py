@@ -20,8 +20,9 @@ def point_to_point(q0: np.ndarray, q1: np.ndarray, v_max: np.ndarray, a_max: np.
                    trajectory_rate_hz: float, control_rate_hz: float, joint_names,
                    chain) -> tuple[TimedTrajectory, StretchReport]:
     """The timed move and its report row; v_max, a_max already scaled by the move's fractions."""
-    arrays = joint_move(q0, q1, v_max, a_max, profile, trajectory_rate_hz, joint_names)
-    fine = joint_move(q0, q1, v_max, a_max, profile, control_rate_hz, joint_names)      # for the tool speeds
+    arrays = joint_move(q0, q1, v_max, a_max, profile, trajectory_rate_hz, joint_names, for_controller=True)
+    fine = joint_move(q0, q1, v_max, a_max, profile, control_rate_hz, joint_names,      # for the tool speeds
+                      for_controller=True)
     speeds = tool_speeds(chain, fine.positions, fine.velocities).max(axis=0)             # (2,)
     played = spline_peaks(arrays.times, arrays.positions, arrays.velocities, arrays.accelerations)
     v_ratio = played.velocity / v_max                                                     # (n,) as a JTC plays it
