@@ -410,9 +410,8 @@ def run_stream(robot, seconds: float, stalls: bool, logs: Path, servo_params: li
 
 def run_demo(logs: Path) -> dict:
     started = time.monotonic()
-    demo = Path(sys.executable).parent / "robokin_demo"         # this venv's (Jazzy's or Kilted's)
-    argv = [str(demo)] if demo.exists() else [sys.executable, "-m", "robokin_ros.demo.main"]
-    argv += ["--out", str(logs / "demo")]
+    # this venv's interpreter (Jazzy's or Kilted's) on this tree's code (run from another checkout, that one's)
+    argv = [sys.executable, "-m", "robokin_ros.demo.main", "--out", str(logs / "demo")]
     with open(logs / "demo.log", "w") as log:
         code = subprocess.call(argv, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     text = (logs / "demo.log").read_text()
