@@ -88,30 +88,40 @@ def stop_hogs(hogs: list[multiprocessing.Process]) -> None:
         hog.join()
 
 
+def _stall_loop(pids: list[int], count) -> None:
+    rng = random.Random(7)
+    while True:
+        time.sleep(1.5 + rng.random())
+        pid = rng.choice(pids)
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(0.06 + 0.09 * rng.random())
+        os.kill(pid, signal.SIGCONT)
+        with count.get_lock():
+            count.value += 1
+
+
 class Staller:
-    """Stops the given processes for 60-150 ms every ~2 s (each in turn), from a thread of this process."""
+    """Stops the given processes for 60-150 ms every ~2 s (each in turn), from a process of its own: a thread here
+    would wait for this process's GIL to send SIGCONT, and held a node stopped for a second now and then."""
 
     def __init__(self, pids: list[int]) -> None:
-        import threading
-        self._pids, self._stop = pids, threading.Event()
-        self.stalls = 0
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self._count = multiprocessing.Value("i", 0)
+        self._pids = pids
+        self._process = multiprocessing.Process(target=_stall_loop, args=(pids, self._count), daemon=True)
+        self._process.start()
 
-    def _run(self) -> None:
-        rng = random.Random(7)
-        while not self._stop.wait(1.5 + rng.random()):
-            pid = rng.choice(self._pids)
-            try:
-                os.kill(pid, signal.SIGSTOP)
-                time.sleep(0.06 + 0.09 * rng.random())
-            finally:
-                os.kill(pid, signal.SIGCONT)
-            self.stalls += 1
+    @property
+    def stalls(self) -> int:
+        return self._count.value
 
     def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
+        self._process.kill()
+        self._process.join()
+        for pid in self._pids:            # a stall cut short by the kill must not leave a node stopped
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
 
 
 # ---- the client ---------------------------------------------------------------------------------------
