@@ -4,8 +4,8 @@ robokin plans passing that check (path with stops, approach moves, a motion prog
 import re
 
 import numpy as np
-import pinocchio as pin
 import pytest
+from panda_paths import PANDA_ACC, offsets
 
 from robokin_ros.core.controller_rules import PointFacts, TrajectoryFacts
 from robokin_ros.core.outgoing import LIMIT_TOLERANCE, limit_rejection, outgoing_rejection, spline_peaks
@@ -16,8 +16,6 @@ from robokin_ros.core.path.profiles import joint_move, lspb_eval, lspb_profile
 from robokin_ros.core.path.stopping import plan_stop
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
 from robokin_ros.core.program.planner import ProgramPlanner
-
-PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
 
 
 def facts(trajectory, names=None):
@@ -89,11 +87,6 @@ def test_limit_rejection_names_the_joint_the_value_and_the_rule():
 @pytest.fixture(scope="module")
 def planner(panda):
     return CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
-
-
-def offsets(panda, points):
-    T0 = panda.fk(panda.home())
-    return [pin.SE3(T0.rotation, T0.translation + np.asarray(d, float)) for d in points]
 
 
 def test_everything_the_planners_make_is_played_within_the_limits(panda, planner):

@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pinocchio as pin
 import pytest
+from panda_paths import PANDA_ACC, offsets
 
 from robokin_ros.core.errors import EmptyPathError
 from robokin_ros.core.path.budget import CANCELED, TIMEOUT, PlanningBudget, PlanningStopped
@@ -12,17 +13,10 @@ from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path, unstopped_turn_limit
 from robokin_ros.core.path.planner import CartesianPathPlanner
 
-PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
-
 
 @pytest.fixture(scope="module")
 def planner(panda):
     return CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
-
-
-def offsets(panda, points):
-    T0 = panda.fk(panda.home())
-    return [pin.SE3(T0.rotation, T0.translation + np.asarray(d, float)) for d in points]
 
 
 def corner(panda, turn_deg):

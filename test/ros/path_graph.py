@@ -62,3 +62,13 @@ def current_pose(model, states):
     """(q, tool pose) of the newest joint state."""
     q = np.array([dict(zip(states[-1].name, states[-1].position))[n] for n in model.joint_names])
     return q, model.fk(q)
+
+
+def send(graph, goal, timeout=60.0):
+    """Send a goal and wait for its result (the goal must be accepted)."""
+    future = graph.client.send_goal_async(goal)
+    assert spin_until(graph.executor, future.done, 15.0), "goal response timed out"
+    assert future.result().accepted
+    result = future.result().get_result_async()
+    assert spin_until(graph.executor, result.done, timeout), "no result"
+    return result.result().result

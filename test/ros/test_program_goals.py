@@ -8,8 +8,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from geometry_msgs.msg import PoseStamped
-from path_graph import PathGraph, current_pose, wait_still
-from ros_helpers import spin_until
+from path_graph import PathGraph, current_pose, send, wait_still
 
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_interfaces.msg import MotionMove
@@ -48,16 +47,6 @@ def arm(graph, panda, start_q):
     assert r.error_code == Result.SUCCESS, r.message
     wait_still(graph.executor, graph.states)
     np.testing.assert_allclose(current_pose(panda, graph.states)[0], start_q, atol=GOAL_TOLERANCE)
-
-
-def send(graph, goal, timeout=60.0):
-    """Send a goal and wait for its result (the goal must be accepted)."""
-    future = graph.client.send_goal_async(goal)
-    assert spin_until(graph.executor, future.done, 15.0), "goal response timed out"
-    assert future.result().accepted
-    result = future.result().get_result_async()
-    assert spin_until(graph.executor, result.done, timeout), "no result"
-    return result.result().result
 
 
 def stamped(pose: pin.SE3, frame="") -> PoseStamped:

@@ -14,8 +14,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from geometry_msgs.msg import PoseStamped
-from path_graph import PathGraph, current_pose, wait_still
-from ros_helpers import spin_until
+from path_graph import PathGraph, current_pose, send, wait_still
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robokin_interfaces.action import ExecuteCartesianPath
@@ -51,15 +50,6 @@ def limits(panda):
     """The node's joint limits (config/panda_path_ik.yaml's accelerations, the URDF's velocities)."""
     return CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0,
                                                                           20.0))).limits()
-
-
-def send(graph, goal, timeout=60.0):
-    future = graph.client.send_goal_async(goal)
-    assert spin_until(graph.executor, future.done, 15.0), "goal response timed out"
-    assert future.result().accepted
-    result = future.result().get_result_async()
-    assert spin_until(graph.executor, result.done, timeout), "no result"
-    return result.result().result
 
 
 def stamped(pose: pin.SE3) -> PoseStamped:
