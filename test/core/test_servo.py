@@ -180,7 +180,8 @@ def test_pause_and_resume_never_jump(panda):
     moving = [o for o in ramp if o.velocities.any()]
     assert moving and all(o.publish for o in moving) and not ramp[-1].publish and not ramp[-1].velocities.any()
     moved = loop.outputs[-1].positions + 0.01                  # the arm was moved while paused
-    loop.servo.set_measurement(JointMeasurement(moved, loop.now))
+    for _ in range(2):                                         # a driver reports it at its rate
+        loop.servo.set_measurement(JointMeasurement(moved, loop.now))
     loop.servo.resume()
     out = loop.tick()                                          # the old command is not reused
     np.testing.assert_array_equal(out.positions, np.clip(moved, panda.limits.lower, panda.limits.upper))
@@ -622,7 +623,8 @@ def test_a_silent_servo_restarts_from_where_another_controller_left_the_arm(pand
     outs = [loop.tick() for _ in range(120)]                  # stale -> ramp -> 2 hold messages -> silent
     assert not outs[-1].publish
     moved = outs[-1].positions + 0.02                         # 0.02 rad < max_state_divergence (0.05)
-    loop.servo.set_measurement(JointMeasurement(moved, loop.now))
+    for _ in range(2):                                        # reported twice, at the driver's rate
+        loop.servo.set_measurement(JointMeasurement(moved, loop.now))
     first = loop.tick(cmd([0.0, 0.0, 0.01]), follow=False)
     assert np.abs(first.window.positions[0] - moved).max() < 1e-9
     assert np.abs(first.positions - moved).max() < 1e-3          # one small step, not a 0.02 rad jump
@@ -642,10 +644,18 @@ def test_a_restart_after_silence_ignores_a_state_measured_before_the_arm_came_to
     loop.servo.set_measurement(JointMeasurement(mid_motion, loop.now - 0.2))      # a state from before the rest
     first = loop.tick(cmd([0.0, 0.05, 0.0]), follow=False)
     np.testing.assert_allclose(first.window.positions[0], rest, atol=1e-12)
-    # a state received after the silence does anchor (another controller may have moved the arm meanwhile)
+    # a driver that was stalled itself jumps between two reports: reports that disagree do not anchor
+    quiet = [loop.tick(follow=False) for _ in range(120)]
+    held = quiet[-1].positions
+    loop.servo.set_measurement(JointMeasurement(held, loop.now))
+    loop.servo.set_measurement(JointMeasurement(held + 0.019, loop.now))
+    resumed = loop.tick(cmd([0.0, 0.05, 0.0]), follow=False)
+    np.testing.assert_allclose(resumed.window.positions[0], held, atol=1e-12)
+    # states received after the silence that agree do anchor (another controller may have moved the arm meanwhile)
     quiet = [loop.tick(follow=False) for _ in range(120)]
     moved = quiet[-1].positions + 0.02
-    loop.servo.set_measurement(JointMeasurement(moved, loop.now))
+    for _ in range(2):                                        # reported twice, at the driver's rate
+        loop.servo.set_measurement(JointMeasurement(moved, loop.now))
     again = loop.tick(cmd([0.0, 0.05, 0.0]), follow=False)
     np.testing.assert_allclose(again.window.positions[0], moved, atol=1e-12)
 

@@ -77,15 +77,19 @@ def test_stalled_servo_and_controller_processes_keep_the_stream_whole(launch, pr
         stream(0.4)
     windows = [_window(m, [m.joint_names.index(n) for n in panda.joint_names]) for m in messages[start:]]
     assert len(windows) > 200
-    worst_position, worst_velocity = 0.0, 0.0
-    for w1, w2 in zip(windows, windows[1:]):
+    worst_position, worst_velocity, where = 0.0, 0.0, ""
+    for i, (w1, w2) in enumerate(zip(windows, windows[1:])):
         gap = w2[0] - w1[0]
         q1, v1 = _sample(w1, gap)
         q2, v2 = _sample(w2, 0.0)
-        worst_position = max(worst_position, np.abs(q2 - q1).max())
+        if np.abs(q2 - q1).max() > worst_position:
+            worst_position = np.abs(q2 - q1).max()
+            where = (f" (window {i + 1} of {len(windows)}, {gap * 1e3:.1f} ms after the one before, velocities "
+                     f"{np.round(v1, 3)} -> {np.round(v2, 3)})")
         worst_velocity = max(worst_velocity, (np.abs(v2 - v1) / (amax * gap + 1e-6)).max())
     assert not refusals, refusals[:3]
-    assert worst_position <= POSITION_STEP, f"a position step of {worst_position * 1e3:.3f} mrad between windows"
+    assert worst_position <= POSITION_STEP, \
+        f"a position step of {worst_position * 1e3:.3f} mrad between windows{where}\n{servo.output[-3000:]}"
     assert worst_velocity <= 1.001, f"a velocity step of {worst_velocity:.2f} x what the limits allow"
     during = statuses[first_status:]
     assert ServoStatus.JOINT_STATE_MISSING not in [s.code for s in during], \

@@ -233,8 +233,10 @@ def test_refuses_to_start_next_to_a_driver_publishing_its_joints(launch, probe, 
     publishes /joint_states: sim_robot exits with code 1 and a message naming that node."""
     node, executor = probe
     _publish_states(node, executor, [*panda.joint_names, "panda_finger_joint1"], "joint_state_broadcaster")
-    sim = launch("sim_robot", "--ros-args", "-p", "robot:=panda", "-p", "publish_tf:=false")
-    assert spin_until(executor, lambda: sim.popen.poll() is not None, 30.0), sim.output
+    # a long wait: on a loaded machine discovery of the other publisher took longer than the default 3 s
+    sim = launch("sim_robot", "--ros-args", "-p", "robot:=panda", "-p", "publish_tf:=false",
+                 "-p", "driver_check_wait:=20.0")
+    assert spin_until(executor, lambda: sim.popen.poll() is not None, 60.0), sim.output
     assert sim.popen.returncode == 1, sim.output
     assert "/joint_states is already published by /joint_state_broadcaster" in sim.output, sim.output
     assert "panda_joint1" in sim.output and "does not start" in sim.output

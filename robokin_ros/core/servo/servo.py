@@ -67,6 +67,8 @@ class GuidingCommand:
 # [s] of running time a divergence from the measured state must last before the command is re-anchored there:
 # longer than a late window's lag (a few ticks), short enough that an arm really held elsewhere is caught at once.
 DIVERGENCE_PERSISTENCE = 0.1
+# [rad] two consecutive joint states received after an anchor request must agree this well to serve as the anchor
+ANCHOR_AGREEMENT = 1e-3
 # share of the time to a fixed pose target at the current speed that a window may extrapolate (see
 # `_short_of_the_target`)
 REACH_MARGIN = 0.8
@@ -104,6 +106,7 @@ class Servo:
         self._joint_velocities = np.zeros(robot.n)           # a joint jog's velocities, chain order, SI
         self._command_frame: int | pin.SE3 | None = None     # model frame id, or base_T_frame (TF)
         self._measurement: JointMeasurement | None = None
+        self._previous_measurement: JointMeasurement | None = None
         self._positions: np.ndarray | None = None      # commanded state, None until anchored
         self._velocities = np.zeros(robot.n)
         self._anchor_needed = True
@@ -294,7 +297,7 @@ class Servo:
         """
         self.robot.check_positions(measurement.positions, "measured joint positions")
         check_time("joint measurement received_at", measurement.received_at)
-        self._measurement = measurement
+        self._previous_measurement, self._measurement = self._measurement, measurement
 
     def pause(self) -> None:
         """Stop commanding: `step` reports PAUSED, decelerates a moving arm within the acceleration limits
@@ -604,7 +607,7 @@ class Servo:
         moving = q is not None and self._velocities.any()
         # The measurement is as old as its transport: the arm has moved on at the commanded velocity since.
         age = max(0.0, now - measurement.received_at)
-        fresh = measurement.received_at >= self._anchor_after
+        fresh = self._settled_since_request(measurement)
         if q is None or (self._anchor_needed and not moving and fresh) or \
                 self._diverged_for_long(q, measured, age, now):
             v = self._velocities if q is not None else np.zeros(self.robot.n)
@@ -614,6 +617,16 @@ class Servo:
             self._anchor_needed = False
         elif moving:
             self._anchor_needed = False
+
+    def _settled_since_request(self, measurement: JointMeasurement) -> bool:
+        """Whether `measurement` was received since the anchor request and agrees with the one before it within
+        ANCHOR_AGREEMENT (an arm at rest, or moved by hand, reports nearly the same twice in a row): a driver that
+        was itself stalled first reports where it got to on the old window, then jumps to the new one, and
+        anchoring on that first report stepped the restart by 19 mrad."""
+        previous = self._previous_measurement
+        return (previous is not None and measurement.received_at >= self._anchor_after
+                and _max_abs_difference(np.asarray(measurement.positions, dtype=float),
+                                        np.asarray(previous.positions, dtype=float)) <= ANCHOR_AGREEMENT)
 
     def _request_anchor(self) -> None:
         """Re-anchor at the next measurement received from now on: one taken before the request may show the arm
