@@ -607,8 +607,7 @@ class Servo:
         moving = q is not None and self._velocities.any()
         # The measurement is as old as its transport: the arm has moved on at the commanded velocity since.
         age = max(0.0, now - measurement.received_at)
-        fresh = self._settled_since_request(measurement)
-        if q is None or (self._anchor_needed and not moving and fresh) or \
+        if q is None or (self._anchor_needed and not moving and self._settled_since_request(measurement)) or \
                 self._diverged_for_long(q, measured, age, now):
             v = self._velocities if q is not None else np.zeros(self.robot.n)
             self._positions = clamped(measured + v * age, self._lower, self._upper)
