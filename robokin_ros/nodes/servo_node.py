@@ -34,11 +34,14 @@ window as refilled serialized bytes (ros/serialized_trajectory.py). Spun by the 
 """
 from __future__ import annotations
 
+import traceback
+
 from control_msgs.msg import JointJog
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from moveit_msgs.msg import CollisionObject, PlanningScene
 from moveit_msgs.msg import ServoStatus as MoveItStatusMsg
 from moveit_msgs.srv import ServoCommandType
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import SetBool
@@ -88,6 +91,12 @@ ROBOKIN_STATUS_TOPIC = "~/robokin_status"
 SCENE_TOPIC = "~/scene_objects"
 # The tick applies one scene change (ros/scene_inbox.py); beyond this many pending messages a flood is refused.
 SCENE_QUEUE_LIMIT = 100
+# Every scene message must reach the inbox, which counts what it refuses: a keep-last reader of 10 silently lost
+# 20-35 of a burst of 50 boxes. Keep-all makes a reliable publisher wait instead of the reader dropping.
+SCENE_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
+# [bytes] larger scene messages are refused by size, before deserializing (ros/scene_inbox.py): at this size a mesh
+# costs one tick up to ~25 ms (deserializing or building its hull, measured), inside one trajectory window.
+SCENE_MESSAGE_MAX_BYTES = 128 * 1024
 MARKER_PERIOD = 0.1          # [s] the collision markers are for a person: 10 Hz is plenty
 
 
@@ -112,6 +121,7 @@ class ServoNode(RobokinNode):
         self._status = StatusReporter()
         self._stamps = TickStamps()
         self._watchdog = TickWatchdog(cfg.publish_period)
+        self._failure_reported_at = -float("inf")     # [s] when a failed tick last published its status
         self._reuse: JointTrajectory | None = None
         self._serialized: dict[int, SerializedTrajectory | None] = {}     # by point count: see _publish_command
         self._prepare_serialized()
@@ -138,18 +148,24 @@ class ServoNode(RobokinNode):
         self.create_service(SetBool, "~/pause_servo", self._on_pause)
         self.create_service(ServoCommandType, "~/switch_command_type", self._on_switch_command_type)
         self.create_service(SetBool, "~/enable_hand_guiding", self._on_enable_hand_guiding)
-        self._scene = SceneInbox(SCENE_QUEUE_LIMIT)
-        self.create_subscription(SceneObjectMsg, SCENE_TOPIC, self._scene.offer, QUEUE_DEPTH)
+        self._scene = SceneInbox(SCENE_QUEUE_LIMIT, SCENE_MESSAGE_MAX_BYTES)
+        self.create_subscription(SceneObjectMsg, SCENE_TOPIC, self._scene.offer_serialized(SceneObjectMsg),
+                                 SCENE_QOS, raw=True)
         if cfg.check_collisions:      # MoveIt publishes for every client: unchecked, each would only be refused
             for moveit_type, topic in ((CollisionObject, cfg.collision_object_topic),
                                        (PlanningScene, cfg.planning_scene_topic)):
                 if topic:
-                    self.create_subscription(moveit_type, topic, self._scene.offer, QUEUE_DEPTH)
+                    self.create_subscription(moveit_type, topic, self._scene.offer_serialized(moveit_type),
+                                             SCENE_QOS, raw=True)
         if cfg.check_collisions:
             self._marker_pub = self.create_publisher(MarkerArray, "~/collision_markers", QUEUE_DEPTH)
             self.create_timer(MARKER_PERIOD, self._publish_collision_markers)
         for applied, sentence in apply_process_options(cfg.process_options):
-            (self.get_logger().info if applied else self.get_logger().warning)(f"process: {sentence}")
+            # one call site per severity: rclpy raises when a call site logs at a second severity
+            if applied:
+                self.get_logger().info(f"process: {sentence}")
+            else:
+                self.get_logger().warning(f"process: {sentence}")
         self._timer = self.create_timer(cfg.publish_period, self._tick)
         self.get_logger().info(f"servo for {robot.name}: {robot.base_frame} -> {robot.tip_frame}, joints "
                                f"{list(self._joint_names)}, {cfg.rate_hz:.0f} Hz, output "
@@ -205,7 +221,12 @@ class ServoNode(RobokinNode):
                 response.success = True
             except RobokinError as err:
                 response.message = f"hand guiding not started: {err}"
-        (self.get_logger().info if response.success else self.get_logger().warning)(response.message)
+        # one call site per severity: rclpy raises when a call site logs at a second severity (a refused call after
+        # an accepted one killed the node, and the caller got no answer)
+        if response.success:
+            self.get_logger().info(response.message)
+        else:
+            self.get_logger().warning(response.message)
         return response
 
     def _on_switch_command_type(self, request: ServoCommandType.Request,
@@ -234,6 +255,31 @@ class ServoNode(RobokinNode):
     # ---- the loop ----------------------------------------------------------------------------------
     def _tick(self) -> None:
         now = receive_time()
+        try:
+            self._run_tick(now)
+        except Exception as err:     # noqa: BLE001  the node must outlive any one tick
+            if not self.context.ok():
+                raise                # shutting down: run_node treats it as the shutdown itself
+            self._tick_failed(err, now)
+
+    def _tick_failed(self, err: Exception, now: float) -> None:
+        """An internal error in a tick: the command is dropped, so the next tick ramps the arm to rest within the
+        acceleration limits (and if the servo cannot step at all, the last window it published ends at rest); the
+        status names the error until status_period has passed, and the node keeps running."""
+        if not self._servo.paused:
+            self._servo.resume()     # drops the command (guiding too) and keeps the commanded velocity to ramp down
+        reason = f"internal error in the servo tick, command dropped and the arm brought to rest: " \
+                 f"{type(err).__name__}: {err}"
+        self._status.reject(ServoStatus.INVALID, reason, now, self._config.status_period)
+        self._log.error("internal error", f"{reason}\n{traceback.format_exc()}", now)
+        if now - self._failure_reported_at >= self._config.status_period:
+            self._failure_reported_at = now
+            self._moveit_status_pub.publish(moveit_status_msg(ServoStatus.INVALID.moveit_code, reason))
+            self._status_pub.publish(status_msg(ServoStatus.INVALID, reason, (), float("nan"), float("nan"), 0.0,
+                                                self.get_clock().now().to_msg(), self._robot.base_frame,
+                                                self._watchdog.figures(now)))
+
+    def _run_tick(self, now: float) -> None:
         # The trajectory's time 0 is this tick (the core integrates the real time between ticks): a controller
         # that receives it late samples it at the right time instead of rushing from its state to the first
         # point (latency jitter would become jerk). Its hold point keeps it acceptable up to max_delivery_delay.
@@ -274,19 +320,21 @@ class ServoNode(RobokinNode):
             taken = self._scene.take(present)
             for note in taken.notes:
                 self.get_logger().info(note)
-            if taken.dropped:
-                self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {taken.dropped} message(s) "
-                             f"dropped, more than {SCENE_QUEUE_LIMIT} changes were pending (the servo applies one "
-                             "per tick)", now)
+            if taken.dropped or taken.refused:
+                why = list(taken.refused)
+                if taken.dropped:
+                    why.append(f"{taken.dropped} message(s) dropped, more than {SCENE_QUEUE_LIMIT} changes were "
+                               "pending (the servo applies one per tick)")
+                self._reject(ServoStatus.INVALID_COMMAND, "scene object rejected: " + "; ".join(why), now, False)
                 return              # this tick's status is the drop: a change's own verdict would replace it
             if taken.problems:
-                self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {taken.problems}", now)
+                self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {taken.problems}", now, False)
             if taken.change is not None:
                 change = taken.change
                 self.get_logger().info(self._servo.update_scene(change, self._tf_frames.pose_if_external(
                     change.frame)))
         except RobokinError as err:
-            self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {err}", now)
+            self._reject(ServoStatus.INVALID_COMMAND, f"scene object rejected: {err}", now, False)
 
     def _publish_collision_markers(self) -> None:
         collision = self._servo.collision_guard
@@ -302,14 +350,14 @@ class ServoNode(RobokinNode):
             try:
                 self._servo.set_separation_distance(distance.message.data, distance.received_at)
             except RobokinError as err:
-                self._reject(ServoStatus.INVALID_COMMAND, f"separation distance rejected: {err}", now)
+                self._reject(ServoStatus.INVALID_COMMAND, f"separation distance rejected: {err}", now, False)
         wrench = self._wrenches.take_newest()
         if wrench is not None:
             try:
                 values, frame = wrench_from_msg(wrench.message)
                 self._servo.set_wrench(values, frame, wrench.received_at, self._tf_frames.pose_if_external(frame))
             except RobokinError as err:
-                self._reject(ServoStatus.INVALID_COMMAND, f"wrench rejected: {err}", now)
+                self._reject(ServoStatus.INVALID_COMMAND, f"wrench rejected: {err}", now, False)
 
     def _take_command(self, commands: PolledSubscription, kind: CommandType, now: float, apply) -> None:
         """The newest input of one kind, if any and admitted, into the servo; a bad one is reported, not used."""
@@ -349,8 +397,8 @@ class ServoNode(RobokinNode):
             self.get_logger().info(result.reason)
         return result.success
 
-    def _reject(self, code: ServoStatus, reason: str, now: float) -> None:
-        self._status.reject(code, reason, now, self._config.status_period)
+    def _reject(self, code: ServoStatus, reason: str, now: float, of_command: bool = True) -> None:
+        self._status.reject(code, reason, now, self._config.status_period, of_command)
         self._log.warning(reason[:REJECTION_KIND_CHARS], reason, now)
 
     def _publish_command(self, output: ServoOutput, stamp_ns: int) -> None:

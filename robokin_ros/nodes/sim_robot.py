@@ -105,7 +105,11 @@ class SimRobot(RobokinNode):
                                      goal_callback=self._on_goal, handle_accepted_callback=self._on_goal_accepted,
                                      cancel_callback=lambda _: CancelResponse.ACCEPT)
         for applied, sentence in apply_process_options(cfg.process_options):
-            (self.get_logger().info if applied else self.get_logger().warning)(f"process: {sentence}")
+            # one call site per severity: rclpy raises when a call site logs at a second severity
+            if applied:
+                self.get_logger().info(f"process: {sentence}")
+            else:
+                self.get_logger().warning(f"process: {sentence}")
         self.create_timer(1.0 / cfg.rate, self._tick)
         self.create_timer(1.0 / cfg.action_monitor_rate, self._publish_feedback)
         self._tf = None

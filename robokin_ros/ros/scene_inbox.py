@@ -5,14 +5,19 @@ Every change counts (a queue, unlike commands where the newest wins), and the ti
 rebuilds the collision pairs (~3.6 ms with 50 objects, measured), so a burst costs late ticks, not a stalled loop.
 A MoveIt message becomes its changes when its turn comes, all of them before the next message, since the mirror
 (ros/moveit_scene.py) must meet the scene they leave. Beyond `limit` pending messages a flood is refused, counted.
+
+Messages arrive serialized (`offer_serialized`): one larger than `max_bytes` is refused by its size before it is
+turned into Python objects, which is where a big mesh costs most (a mesh of 1e6 triangles: 2.6 s to deserialize and
+4.9 s to build its hull, measured; the loop runs on the same thread). Each refusal is reported with its size.
 """
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Union
+from typing import Callable, Union
 
 from moveit_msgs.msg import CollisionObject, PlanningScene
+from rclpy.serialization import deserialize_message
 
 from robokin_interfaces.msg import SceneObject as SceneObjectMsg
 from robokin_ros.core.collision.scene_change import SceneChange
@@ -31,15 +36,18 @@ class NextScene:
     problems: str = ""                # refused MoveIt objects, one sentence each
     notes: tuple[str, ...] = ()       # received but not used, each logged once
     dropped: int = 0                  # messages refused since the last call: the queue was full
+    refused: tuple[str, ...] = ()     # messages refused since the last call for their size, one sentence each
 
 
 class SceneInbox:
     """The queue of scene messages; `offer` from a callback, `take` from the tick."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_bytes: int) -> None:
         self.limit = limit
+        self.max_bytes = max_bytes
         self._queue: deque[SceneMessage | SceneChange] = deque()
         self._dropped = 0
+        self._refused: list[str] = []
         self._mirror = MoveItSceneMirror()
         self._notes_seen: set[str] = set()
 
@@ -49,13 +57,28 @@ class SceneInbox:
         else:
             self._queue.append(msg)
 
+    def offer_serialized(self, msg_type: type) -> Callable[[bytes], None]:
+        """The callback of a raw subscription of `msg_type`: a message within `max_bytes` is deserialized and
+        offered, a larger one refused (reported by the next `take`)."""
+        name = f"{msg_type.__module__.split('.')[0]}/{msg_type.__name__}"
+
+        def offer(data: bytes) -> None:
+            if len(data) > self.max_bytes:
+                self._refused.append(
+                    f"a {name} message of {len(data) / 1024:.0f} KiB refused: larger than {self.max_bytes // 1024} "
+                    "KiB (a mesh is used as the convex hull of its vertices: send a decimated mesh, or its hull, "
+                    "without triangles)")
+                return
+            self.offer(deserialize_message(data, msg_type))
+        return offer
+
     def __len__(self) -> int:
         """Messages (and expanded changes) waiting."""
         return len(self._queue)
 
     @property
     def pending(self) -> bool:
-        return bool(self._queue) or self._dropped > 0
+        return bool(self._queue) or self._dropped > 0 or bool(self._refused)
 
     def take(self, present: set[str]) -> NextScene:
         """The next change, given the ids of the objects in the scene now.
@@ -63,9 +86,9 @@ class SceneInbox:
         Raises:
             RobokinError: a SceneObject message or CollisionObject that cannot be converted.
         """
-        if self._dropped:
-            dropped, self._dropped = self._dropped, 0
-            return NextScene(dropped=dropped)
+        if self._dropped or self._refused:
+            dropped, refused, self._dropped, self._refused = self._dropped, tuple(self._refused), 0, []
+            return NextScene(dropped=dropped, refused=refused)
         item = self._queue.popleft()
         if isinstance(item, SceneChange):
             return NextScene(change=item)

@@ -77,7 +77,7 @@ def test_a_constant_push_settles_at_force_over_damping_in_its_direction(panda):
     assert out.status == ServoStatus.HAND_GUIDING
 
 
-def test_guiding_stops_when_the_wrench_goes_stale_and_needs_a_fresh_one_to_start(panda):
+def test_a_wrench_gap_pauses_guiding_a_fresh_wrench_resumes_it_and_a_long_gap_ends_it(panda):
     arm = IdealArm(panda)
     with pytest.raises(InvalidInputError, match="none received yet"):
         arm.servo.start_guiding(arm.now)
@@ -87,11 +87,22 @@ def test_guiding_stops_when_the_wrench_goes_stale_and_needs_a_fresh_one_to_start
         arm.tick(wrench=(10.0, 0, 0, 0, 0, 0))
     assert arm.servo.guiding
     before = len(arm.outputs)
-    for _ in range(int(0.5 / DT)):                      # the sensor goes silent
+    for _ in range(int(0.5 / DT)):                      # the sensor goes silent for less than resume_timeout
         out = arm.tick()
-    assert not arm.servo.guiding and "hand guiding stopped: wrench is" in out.message and "timeout" in out.message
+    assert arm.servo.guiding and out.message.startswith("hand guiding paused: no wrench for")
+    assert "resumes when wrenches return" in out.message
     assert not out.velocities.any()
     assert np.all(accelerations(arm.outputs[before - 1:]) <= arm.servo.config.default_joint_acceleration * (1 + 1e-6))
+    out = arm.tick(wrench=(10.0, 0, 0, 0, 0, 0))        # wrenches return: guiding goes on by itself
+    assert out.status == ServoStatus.HAND_GUIDING and "resumed after a 0.5" in out.message, out.message
+    for _ in range(int(0.2 / DT)):
+        out = arm.tick(wrench=(10.0, 0, 0, 0, 0, 0))
+    assert out.velocities.any()
+    for _ in range(int(1.2 / DT)):                      # silent beyond resume_timeout: guiding ends
+        out = arm.tick()
+    assert not arm.servo.guiding and "hand guiding stopped: no wrench for" in out.message, out.message
+    arm.tick(wrench=(10.0, 0, 0, 0, 0, 0))
+    assert not arm.servo.guiding                         # ended for good: it takes a new enable
 
 
 def test_motion_toward_an_obstacle_decelerates_then_halts_at_the_minimum_distance_and_backing_out_is_free(

@@ -36,6 +36,10 @@ DIMENSIONS = {"box": ("x", "y", "z"), "sphere": ("radius",), "cylinder": ("heigh
               "cone": ("height", "radius"), "mesh": ()}
 FIELDS = ("id", "shape", "dimensions", "mesh", "scale", "position", "orientation", "rpy")
 UNIT_QUATERNION_TOLERANCE = 1e-3
+# [m] largest size, coordinate or vertex coordinate of a scene object: no robot's scene spans a kilometre. coal's
+# distances stay exact to 1e6 m (measured), but degenerate far beyond (a robot inside a 1e20 m box read as clear, a
+# 1e308 m box as -inf mm apart) and qhull crashes the process (SIGSEGV) on vertices of 1e308 m.
+MAX_SCENE_EXTENT = 1000.0
 OBJECT_FIELDS = ("id", "shape", "dimensions", "position", "orientation", "mesh", "vertices", "scale")
 OBJECT_DEFAULTS = {"dimensions": (), "position": (0.0, 0.0, 0.0), "orientation": (0.0, 0.0, 0.0, 1.0), "mesh": "",
                    "vertices": (), "scale": (1.0, 1.0, 1.0)}
@@ -92,12 +96,17 @@ def object_problems(values: Mapping[str, Any]) -> list[str]:
     if shape != "mesh" and (len(dimensions) != len(names) or not _all_positive(dimensions)):
         problems.append(f"dimensions: a {shape} needs {len(names)} positive finite values {list(names)} [m], "
                         f"got {list(dimensions)}")
+    elif shape != "mesh" and max(dimensions) > MAX_SCENE_EXTENT:
+        problems.append(f"dimensions: {list(dimensions)} [m] exceed {MAX_SCENE_EXTENT:g} m (MAX_SCENE_EXTENT)")
     if shape == "mesh":
         problems += _mesh_problems(values)
     elif values["mesh"] or len(values["vertices"]):
         problems.append(f"mesh: only a mesh takes a mesh file or vertices, not a {shape}")
     if len(values["position"]) != 3 or not _all_finite(values["position"]):
         problems.append(f"position: needs 3 finite values [m], got {list(values['position'])}")
+    elif max(abs(v) for v in values["position"]) > MAX_SCENE_EXTENT:
+        problems.append(f"position: {list(values['position'])} [m] is farther than {MAX_SCENE_EXTENT:g} m "
+                        "(MAX_SCENE_EXTENT) along an axis")
     orientation = values["orientation"]
     if len(orientation) != 4 or not _all_finite(orientation):
         problems.append(f"orientation: needs 4 finite values (x, y, z, w), got {list(orientation)}")
@@ -114,6 +123,9 @@ def _mesh_problems(values: Mapping[str, Any]) -> list[str]:
         problems.append(f"mesh: must be a file path or URI, got {mesh!r}")
     elif bool(mesh) == bool(len(vertices)):
         problems.append("mesh: a mesh needs exactly one of a mesh file or inline vertices")
+    elif len(vertices) and not _within_extent(vertices, values["scale"]):
+        problems.append(f"vertices: {len(vertices)} vertices must be finite and within {MAX_SCENE_EXTENT:g} m "
+                        "(MAX_SCENE_EXTENT) of the object's origin, scale included")
     elif len(vertices) and not spans_volume(np.array(vertices, dtype=float)):
         problems.append(f"vertices: {len(vertices)} vertices do not span a volume (need 4 or more, not all in "
                         "one plane)")
@@ -122,6 +134,13 @@ def _mesh_problems(values: Mapping[str, Any]) -> list[str]:
     if values["dimensions"]:
         problems.append(f"dimensions: a mesh takes none, got {list(values['dimensions'])}")
     return problems
+
+
+def _within_extent(vertices: Sequence[Any], scale: Sequence[Any]) -> bool:
+    points = np.asarray(vertices, dtype=float)
+    factor = np.asarray(scale, dtype=float) if len(scale) == 3 and _all_finite(scale) else np.ones(3)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return points.ndim == 2 and points.shape[1] == 3 and bool(np.all(np.abs(points * factor) <= MAX_SCENE_EXTENT))
 
 
 def _all_finite(values: Sequence[Any]) -> bool:
@@ -149,6 +168,9 @@ def collision_shape(obj: SceneObject) -> coal.CollisionGeometry:
     if obj.shape == "cone":
         return coal.Cone(d[1], d[0])
     points = np.array(obj.vertices, dtype=float) if obj.vertices else _mesh_vertices(obj)
+    if not _within_extent(points, obj.scale):         # a mesh file's vertices are seen here first
+        raise InvalidInputError(f"scene object '{obj.id}': mesh vertices must be finite and within "
+                                f"{MAX_SCENE_EXTENT:g} m (MAX_SCENE_EXTENT) of the object's origin, scale included")
     return convex_hull(points * np.array(obj.scale), f"scene object '{obj.id}'")
 
 

@@ -55,8 +55,11 @@ class AdmittanceParams:
     force_saturation: float = spec(60.0, "largest effective force norm (after the dead band)", unit="N", gt=0.0)
     torque_saturation: float = spec(6.0, "largest effective torque norm (after the dead band)", unit="N m",
                                     gt=0.0)
-    wrench_timeout: float = spec(0.1, "a wrench older than this is stale: zero force, guiding stops", unit="s",
+    wrench_timeout: float = spec(0.1, "a wrench older than this is stale: zero force, guiding pauses", unit="s",
                                  gt=0.0)
+    max_force: float = spec(1e4, "a reading whose force norm exceeds this is refused: no sensor a hand pushes on "
+                            "reads it (see `set_wrench`)", unit="N", gt=0.0)
+    max_torque: float = spec(1e3, "a reading whose torque norm exceeds this is refused", unit="N m", gt=0.0)
     max_linear_speed: float = spec(0.25, "cap on the guided tool's linear speed", unit="m/s", gt=0.0,
                                    le=MAX_LINEAR_SPEED)
     max_angular_speed: float = spec(0.5, "cap on the guided tool's angular speed", unit="rad/s", gt=0.0,
@@ -176,9 +179,17 @@ class HandGuiding:
                 base, at the time of the reading); None = sensor axes.
 
         Raises:
-            InvalidInputError: wrong size, NaN/inf, a non-finite time or a matrix that is not a rotation.
+            InvalidInputError: wrong size, NaN/inf, a force or torque beyond `max_force` / `max_torque`, a non-finite
+                time or a matrix that is not a rotation.
         """
         wrench = check_vector("wrench", wrench, 6).copy()
+        # Finite is not enough: the reading minus the bias must stay finite (a bias of -1e308 N and a push of
+        # +1e308 N gave inf - inf = NaN inside the admittance, and NaN joint velocities after it).
+        force, torque = math.hypot(*wrench[:3]), math.hypot(*wrench[3:])
+        if force > self.params.max_force or torque > self.params.max_torque:
+            raise InvalidInputError(f"wrench of {force:.6g} N, {torque:.6g} N m exceeds hand_guiding.max_force "
+                                    f"{self.params.max_force:g} N / max_torque {self.params.max_torque:g} N m: not a "
+                                    "physical reading (a sensor fault, or the wrong units?)")
         check_time("received_at", received_at)
         rotation = np.eye(3) if frame_R_sensor is None else _check_rotation(frame_R_sensor)
         self._wrench, self._received_at, self._frame_R_sensor = wrench, float(received_at), rotation

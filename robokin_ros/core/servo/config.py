@@ -152,8 +152,17 @@ class ServoConfig(SchedulingConfig):
                                            param="hand_guiding.force_saturation", gt=0.0)
     guiding_torque_saturation: float = spec(6.0, "largest effective torque", unit="N m",
                                             param="hand_guiding.torque_saturation", gt=0.0)
-    guiding_wrench_timeout: float = spec(0.1, "a wrench older than this stops guiding", unit="s",
+    guiding_wrench_timeout: float = spec(0.1, "a wrench older than this pauses guiding: a ramp to rest, resumed "
+                                         "by fresh wrenches within resume_timeout", unit="s",
                                          param="hand_guiding.wrench_timeout", gt=0.0)
+    guiding_resume_timeout: float = spec(1.0, "a wrench gap longer than this ends guiding (re-enable it); "
+                                         "shorter gaps only pause it", unit="s",
+                                         param="hand_guiding.resume_timeout", gt=0.0, le=60.0)
+    guiding_max_force: float = spec(1e4, "a reading with a larger force norm is refused as not physical (a "
+                                    "sensor fault or wrong units)", unit="N", param="hand_guiding.max_force",
+                                    gt=0.0, le=1e6)
+    guiding_max_torque: float = spec(1e3, "a reading with a larger torque norm is refused as not physical",
+                                     unit="N m", param="hand_guiding.max_torque", gt=0.0, le=1e5)
     guiding_max_linear_speed: float = spec(0.25, "guided tool speed cap", unit="m/s",
                                            param="hand_guiding.max_linear_speed", gt=0.0, le=10.0)
     guiding_max_angular_speed: float = spec(0.5, "guided tool angular speed cap", unit="rad/s",
@@ -257,6 +266,9 @@ class ServoConfig(SchedulingConfig):
         if self.separation_protective_distance >= self.separation_safety_distance:
             problems.append(f"separation.protective_distance={self.separation_protective_distance} must be below "
                             f"separation.safety_distance={self.separation_safety_distance}")
+        if self.guiding_resume_timeout < self.guiding_wrench_timeout:
+            problems.append(f"hand_guiding.resume_timeout={self.guiding_resume_timeout} must be >= "
+                            f"hand_guiding.wrench_timeout={self.guiding_wrench_timeout}")
         if self.max_expected_latency < self.publish_period:
             problems.append(f"max_expected_latency={self.max_expected_latency} must be >= "
                             f"publish_period={self.publish_period}")

@@ -3,9 +3,16 @@
 The wrench is stored whether or not guiding is on, so that enabling guiding can take the latest reading as the
 no-push bias; a reading older than `hand_guiding.wrench_timeout` cannot serve as that bias (guiding would stop at
 once). While guiding, the admittance's twist turns about the sensor's origin.
+
+A gap in the wrenches longer than `wrench_timeout` pauses guiding: the force counts as zero and the arm ramps to
+rest; fresh wrenches within `resume_timeout` of the last one resume it by themselves (a loaded machine or network
+delays a reading now and then, and the hand is still on the tool: having to re-enable after each hiccup ended
+guiding by itself). A longer gap means the sensor is gone: guiding ends and needs `~/enable_hand_guiding` again.
+Both the pause and the resumption are named in the status.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -24,6 +31,7 @@ def admittance_params(config: ServoConfig) -> AdmittanceParams:
         angular_damping=config.guiding_angular_damping, force_deadband=config.guiding_force_deadband,
         torque_deadband=config.guiding_torque_deadband, force_saturation=config.guiding_force_saturation,
         torque_saturation=config.guiding_torque_saturation, wrench_timeout=config.guiding_wrench_timeout,
+        max_force=config.guiding_max_force, max_torque=config.guiding_max_torque,
         max_linear_speed=config.guiding_max_linear_speed, max_angular_speed=config.guiding_max_angular_speed)
 
 
@@ -36,9 +44,13 @@ class GuidingInput:
         self._raw: np.ndarray | None = None             # (6,) the last wrench as measured (sensor axes)
         self._received_at = -math.inf
         self.stopped = ""                               # why guiding stopped ("" = it did not)
+        self.paused = ""                                # why guiding is paused ("" = it is not)
+        self._gap = 0.0                                 # [s] the longest wrench age seen during the pause
+        self._resume_timeout = config.guiding_resume_timeout
 
     def update_config(self, config: ServoConfig) -> None:
         self.admittance.params = admittance_params(config)
+        self._resume_timeout = config.guiding_resume_timeout
 
     def set_wrench(self, wrench: np.ndarray, sensor: int | pin.SE3, base_R_sensor: np.ndarray,
                    received_at: float) -> None:
@@ -60,13 +72,29 @@ class GuidingInput:
                                     f"(timeout {timeout} s)")
         self.admittance.zero_bias(self._raw)
         self.admittance.reset()
-        self.stopped = ""
+        self.stopped = self.paused = ""
 
     def step(self, now: float) -> AdmittanceOutput:
-        """The admittance's twist at `now` (base axes, about the sensor's origin); a stale one sets `stopped`."""
+        """The admittance's twist at `now` (base axes, about the sensor's origin). A stale wrench sets `paused`,
+        or `stopped` once the gap is longer than `resume_timeout`; the first fresh one after a pause says so."""
         guided = self.admittance.step(now)
+        gap = now - self._received_at
+        timeout = self.admittance.params.wrench_timeout
         if guided.stale:
-            self.stopped = f"hand guiding stopped: {guided.message}"
+            if gap <= self._resume_timeout:
+                self._gap = max(self._gap, gap) if self.paused else gap
+                self.paused = (f"hand guiding paused: no wrench for {gap:.3f} s (wrench_timeout {timeout:g} s), "
+                               f"coming to rest; it resumes when wrenches return within resume_timeout "
+                               f"{self._resume_timeout:g} s")
+            else:
+                self.paused = ""
+                self.stopped = (f"hand guiding stopped: no wrench for {gap:.3f} s, longer than "
+                                f"hand_guiding.resume_timeout {self._resume_timeout:g} s: call "
+                                "~/enable_hand_guiding to start again")
+        elif self.paused:
+            self.paused = ""
+            guided = dataclasses.replace(guided, message=f"resumed after a {self._gap:.3f} s wrench gap, "
+                                         f"{guided.message}")
         return guided
 
     def sensor_origin(self, robot: RobotModel, positions: np.ndarray) -> pin.SE3:

@@ -362,8 +362,8 @@ class Servo:
         status = message = None                 # the IK's, unless the command or a guard has its own
         if isinstance(command, GuidingCommand):
             guided = self._guiding.step(now)
-            if guided.stale:
-                return self._stale(False, ServoStatus.STALE_COMMAND, self._guiding.stopped)
+            if guided.stale:        # paused (resumes by itself) or stopped: a ramp to rest either way
+                return self._stale(False, ServoStatus.STALE_COMMAND, self._guiding.stopped or self._guiding.paused)
             status, message = ServoStatus.HAND_GUIDING, f"{ServoStatus.HAND_GUIDING.sentence}: {guided.message}"
             twist = self._converter.to_tool_twist_base(q, guided.twist, self._guiding.sensor_origin(self.robot, q),
                                                        False)

@@ -9,14 +9,17 @@ from robokin_ros.core.servo.types import ServoOutput
 
 # While paused or without joint states the servo's own status explains everything; a rejection would hide it.
 _OVERRIDES_REJECTIONS = (ServoStatus.PAUSED, ServoStatus.JOINT_STATE_MISSING)
+# A rejected command, or an internal error that dropped the command, is the news: it replaces the servo's status.
+_REPLACES_STATUS = (ServoStatus.INVALID_COMMAND, ServoStatus.INVALID)
 
 
 class Rejection(NamedTuple):
     """An input the servo refused, shown in the status until `until`."""
 
-    code: ServoStatus        # INVALID_COMMAND (a twist) or JOINT_STATE_MISSING (a joint state)
+    code: ServoStatus        # INVALID_COMMAND (a twist), JOINT_STATE_MISSING (a joint state), INVALID (a failed tick)
     reason: str
     until: float             # [s] on the caller's clock
+    of_command: bool = True  # a rejected command, which the next valid command makes obsolete
 
 
 class StatusReport(NamedTuple):
@@ -35,13 +38,15 @@ class StatusReporter:
         self._last_key: tuple | None = None
         self._last_time = -float("inf")
 
-    def reject(self, code: ServoStatus, reason: str, now: float, period: float) -> None:
-        """Show a rejected input for `period` [s] from `now` [s]."""
-        self._rejection = Rejection(code, reason, now + period)
+    def reject(self, code: ServoStatus, reason: str, now: float, period: float, of_command: bool = True) -> None:
+        """Show a rejected input for `period` [s] from `now` [s]; `of_command=False` for one that a valid command
+        does not make obsolete (a scene change, a sensor reading): it stays for the period even while commands
+        stream."""
+        self._rejection = Rejection(code, reason, now + period, of_command)
 
     def command_accepted(self) -> None:
         """A valid twist arrived: an earlier rejected twist no longer describes the servo."""
-        if self._rejection and self._rejection.code == ServoStatus.INVALID_COMMAND:
+        if self._rejection and self._rejection.code == ServoStatus.INVALID_COMMAND and self._rejection.of_command:
             self._rejection = None
 
     def report(self, output: ServoOutput, now: float, period: float) -> StatusReport | None:
@@ -55,7 +60,7 @@ class StatusReporter:
         if rejection is not None and now >= rejection.until:
             self._rejection = rejection = None
         if rejection is not None and code not in _OVERRIDES_REJECTIONS:
-            if rejection.code == ServoStatus.INVALID_COMMAND:
+            if rejection.code in _REPLACES_STATUS:
                 code, message = rejection.code, rejection.reason
             else:
                 message = f"{message}; {rejection.reason}"
