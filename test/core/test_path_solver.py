@@ -1,5 +1,7 @@
 """Incremental path IK: accuracy checked with Pinocchio FK (not the solver's own batched FK), fail-fast
 reasons, axis masks, the batched FK itself, and a control test that the checks catch a bad solution."""
+import re
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -9,7 +11,8 @@ from robokin_ros.core.path.chain import ChainFk
 from robokin_ros.core.path.checks import AxisSelection, check_block
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path
-from robokin_ros.core.path.planner import REACH_MARGIN, CartesianPathPlanner, reach_bound
+from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.path.reach import ABSURD_REACH_FACTOR, arm_reach
 from robokin_ros.core.path.result import Deviations, PathStatus
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.robot import RobotModel
@@ -148,41 +151,44 @@ def test_start_outside_limits_is_reported(panda):
     assert relative_angles(res.failure_pose.rotation[None], T0.rotation[None])[0] < 1e-12
 
 
-@pytest.mark.parametrize("name", ["panda", "ur5", "kinova"])
-def test_reach_bound_is_an_upper_bound_of_sampled_fk(name):
-    robot = RobotModel.from_name(name)
+@pytest.mark.parametrize("name, tip, datasheet", [("panda", "panda_link8", 0.855), ("ur5", "wrist_3_link", 0.850)])
+def test_reach_is_the_datasheet_reach(name, tip, datasheet):
+    """Issue 24 item 6: the reach is the largest distance of the flange from the shoulder, as datasheets give it
+    (Panda 855 mm; UR quotes 850 mm without its wrist offsets, so within 10 %), not a sum of link offsets (1.42 m),
+    and Pinocchio FK of random configurations never exceeds it by more than the sampling's 1 %."""
+    robot = RobotModel.from_name(name, tip_frame=tip)
+    reach = arm_reach(robot, robot.tip_frame_id)
+    assert datasheet <= reach.reach <= 1.1 * datasheet, reach
     rng = np.random.default_rng(7)
-    base = robot.fk(robot.home(), robot.base_frame).translation      # base origin in base axes (zero)
-    reach = max(np.linalg.norm(robot.fk(robot.random_positions(rng)).translation - base) for _ in range(2000))
-    bound = reach_bound(robot, robot.tip_frame)
-    # valid for every configuration (margin included), yet not so loose that it would let GB paths through
-    assert REACH_MARGIN * reach <= bound <= 3.0 * REACH_MARGIN * reach
+    farthest = max(float(reach.distance(robot.fk(robot.random_positions(rng)).translation)[0]) for _ in range(500))
+    assert 0.8 * reach.reach < farthest <= 1.01 * reach.reach
+    assert arm_reach(robot, robot.tip_frame_id) is reach                                     # sampled once
 
 
 def test_absurdly_far_waypoints_are_refused_before_densifying(panda):
+    """Issue 24 item 6: a waypoint 10 m away (10.6 reaches of the Panda's tcp) is refused naming units; one at
+    2.9 reaches is planned as far as the arm can follow."""
     import tracemalloc
 
-    from robokin_ros.core.path.planner import ABSURD_REACH_FACTOR
     planner = CartesianPathPlanner(panda)
     q0 = panda.home()
     T0 = panda.fk(q0)
-    reach = planner.reach_bound() / REACH_MARGIN
+    reach = planner.reach()
     near = offset(T0, [0.05, 0, 0])
-    for far, shown in ((1e5, "1e+05"), (1e300, "1e+300")):
+    for far, shown in ((10.0, "10"), (1e5, "1e+05"), (1e300, "1e+300")):
         tracemalloc.start()
         try:
             with pytest.raises(PathInputError) as err:
-                planner.plan(q0, [near, pin.SE3(T0.rotation, np.array([far, 0.0, 0.0]))])
+                planner.plan(q0, [near, pin.SE3(T0.rotation, reach.shoulder + np.array([far, 0.0, 0.0]))])
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
         assert err.value.waypoint == 1
-        assert str(err.value) == (f"waypoint 1 is {shown} m from the base origin, more than 10 times the arm's reach "
-                                  f"of {reach:.3f} m: probably millimetres given as metres, or the wrong frame_id")
+        assert str(err.value).startswith(f"waypoint 1 is {shown} m from the arm's shoulder, ")
+        assert str(err.value).endswith(f"times its reach of {reach.reach:.3f} m (refused beyond 3): millimetres "
+                                       "given as metres? (or the wrong frame_id)")
         assert peak < 20e6                                    # refused before any dense allocation
-    # just inside the absurd distance is planned, as far as the arm can follow (it fails on the way out)
-    inside = pin.SE3(T0.rotation, T0.translation / np.linalg.norm(T0.translation) * 0.99 * ABSURD_REACH_FACTOR
-                     * reach)
+    inside = pin.SE3(T0.rotation, reach.shoulder + np.array([0.99 * ABSURD_REACH_FACTOR * reach.reach, 0.0, 0.0]))
     assert not planner.plan(q0, [inside], time_parameterize=False).ik.success
 
 
@@ -198,7 +204,11 @@ def test_a_line_out_of_reach_is_planned_as_far_as_the_arm_can_follow(panda):
     plan = planner.plan(q0, [pin.SE3(T0.rotation, T0.translation + 1.5 * outward)])
     ik = plan.ik
     assert not ik.success and 0.1 < ik.fraction < 0.6, (ik.fraction, ik.message)
-    assert "left the path tolerance" in ik.message and "% of the path" in ik.message
+    # issue 24 item 7: the reason names the singularity and how far the path got, not only the tolerance
+    assert ik.status == PathStatus.SINGULARITY, ik.message
+    assert re.search(r"at dense sample \d+ of 1501 \(\d+\.\d mm of 1500\.0 mm, [\d.]+ % of the path\): the arm "
+                     r"cannot follow further: it is near a singularity .* fell to 0\.0\d+ from 0\.221 at the start; "
+                     r"the tool is 0\.\d+ m from the arm's shoulder, its reach 0\.947 m", ik.message), ik.message
     reached = panda.fk(ik.positions[-1]).translation - T0.translation
     np.testing.assert_allclose(reached, ik.arc_length * outward, atol=2e-4)          # on the line, as far as solved
     sigma = [np.linalg.svd(panda.jacobian(q), compute_uv=False)[-1] for q in (q0, ik.positions[-1])]

@@ -26,6 +26,7 @@ from robokin_ros.core.path.geometry import (
     resting_path,
     unstopped_turn_limit,
 )
+from robokin_ros.core.path.reach import ArmReach, arm_reach
 from robokin_ros.core.path.result import (
     Deviations,
     DownsampleResult,
@@ -65,14 +66,10 @@ class CartesianPathPlanner:
         self.pose_solver = pose_solver or solve_pose
         self.config.check_joint_lists(robot.joint_names)
         self._solvers: dict[str, PathIkSolver] = {}
-        self._reach: dict[str, float] = {}
 
-    def reach_bound(self, tip_frame: str = "") -> float:
-        """Upper bound [m] of the distance from the base origin to `tip_frame` (empty = configured tip)."""
-        tip = tip_frame or self.config.tip_frame or self.robot.tip_frame
-        if tip not in self._reach:
-            self._reach[tip] = reach_bound(self.robot, tip)
-        return self._reach[tip]
+    def reach(self, tip_frame: str = "") -> ArmReach:
+        """The reach sphere of a tool frame (empty = configured/robot tip), sampled once (`core/path/reach.py`)."""
+        return arm_reach(self.robot, self.solver(tip_frame).frame_id)
 
     def solver(self, tip_frame: str = "") -> PathIkSolver:
         """The cached solver of a tool frame (empty = configured/robot tip); UnknownFrameError if absent."""
@@ -85,6 +82,7 @@ class CartesianPathPlanner:
         """Compile the numba kernels (once per process) and solve a short path with the default solver, so the
         first request pays no compile time."""
         ensure_compiled(self)
+        self.reach()                          # sampled now, not by the first request
         start = self.robot.fk(self.robot.home())
         target = start.copy()
         target.translation = target.translation + np.array([0.0, 0.0, WARM_UP_STEP])
@@ -122,7 +120,7 @@ class CartesianPathPlanner:
 
         Raises:
             PathInputError (and subclasses), InvalidInputError, UnknownFrameError: bad request, including
-                no waypoints, a waypoint beyond `reach_bound` or a path over the dense sample budget.
+                no waypoints, a waypoint beyond `reach.ABSURD_REACH_FACTOR` reaches or a path over the dense sample budget.
             TrajectoryTimingError: the solved path cannot be timed within the limits.
             PlanningStopped: `should_stop` returned True (CANCELED) or planning took longer than
                 `config.planning_timeout` (TIMEOUT); the exception says in which phase and how far it got.
@@ -137,7 +135,7 @@ class CartesianPathPlanner:
         v_scale = resolve_scaling("velocity_scaling", velocity_scaling, c.velocity_scaling)
         a_scale = resolve_scaling("acceleration_scaling", acceleration_scaling, c.acceleration_scaling)
         axes = solver.axes(axis_mask, axis_frame)
-        check_reach(waypoints, self.reach_bound(tip_frame) / REACH_MARGIN)
+        check_reach(waypoints, self.reach(tip_frame))
         R0, p0 = solver.fk(q0[None])
         start = pin.SE3(R0[0], p0[0])
         try:
@@ -241,61 +239,19 @@ def ensure_compiled(planner: CartesianPathPlanner) -> None:
     CartesianPathPlanner(robot, unlimited).plan(robot.home(), [turn])
 
 
-REACH_MARGIN = 1.5     # reach_bound is already an upper bound; the margin absorbs URDF/tool inaccuracies
-# Waypoints farther than this many reaches are refused before planning; nearer ones are planned as far as they go.
-ABSURD_REACH_FACTOR = 10.0
-
-
-def _frame_reach(model: pin.Model, frame_id: int) -> float:
-    """Upper bound [m] of |world position of a frame| over all configurations: the triangle inequality on
-    the chain of joint placements (rotations never lengthen a vector), plus prismatic travel."""
-    frame = model.frames[frame_id]
-    total = float(np.linalg.norm(frame.placement.translation))
-    j = frame.parentJoint
-    while j > 0:
-        total += float(np.linalg.norm(model.jointPlacements[j].translation))
-        kind = model.joints[j].shortname()
-        if kind.startswith(("JointModelR", "JointModelSpherical")):
-            pass                                               # rotation only: no length added
-        elif kind.startswith("JointModelP") and "Planar" not in kind:
-            q = model.idx_qs[j]
-            total += max(abs(model.lowerPositionLimit[q]), abs(model.upperPositionLimit[q]))
-        else:
-            return np.inf                                      # free-flyer, planar, helical...: no bound
-        j = model.parents[j]
-    return total
-
-
-def reach_bound(robot: RobotModel, tip_frame: str) -> float:
-    """Upper bound [m] of the distance between the base origin and `tip_frame`, times REACH_MARGIN.
-
-    inf when a joint on the way has no bounded translation (then only the sample budget protects).
-    """
-    model = robot.model
-    return REACH_MARGIN * (_frame_reach(model, robot.frame_id(tip_frame)) + _frame_reach(model, robot.base_frame_id))
-
-
-def check_reach(waypoints: Sequence[pin.SE3], reach: float) -> None:
-    """PathInputError naming the first waypoint farther than ABSURD_REACH_FACTOR x `reach` [m] from the base origin.
+def check_reach(waypoints: Sequence[pin.SE3], reach: ArmReach) -> None:
+    """PathInputError naming the first waypoint farther than ABSURD_REACH_FACTOR reaches from the arm's shoulder.
 
     Only the physically absurd is refused up front (millimetres given as metres, a wrong frame): a waypoint that is
     merely out of reach gets a plan as far as the arm can follow, with the fraction and the reason (as MoveIt's
-    computeCartesianPath). The factor also keeps a typo from densifying a path of gigabytes.
+    computeCartesianPath). The refusal also keeps a typo from densifying a path of gigabytes.
     """
-    bound = ABSURD_REACH_FACTOR * reach
     if len(waypoints) == 0:
         return
-    p = np.array([pose.translation for pose in waypoints], dtype=float)                  # (K, 3)
-    scale = np.abs(p).max(axis=1)                                                       # no overflow at 1e300
-    with np.errstate(invalid="ignore"):
-        distance = scale * np.linalg.norm(p / np.where(scale > 0, scale, 1.0)[:, None], axis=1)
-    # non-finite waypoints are left to the geometry, which names them
-    far = np.flatnonzero(np.isfinite(p).all(axis=1) & (distance > bound))
-    if len(far):
-        i = int(far[0])
-        raise PathInputError(f"waypoint {i} is {distance[i]:.4g} m from the base origin, more than "
-                             f"{ABSURD_REACH_FACTOR:g} times the arm's reach of {reach:.3f} m: probably millimetres "
-                             "given as metres, or the wrong frame_id", i)
+    points = np.array([pose.translation for pose in waypoints], dtype=float)            # (K, 3)
+    i = reach.farthest_beyond(points)        # non-finite waypoints are left to the geometry, which names them
+    if i >= 0:
+        raise PathInputError(reach.too_far(f"waypoint {i}", points[i]), i)
 
 
 def _join(pieces: list[TimedSection]) -> TimedSection:

@@ -25,7 +25,9 @@ from robokin_ros.core.path.checks import AxisSelection, BlockCheck, check_block
 from robokin_ros.core.path.config import PathConfig, axis_mask_problems
 from robokin_ros.core.path.geometry import DensePath
 from robokin_ros.core.path.ik_kernel import KernelSettings, solve_path_block
+from robokin_ros.core.path.reach import arm_reach
 from robokin_ros.core.path.result import Deviations, PathIkResult, PathStatus
+from robokin_ros.core.path.stuck import why_stuck
 from robokin_ros.core.robot import RobotModel
 
 CHECK_BLOCK = 64
@@ -139,15 +141,20 @@ class PathIkSolver:
                                 compute_time=elapsed)
         k = bad.index
         status, joint, value, limit = bad.status, bad.joint, bad.value, bad.limit
+        good = max(k - 1, 0)
+        reason = ""
         if status in (PathStatus.PATH_DEVIATION, PathStatus.JOINT_JUMP) and k > 0:
             limited = self._limited_joint(Q[k])
             if limited is not None:
                 status, (joint, value, limit) = PathStatus.JOINT_LIMIT, limited
             elif sigma[k] < s.kernel.sigma_threshold:
                 status = PathStatus.SINGULARITY
-        good = max(k - 1, 0)
+            else:
+                reason = why_stuck(self.robot, self.frame_id, arm_reach(self.robot, self.frame_id), Q[0], Q[good],
+                                   path.positions[k], s.axes)
+                status = PathStatus.SINGULARITY if reason else status
         name = self.robot.joint_names[joint] if joint >= 0 else ""
-        message = _failure_message(status, k, path, bad.detail, name, value, limit, sigma[k])
+        message = _failure_message(status, k, path, bad.detail, name, value, limit, sigma[k], reason)
         return PathIkResult(status, message, Q[:good + 1].copy(), path, float(path.progress[good]),
                             float(path.arc_length[good]), worst, k, path.pose(k), name,
                             value, limit, elapsed)
@@ -164,12 +171,14 @@ class PathIkSolver:
 
 
 def _failure_message(status: PathStatus, k: int, path: DensePath, detail: str, joint: str, value: float,
-                     limit: float, sigma: float) -> str:
-    where = (f"at dense sample {k} of {path.size} ({path.arc_length[k] * 1e3:.1f} mm, "
-             f"{path.progress[k] * 100:.1f} % of the path)")
+                     limit: float, sigma: float, reason: str = "") -> str:
+    where = (f"at dense sample {k} of {path.size} ({path.arc_length[k] * 1e3:.1f} mm of "
+             f"{path.length * 1e3:.1f} mm, {path.progress[k] * 100:.1f} % of the path)")
     text = f"{status.sentence} {where}"
     if status == PathStatus.JOINT_LIMIT:
         text += f": joint '{joint}' at {value:.4f} reaches its limit {limit:.4f} (margin included)"
+    elif reason:
+        text += f": {reason}"
     elif status == PathStatus.SINGULARITY:
         text += f": smallest singular value {sigma:.2e}"
     if detail:

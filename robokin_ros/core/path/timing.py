@@ -128,6 +128,7 @@ class _PolledSolver:
 
 
 TOPPRA_CHECK = 256       # stage problems between budget checks (~5 ms)
+_STAGES_PER_GRID_POINT = 3      # toppra solves ~3 stage problems per grid point (measured: 177 for 60 points)
 
 
 def _toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within: bool = True,
@@ -142,7 +143,8 @@ def _toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within: bo
     budget.check("timing")
     # building the problem evaluates every constraint at every grid point in one go (~5 us per point)
     instance = algo.TOPPRA(constraints, path, gridpoints=_grid(ss, schedule), parametrizer="ParametrizeConstAccel")
-    if budget is not UNLIMITED:
+    if budget is not UNLIMITED and _STAGES_PER_GRID_POINT * len(instance.gridpoints) > TOPPRA_CHECK:
+        # a run of fewer stage problems than TOPPRA_CHECK would never reach a check inside: the ones around it do
         budget.check("timing")
         instance.solver_wrapper = _PolledSolver(instance.solver_wrapper, budget)
     instance.compute_parameterization(0.0, 0.0)
@@ -206,6 +208,31 @@ def binding_limits(trajectory: ConstAccelTrajectory, v_max, a_max, tool: ToolSpe
     -1 = none. A velocity binds an interval when it is at its limit at both ends; an acceleration when it
     is at its limit at either end (toppra's interpolation scheme constrains both). With a schedule, each grid
     point is measured against its own limits (the tool's limits are then the schedule's)."""
+    return _grid_ratios(trajectory, v_max, a_max, tool, schedule).binding()
+
+
+class GridRatios(NamedTuple):
+    """toppra's solution at its grid points over the limits: speeds per point, accelerations per interval."""
+
+    speed: np.ndarray          # (N, n [+ 2]) |qd| / v_max per joint [, tool speed / limit, angular / limit]
+    accel: np.ndarray          # (N - 1, n) |qdd| / a_max, the larger of the interval's two ends
+
+    def binding(self) -> np.ndarray:
+        """`binding_limits`' labels (N - 1,)."""
+        n = self.accel.shape[1]
+        speed = np.minimum(self.speed[:-1], self.speed[1:])                            # (N - 1, .)
+        ratios = np.hstack([speed[:, :n], self.accel, speed[:, n:]])                   # joint v, joint a, tool
+        label = ratios.argmax(axis=1)
+        return np.where(ratios.max(axis=1) >= 1.0 - _ACTIVE, label, -1)
+
+    def speeds_free(self) -> bool:
+        """No velocity nor tool speed limit within 1 % of its bound at any grid point: the solution is then
+        the acceleration-limited optimum, which lower acceleration limits only slow down uniformly."""
+        return bool(self.speed.size == 0 or self.speed.max() < 1.0 - _ACTIVE)
+
+
+def _grid_ratios(trajectory: ConstAccelTrajectory, v_max, a_max, tool: ToolSpeedLimit | None,
+                 schedule: LimitLookup | None) -> GridRatios:
     ss, sd, us = trajectory.ss, trajectory.sd, trajectory.us
     dq, ddq = trajectory.path(ss, 1), trajectory.path(ss, 2)                           # (N, n)
     tool_limits = None if tool is None else limit_vector(tool)
@@ -217,15 +244,10 @@ def binding_limits(trajectory: ConstAccelTrajectory, v_max, a_max, tool: ToolSpe
         speeds = (known[1] if known is not None and known[0] is tool.chain
                   else tool_speeds(tool.chain, trajectory.path(ss), dq))                       # (N, 2)
         per_s = np.hstack([per_s, speeds / tool_limits])
-    at_speed = per_s * sd[:, None]                                                      # (N, n [+ 2])
-    speed = np.minimum(at_speed[:-1], at_speed[1:])                                    # (N - 1, .)
     a_max = np.broadcast_to(a_max, dq.shape)
     accel = np.maximum(np.abs(ddq[:-1] * sd[:-1, None] ** 2 + dq[:-1] * us[:, None]) / a_max[:-1],
                        np.abs(ddq[1:] * sd[1:, None] ** 2 + dq[1:] * us[:, None]) / a_max[1:])
-    n = dq.shape[1]
-    ratios = np.hstack([speed[:, :n], accel, speed[:, n:]])                           # joint v, joint a, tool
-    label = ratios.argmax(axis=1)
-    return np.where(ratios.max(axis=1) >= 1.0 - _ACTIVE, label, -1)
+    return GridRatios(per_s * sd[:, None], accel)
 
 
 def _limit_name(label: int, joint_names) -> str:
@@ -336,28 +358,57 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
     limited = _tool_limited(ss, tool, schedule)
     rates = (trajectory_rate_hz, control_rate_hz, budget)
     share = np.ones(len(v_max))
+    solved = None
     for run in range(MAX_DERATINGS + 1 if played else 1):
-        timed, ratios = _timed(ss, waypoints, joint_names, v_max, a_max, share, tool, limited,
-                               bound_within_intervals, schedule, rates, played, last=run == MAX_DERATINGS)
+        timed, ratios, solved = _timed(ss, waypoints, joint_names, v_max, a_max, share, tool, limited,
+                                       bound_within_intervals, schedule, rates, played, run == MAX_DERATINGS,
+                                       solved)
         if not played or run == MAX_DERATINGS or ratios.acceleration.max() <= 1.0 + RATIO_TOLERANCE:
             return timed
         share = derated(share, ratios.acceleration)
     raise AssertionError("unreachable: the last run stretches until it fits")  # pragma: no cover
 
 
+class Solved(NamedTuple):
+    """A run's toppra solution before any stretch, the acceleration shares it was planned with and its grid
+    ratios: what the next run, planned with lower shares, may reuse instead of running toppra again."""
+
+    trajectory: ConstAccelTrajectory
+    share: np.ndarray                  # (n,)
+    ratios: GridRatios
+
+
+def _solve(ss, waypoints, v_max, a_max, share, tool, within: bool, schedule, budget: PlanningBudget,
+           before: Solved | None) -> Solved:
+    """toppra's solution with the acceleration limits times `share`. When the solution `before` touched no speed
+    limit (`GridRatios.speeds_free`) and the shares are all lowered by one factor k, the new optimum is that
+    solution slowed down uniformly by 1 / sqrt(k) (the acceleration-limited problem is homogeneous: sd^2 and s''
+    scale by k, and speeds only drop), so it is stretched instead of solved again: a toppra run saved per derating
+    (pathological paths of hundreds of tiny rest-to-rest sections paid it on every section: issue 24, item 9)."""
+    if before is not None and before.ratios.speeds_free():
+        k = share / before.share                                                       # (n,)
+        if np.ptp(k) <= 1e-12 * k.max() and 0.0 < k[0] <= 1.0:
+            # the grid ratios against the lowered limits are those of before: accelerations fell by k as well
+            return Solved(before.trajectory.stretched(1.0 / np.sqrt(k[0])), share, before.ratios)
+    a_plan = a_max * share
+    trajectory = _toppra(ss, waypoints, v_max, a_plan, tool, within, schedule, budget)
+    budget.check("timing")
+    return Solved(trajectory, share, _grid_ratios(trajectory, v_max, a_plan, tool, schedule))
+
+
 def _timed(ss, waypoints, joint_names, v_max, a_max, share, tool, limited: bool, within: bool, schedule,
-           rates: tuple, played_too: bool, last: bool) -> tuple[TimedTrajectory, PlayedRatios]:
+           rates: tuple, played_too: bool, last: bool,
+           before: Solved | None = None) -> tuple[TimedTrajectory, PlayedRatios, Solved]:
     """toppra with the acceleration limits times `share` (n,), verified against the limits at the control rate
     and (`played_too`) on the controller's spline through the points; stretched uniformly until it fits, except
     that a played acceleration overshoot is left to the caller's next run (returned) unless this is the `last`.
-    `rates`: (trajectory rate, control rate [Hz], budget)."""
+    `rates`: (trajectory rate, control rate [Hz], budget); `before`: the previous run's solution (`_solve`)."""
     t0 = time.perf_counter()
-    a_plan = a_max * share
     budget = rates[2]
     budget.check("timing")
-    trajectory = _toppra(ss, waypoints, v_max, a_plan, tool if limited else None, within, schedule, budget)
-    budget.check("timing")
-    binding = binding_limits(trajectory, v_max, a_plan, tool if limited else None, schedule)
+    solved = _solve(ss, waypoints, v_max, a_max, share, tool if limited else None, within, schedule, budget, before)
+    trajectory = solved.trajectory
+    binding = solved.ratios.binding()
     limited_by = _limited_by(trajectory, binding, joint_names)
     verify, retimings, played_stretch = 0.0, 0, 1.0
     for attempt in range(_MAX_RETIMINGS + 1):
@@ -403,4 +454,4 @@ def _timed(ss, waypoints, joint_names, v_max, a_max, share, tool, limited: bool,
                           played_velocity_ratio=float(played.velocity.max()),
                           played_acceleration_ratio=float(played.acceleration.max()), played_stretch=played_stretch,
                           planned_acceleration_share=float(share.min()))
-    return TimedTrajectory(arrays, report, trajectory), played
+    return TimedTrajectory(arrays, report, trajectory), played, solved

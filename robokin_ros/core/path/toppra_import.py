@@ -44,4 +44,22 @@ def import_toppra() -> types.ModuleType:
         for name, stand_in in stand_ins.items():
             if sys.modules.get(name) is stand_in:
                 del sys.modules[name]
+    _answer_solvers_once(toppra)
     return toppra
+
+
+def _answer_solvers_once(toppra: types.ModuleType) -> None:
+    """Every toppra instance asks `toppra.solverwrapper.available_solvers` which optional solver packages are
+    installed, and that searches the import path each time (~0.1 ms, a tenth of a small section's toppra run, paid
+    by every section of a path); the answer cannot change in a process, so the first one is kept."""
+    wrapper = toppra.solverwrapper
+    if getattr(wrapper.available_solvers, "answered_once", False):
+        return
+    answer = wrapper.available_solvers(output_msg=False)
+
+    def available_solvers(output_msg: bool = True):
+        if output_msg:
+            print(answer)
+        return answer
+    available_solvers.answered_once = True
+    wrapper.available_solvers = available_solvers

@@ -12,7 +12,7 @@ import pinocchio as pin
 
 from robokin_ros.core.errors import EmptyPathError, PathInputError
 from robokin_ros.core.path.budget import PlanningBudget
-from robokin_ros.core.path.geometry import DensePath, build_path
+from robokin_ros.core.path.geometry import DUPLICATE_TOLERANCE, DensePath, build_path
 from robokin_ros.core.path.result import PathStatus
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.program.joint_blends import joint_line
@@ -72,7 +72,7 @@ def solve_cartesian(program: MotionProgram, moves: list[int], q0: np.ndarray, so
         return None, None                                    # every target equals the start pose: no motion
     except PathInputError as err:
         index = moves[err.waypoint] if 0 <= err.waypoint < len(moves) else moves[0]
-        raise PathInputError(f"{program.moves[index].label(index)}: {err}", index) from None
+        raise PathInputError(f"{program.moves[index].label(index)}: {_without_waypoint(err)}", index) from None
     ik = solver.solve(path, q0, axis_mask, axis_frame, budget)
     index = np.asarray(moves)
     labels = index[path.segment[:len(ik.positions)]]
@@ -86,6 +86,27 @@ def solve_cartesian(program: MotionProgram, moves: list[int], q0: np.ndarray, so
     failed = int(index[path.segment[min(max(ik.failed_sample, 0), path.size - 1)]])
     failure = PieceFailure(failed, ik.status, f"{program.moves[failed].label(failed)}: {ik.message}")
     return (piece if len(positions) > 1 else None), failure
+
+
+def _without_waypoint(err: PathInputError) -> str:
+    """The geometry's message without its "waypoint i: " lead: i counts the group's targets, not the program's
+    moves, and the move's own label replaces it."""
+    text, lead = str(err), f"waypoint {err.waypoint}: "
+    return text[len(lead):] if text.startswith(lead) else text
+
+
+def zero_length_moves(program: MotionProgram, moves: list[int], start: pin.SE3) -> list[int]:
+    """The Cartesian moves of a group whose target equals the pose they start from (within the geometry's
+    DUPLICATE_TOLERANCE): planned as no motion, and named in the plan's message."""
+    found, pose = [], start
+    for i in moves:
+        target = program.moves[i].pose
+        if program.moves[i].kind is MoveKind.LINEAR and \
+                np.linalg.norm(target.translation - pose.translation) < DUPLICATE_TOLERANCE and \
+                np.linalg.norm(pin.log3(pose.rotation.T @ target.rotation)) < DUPLICATE_TOLERANCE:
+            found.append(i)
+        pose = target
+    return found
 
 
 def _split_blends(path: DensePath, moves: np.ndarray, labels: np.ndarray, corners: np.ndarray) -> dict:

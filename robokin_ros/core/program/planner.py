@@ -20,18 +20,27 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+import pinocchio as pin
 
 from robokin_ros.core.path.budget import PlanningBudget
 from robokin_ros.core.path.deviation import played_deviation
 from robokin_ros.core.path.fk_kernel import chain_fk
 from robokin_ros.core.path.limit_schedule import LimitSchedule, stretch_reports
 from robokin_ros.core.path.planner import CartesianPathPlanner, ensure_compiled
+from robokin_ros.core.path.reach import ArmReach
 from robokin_ros.core.path.result import JointTrajectoryArrays, PathStatus, concatenate_trajectories, piece_offsets
 from robokin_ros.core.path.timing import join_reports, time_optimal
 from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit
 from robokin_ros.core.program.assembly import AssembledRun, build_run, stretches
 from robokin_ros.core.program.moves import MotionProgram, check_program
-from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_cartesian, solve_joint_move
+from robokin_ros.core.program.pieces import (
+    Piece,
+    PieceFailure,
+    groups,
+    solve_cartesian,
+    solve_joint_move,
+    zero_length_moves,
+)
 from robokin_ros.core.program.point_to_point import point_to_point
 from robokin_ros.core.program.result import MoveReport, ProgramPlan
 from robokin_ros.core.scaling import resolve_scaling
@@ -48,6 +57,16 @@ def runs_of(program: MotionProgram) -> list[list[int]]:
             out.append(current)
             current = []
     return out
+
+
+def check_program_reach(program: MotionProgram, reach: ArmReach) -> None:
+    """PathInputError naming the first move whose target or via lies ABSURD_REACH_FACTOR reaches from the shoulder
+    (the waypoint rule of `CartesianPathPlanner.plan`): refused before a single sample is densified, where a MoveL
+    written in millimetres used to plan 838,506 dense samples and fail with a reason that never mentioned units."""
+    for i, move in enumerate(program.moves):
+        for what, point in (("target", None if move.pose is None else move.pose.translation), ("via", move.via)):
+            if point is not None and reach.farthest_beyond(point) >= 0:
+                raise PathInputError(reach.too_far(f"{move.label(i)}: its {what}", np.asarray(point, float)), i)
 
 
 def _min_set(a: float, b: float) -> float:
@@ -99,11 +118,13 @@ class ProgramPlanner:
         c = self.config
         t0 = time.perf_counter()
         self._phases = dict.fromkeys(PHASES, 0.0)
+        self._zero_length: list[int] = []        # moves whose target is where they start: named in the message
         budget = PlanningBudget(c.planning_timeout, should_stop)
         solver = self.paths.solver(tip_frame)
         axes = solver.axes(axis_mask, axis_frame)
         q = self.robot.check_positions(start_positions, "start positions").copy()
         check_program(program, self.robot.n)
+        check_program_reach(program, self.paths.reach(tip_frame))
         timed_runs: list[TimedRun] = []
         failure: PieceFailure | None = None
         dense = 0
@@ -125,11 +146,15 @@ class ProgramPlanner:
         pieces: list[Piece] = []
         for group in groups(program, run):
             if program.moves[group[0]].kind.cartesian:
+                R0, p0 = solver.fk(q[None])
+                self._zero_length += zero_length_moves(program, group, pin.SE3(R0[0], p0[0]))
                 piece, failure = solve_cartesian(program, group, q, solver, self.config, self.paths.unstopped_turn(),
                                                  axis_mask, axis_frame, budget)
             else:
                 piece, failure = solve_joint_move(program, group[0], q, self.robot, solver,
                                                   self.config.joint_limit_margin, self.paths.pose_solver)
+                if piece is None and failure is None:
+                    self._zero_length.append(group[0])
             if piece is not None:
                 pieces.append(piece)
                 q = piece.positions[-1]
@@ -173,7 +198,8 @@ class ProgramPlanner:
               started: float, budget: PlanningBudget) -> ProgramPlan:
         if not timed_runs:
             status = failure.status if failure else PathStatus.SUCCESS
-            message = failure.message if failure else "already there: no move of the program moves the arm"
+            message = (failure.message if failure else "already there: no move of the program moves the arm"
+                       + self._zero_length_note(program))
             trajectory = None if failure else self._hold(q)
             return ProgramPlan(status, message, trajectory, self._empty_reports(program),
                                failed_move=failure.move if failure else -1,
@@ -198,11 +224,19 @@ class ProgramPlanner:
         status = failure.status if failure else PathStatus.SUCCESS
         message = (failure.message + f"; the solved part ({completed} of {len(program.moves)} moves done) is timed"
                    if failure else f"program planned: {len(program.moves)} moves, cycle time "
-                   f"{trajectory.duration:.3f} s")
+                   f"{trajectory.duration:.3f} s") + self._zero_length_note(program)
         return ProgramPlan(status, message, trajectory, tuple(reports), report,
                            failed_move=failure.move if failure else -1, completed_moves=completed,
                            max_position_deviation=position, max_orientation_deviation=orientation,
                            dense_samples=dense, timings={**self._phases, "total": time.perf_counter() - started})
+
+    def _zero_length_note(self, program: MotionProgram) -> str:
+        """"; note: ..." naming the moves planned as no motion (their target is the pose they start from), "" if
+        none: accepted, as a robot controller runs them, but said, since a repeated target is often a typo."""
+        if not self._zero_length:
+            return ""
+        names = ", ".join(program.moves[i].label(i) for i in self._zero_length)
+        return f"; note: zero-length move(s) {names}: the target is where the move starts, nothing to move"
 
     def _hold(self, q: np.ndarray) -> JointTrajectoryArrays:
         """The one-point trajectory of a program that does not move the arm."""
