@@ -172,7 +172,8 @@ def program_outcome(result, plan: ProgramPlan, goal) -> GoalOutcome:
         return GoalOutcome(Result.SUCCESS, plan.message)
     deviation = (f", max deviation {plan.max_position_deviation * 1e3:.3f} mm"
                  if np.isfinite(plan.max_position_deviation) else "")
-    summary = f"{count} moves, cycle time {plan.trajectory.duration:.3f} s{deviation}"
+    summary = f"{count} moves, cycle time {plan.trajectory.duration:.3f} s{deviation}" + \
+        "".join(f"; note: {note}" for note in plan.notes)
     if goal.plan_only:
         return GoalOutcome(Result.SUCCESS, f"planned (plan_only): {summary}")
     return GoalOutcome(Result.SUCCESS, f"planned: {summary}", plan.trajectory, f"executed: {summary}")

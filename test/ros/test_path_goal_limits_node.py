@@ -161,3 +161,25 @@ def test_goal_at_the_current_pose_succeeds_without_motion(graph, panda, plan_onl
     assert r.fraction == 1.0 and r.arc_length == 0.0
     spin_for(executor, 0.5)
     np.testing.assert_allclose(current_pose(panda, states)[0], q, atol=1e-6)
+
+
+def test_absurd_distance_is_refused_and_a_line_out_of_reach_names_the_singularity(graph, panda):
+    """Issue 24 items 6 and 7, through the action. A waypoint 10 m away was planned into PATH_DEVIATION (the reach
+    was a 1.32-1.42 m sum of link offsets, refused only from 13 m on): now INVALID_GOAL naming units and the reach
+    (Panda tcp 0.947 m; datasheet flange 0.855 m). A line 1.5 m outward stopped with "the tool left the path
+    tolerance": now SINGULARITY, saying the arm cannot follow further and how far the path got."""
+    executor, _, client, states, *_ = graph
+    wait_still(executor, states)
+    _, T = current_pose(panda, states)
+    outward = T.translation * np.array([1.0, 1.0, 0.0])
+    outward /= np.linalg.norm(outward)
+    far = np.array([10.0, 0.0, 0.0]) - T.translation * np.array([0.0, 1.0, 0.0])      # 10 m along x
+    _, res, _ = send(executor, client, goal_through(panda, states, [far], plan_only=True))
+    r = res.result
+    assert r.error_code == Result.INVALID_GOAL, r.message
+    assert "its reach of 0.947 m (refused beyond 3): millimetres given as metres?" in r.message, r.message
+    _, res, _ = send(executor, client, goal_through(panda, states, [1.5 * outward], plan_only=True))
+    r = res.result
+    assert r.error_code == Result.SINGULARITY, r.message
+    assert "mm of 1500.0 mm" in r.message and "the arm cannot follow further: it is near a singularity" in r.message
+    assert 0.1 < r.fraction < 0.6, r.message

@@ -191,3 +191,29 @@ def test_approach_refuse_with_the_tool_away_is_an_invalid_goal_giving_the_distan
     assert "50.0 mm" in r.message and "REFUSE" in r.message, r.message
     assert r.failed_move == -1
     np.testing.assert_allclose(current_pose(panda, graph.states)[0], q, atol=1e-9)    # never moved
+
+
+def test_program_moves_in_millimetres_collinear_arcs_and_zero_length_moves_are_told(graph, panda, start_q):
+    """Issue 24 items 6 and 7, through the action (plan only). A MoveL written in millimetres planned 838,506 dense
+    samples for seconds and failed without naming units: now INVALID_GOAL at once, "millimetres given as metres?".
+    A collinear MoveC said "waypoint 0: ..." inside a program: now the move's label alone. A MoveL to where the arm
+    already is was accepted silently: now accepted with a note naming it."""
+    T = panda.fk(start_q)
+    in_mm = pin.SE3(T.rotation, T.translation * 1000.0)
+    r = send(graph, Goal(program=[move(MotionMove.MOVE_L, shifted(T, [0.0, 0.0, -0.02])),
+                                  move(MotionMove.MOVE_L, in_mm, name="place")], plan_only=True))
+    assert r.error_code == Result.INVALID_GOAL, r.message
+    assert r.message.endswith("1 MoveL place: its target is 575.3 m from the arm's shoulder, 608 times its reach of "
+                              "0.947 m (refused beyond 3): millimetres given as metres? (or the wrong frame_id)"), \
+        r.message
+    collinear = move(MotionMove.MOVE_C, shifted(T, [0.1, 0.0, 0.0]), via=T.translation + [0.05, 0.0, 0.0],
+                     name="arc")
+    r = send(graph, Goal(program=[collinear], plan_only=True))
+    assert r.error_code == Result.INVALID_GOAL, r.message
+    assert "0 MoveC arc: the arc's start, via" in r.message and "waypoint" not in r.message, r.message
+    down = shifted(T, [0.0, 0.0, -0.02])
+    r = send(graph, Goal(program=[move(MotionMove.MOVE_L, down), move(MotionMove.MOVE_L, down, name="again")],
+                         plan_only=True))
+    assert r.error_code == Result.SUCCESS, r.message
+    assert r.message.endswith("; note: zero-length move(s) 1 MoveL again: the target is where the move starts, "
+                              "nothing to move"), r.message

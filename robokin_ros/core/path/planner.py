@@ -120,7 +120,8 @@ class CartesianPathPlanner:
 
         Raises:
             PathInputError (and subclasses), InvalidInputError, UnknownFrameError: bad request, including
-                no waypoints, a waypoint beyond `reach.ABSURD_REACH_FACTOR` reaches or a path over the dense sample budget.
+                no waypoints, a waypoint ABSURD_REACH_FACTOR reaches away (`core/path/reach.py`) or a path over
+                the dense sample budget.
             TrajectoryTimingError: the solved path cannot be timed within the limits.
             PlanningStopped: `should_stop` returned True (CANCELED) or planning took longer than
                 `config.planning_timeout` (TIMEOUT); the exception says in which phase and how far it got.

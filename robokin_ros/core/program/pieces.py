@@ -95,17 +95,22 @@ def _without_waypoint(err: PathInputError) -> str:
     return text[len(lead):] if text.startswith(lead) else text
 
 
-def zero_length_moves(program: MotionProgram, moves: list[int], start: pin.SE3) -> list[int]:
-    """The Cartesian moves of a group whose target equals the pose they start from (within the geometry's
-    DUPLICATE_TOLERANCE): planned as no motion, and named in the plan's message."""
-    found, pose = [], start
-    for i in moves:
-        target = program.moves[i].pose
-        if program.moves[i].kind is MoveKind.LINEAR and \
-                np.linalg.norm(target.translation - pose.translation) < DUPLICATE_TOLERANCE and \
-                np.linalg.norm(pin.log3(pose.rotation.T @ target.rotation)) < DUPLICATE_TOLERANCE:
+def zero_length_moves(program: MotionProgram, start: pin.SE3, fk) -> list[int]:
+    """The MoveL / MoveJ whose target equals the previous move's target (the first move: the pose at the start),
+    within the geometry's DUPLICATE_TOLERANCE: planned as no motion (or as the IK's residue of a few micrometres),
+    and named in the plan's message. `fk(q (1, n)) -> (R, p)` gives a MoveJ's joint target as a pose."""
+    found, before = [], start
+    for i, move in enumerate(program.moves):
+        if move.pose is not None:
+            target = move.pose
+        else:
+            R, p = fk(np.asarray(move.joints, float)[None])
+            target = pin.SE3(R[0], p[0])
+        if move.kind is not MoveKind.CIRCULAR and \
+                np.linalg.norm(target.translation - before.translation) < DUPLICATE_TOLERANCE and \
+                np.linalg.norm(pin.log3(before.rotation.T @ target.rotation)) < DUPLICATE_TOLERANCE:
             found.append(i)
-        pose = target
+        before = target
     return found
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 import pinocchio as pin
 
+from robokin_ros.core.errors import PathInputError
 from robokin_ros.core.path.budget import PlanningBudget
 from robokin_ros.core.path.deviation import played_deviation
 from robokin_ros.core.path.fk_kernel import chain_fk
@@ -118,13 +119,14 @@ class ProgramPlanner:
         c = self.config
         t0 = time.perf_counter()
         self._phases = dict.fromkeys(PHASES, 0.0)
-        self._zero_length: list[int] = []        # moves whose target is where they start: named in the message
         budget = PlanningBudget(c.planning_timeout, should_stop)
         solver = self.paths.solver(tip_frame)
         axes = solver.axes(axis_mask, axis_frame)
         q = self.robot.check_positions(start_positions, "start positions").copy()
         check_program(program, self.robot.n)
         check_program_reach(program, self.paths.reach(tip_frame))
+        R0, p0 = solver.fk(q[None])
+        self._zero_length = zero_length_moves(program, pin.SE3(R0[0], p0[0]), solver.fk)    # named in the message
         timed_runs: list[TimedRun] = []
         failure: PieceFailure | None = None
         dense = 0
@@ -146,15 +148,11 @@ class ProgramPlanner:
         pieces: list[Piece] = []
         for group in groups(program, run):
             if program.moves[group[0]].kind.cartesian:
-                R0, p0 = solver.fk(q[None])
-                self._zero_length += zero_length_moves(program, group, pin.SE3(R0[0], p0[0]))
                 piece, failure = solve_cartesian(program, group, q, solver, self.config, self.paths.unstopped_turn(),
                                                  axis_mask, axis_frame, budget)
             else:
                 piece, failure = solve_joint_move(program, group[0], q, self.robot, solver,
                                                   self.config.joint_limit_margin, self.paths.pose_solver)
-                if piece is None and failure is None:
-                    self._zero_length.append(group[0])
             if piece is not None:
                 pieces.append(piece)
                 q = piece.positions[-1]
@@ -203,7 +201,7 @@ class ProgramPlanner:
             trajectory = None if failure else self._hold(q)
             return ProgramPlan(status, message, trajectory, self._empty_reports(program),
                                failed_move=failure.move if failure else -1,
-                               timings={"total": time.perf_counter() - started})
+                               timings={"total": time.perf_counter() - started}, notes=self._notes(program))
         trajectory = concatenate_trajectories([t.arrays for t in timed_runs])
         report = join_reports([t.timed.report for t in timed_runs], trajectory.duration)
         reports = []
@@ -228,15 +226,19 @@ class ProgramPlanner:
         return ProgramPlan(status, message, trajectory, tuple(reports), report,
                            failed_move=failure.move if failure else -1, completed_moves=completed,
                            max_position_deviation=position, max_orientation_deviation=orientation,
-                           dense_samples=dense, timings={**self._phases, "total": time.perf_counter() - started})
+                           dense_samples=dense, timings={**self._phases, "total": time.perf_counter() - started},
+                           notes=self._notes(program))
+
+    def _notes(self, program: MotionProgram) -> tuple[str, ...]:
+        """The moves planned as no motion (their target is the pose they start from): accepted, as a robot
+        controller runs them, but said, since a repeated target is often a typo."""
+        if not self._zero_length:
+            return ()
+        names = ", ".join(program.moves[i].label(i) for i in self._zero_length)
+        return (f"zero-length move(s) {names}: the target is where the move starts, nothing to move",)
 
     def _zero_length_note(self, program: MotionProgram) -> str:
-        """"; note: ..." naming the moves planned as no motion (their target is the pose they start from), "" if
-        none: accepted, as a robot controller runs them, but said, since a repeated target is often a typo."""
-        if not self._zero_length:
-            return ""
-        names = ", ".join(program.moves[i].label(i) for i in self._zero_length)
-        return f"; note: zero-length move(s) {names}: the target is where the move starts, nothing to move"
+        return "".join(f"; note: {note}" for note in self._notes(program))
 
     def _hold(self, q: np.ndarray) -> JointTrajectoryArrays:
         """The one-point trajectory of a program that does not move the arm."""

@@ -42,6 +42,7 @@ class ProgramPlan:
     max_orientation_deviation: float = float("nan")  # [rad]
     dense_samples: int = 0
     timings: dict | None = None           # phase -> [s]
+    notes: tuple[str, ...] = ()           # what the plan accepted but a user should know (zero-length moves)
 
     @property
     def success(self) -> bool:

@@ -1,0 +1,55 @@
+"""What timing a path of many rest-to-rest sections costs, counted (issue 24 item 9), not clocked.
+
+The benchmark's "square loops 1 mm, 400 sharp corners" went from 0.8 s to 2.0 s on a quiet machine (1.5 -> 4.7 s
+loaded) when issue 23 made every section keep the controller's spline within the limits: each section ran toppra
+twice (the second time with the acceleration limits lowered by the played overshoot) and every toppra stage
+problem went through the budget-polling wrapper. A solution that touches no speed limit is acceleration-limited
+throughout, and lowering every acceleration limit by one factor k only slows it down by 1 / sqrt(k), so the second
+run is now the first solution stretched; and a run too short to reach a check inside toppra is not wrapped.
+"""
+import numpy as np
+import pinocchio as pin
+
+from robokin_ros.core.path import timing
+from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.planner import CartesianPathPlanner, ensure_compiled
+
+PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)      # bench/bench_path.py's limits
+
+
+def test_tiny_rest_to_rest_sections_run_toppra_once_each_and_stay_within_the_limits(panda, monkeypatch):
+    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
+    ensure_compiled(planner)                              # its compile run plans too, uncounted
+    runs, wrapped = [], []
+    toppra, polled = timing._toppra, timing._PolledSolver
+    monkeypatch.setattr(timing, "_toppra", lambda *a, **k: runs.append(1) or toppra(*a, **k))
+    monkeypatch.setattr(timing, "_PolledSolver", lambda *a: wrapped.append(1) or polled(*a))
+    q0 = panda.home()
+    T0 = panda.fk(q0)
+    square = 1e-3 * np.array([[1.0, 0, 0], [1.0, 1.0, 0], [0, 1.0, 0], [0, 0, 0]])
+    plan = planner.plan(q0, [pin.SE3(T0.rotation, T0.translation + d) for d in np.resize(square, (12, 3))], 0.0)
+    sections = len(plan.ik.path.stops) + 1
+    assert plan.success and sections == 12
+    assert len(runs) == sections and not wrapped          # before: 2 runs per section, every one wrapped
+    report = plan.timing
+    assert report.planned_acceleration_share < 1.0        # derated for the controller's spline, as before
+    for ratio in (report.peak_velocity_ratio, report.peak_acceleration_ratio, report.played_velocity_ratio,
+                  report.played_acceleration_ratio):
+        assert ratio <= 1.0 + timing.RATIO_TOLERANCE
+
+
+def test_a_stretched_solution_equals_toppra_run_again_with_the_lowered_limits(panda):
+    """The stretch stands for the second toppra run: same duration (toppra's own grid error aside) on a section
+    that no speed limit touches."""
+    q0 = panda.home()
+    q1 = q0 + 0.02
+    ss = np.linspace(0.0, 1.0, 5)
+    waypoints = q0 + ss[:, None] * (q1 - q0)
+    v_max, a_max = panda.limits.velocity, np.array(PANDA_ACC)
+    first = timing._solve(ss, waypoints, v_max, a_max, np.ones(7), None, True, None, timing.UNLIMITED, None)
+    assert first.ratios.speeds_free()
+    lowered = np.full(7, 0.7)
+    stretched = timing._solve(ss, waypoints, v_max, a_max, lowered, None, True, None, timing.UNLIMITED, first)
+    again = timing._solve(ss, waypoints, v_max, a_max, lowered, None, True, None, timing.UNLIMITED, None)
+    assert stretched.trajectory.stretch > 1.0 and again.trajectory.stretch == 1.0
+    assert abs(stretched.trajectory.duration - again.trajectory.duration) < 1e-3 * again.trajectory.duration
