@@ -11,10 +11,12 @@ run as processes with collision checking on, and every check asks the node to st
 import time
 
 import numpy as np
-from geometry_msgs.msg import Point, TwistStamped, WrenchStamped
+from geometry_msgs.msg import Point, Pose, TwistStamped, WrenchStamped
+from moveit_msgs.msg import CollisionObject
 from rclpy.qos import QoSProfile
 from ros_helpers import spin_for, spin_until
 from shape_msgs.msg import MeshTriangle, SolidPrimitive
+from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool
 from test_servo_inputs import panda, start  # noqa: F401
 from trajectory_msgs.msg import JointTrajectory
@@ -127,6 +129,15 @@ def test_scene_bursts_count_every_change_and_a_huge_mesh_is_refused_without_stal
         scene.publish(_box(f"burst_{i}", 3.0 + 0.1 * (i % 10), 0.1 * (i // 10)))
     assert spin_until(c.executor, lambda: len(_scene_ids(markers)) >= 50, 10.0), \
         f"{len(_scene_ids(markers))} of 50 boxes in the scene\n{c.servo.output[-2000:]}"
+    # ... and so does a burst of 30 MoveIt collision objects on /collision_object
+    objects = c.node.create_publisher(CollisionObject, "/collision_object", QoSProfile(depth=100))
+    assert spin_until(c.executor, lambda: objects.get_subscription_count() > 0, 15.0)
+    for i in range(30):
+        box = _box(f"moveit_{i}", -3.0 - 0.1 * (i % 10), 0.1 * (i // 10))
+        objects.publish(CollisionObject(header=box.header, id=box.id, operation=CollisionObject.ADD,
+                                        pose=box.pose, primitives=[box.primitive], primitive_poses=[Pose()]))
+    assert spin_until(c.executor, lambda: len(_scene_ids(markers)) >= 80, 10.0), \
+        f"{len(_scene_ids(markers)) - 50} of 30 MoveIt objects in the scene\n{c.servo.output[-2000:]}"
     # 2. absurd sizes are refused with the reason, the node lives on
     since = len(c.statuses)
     scene.publish(_box("huge", 0.5, 0.0, size=1e308))
@@ -151,3 +162,51 @@ def test_scene_bursts_count_every_change_and_a_huge_mesh_is_refused_without_stal
     spin_for(c.executor, 1.0)
     assert "scene object 'small_mesh' (mesh) added" in c.servo.output, c.servo.output[-2000:]
     assert c.servo.popen.poll() is None and "Traceback" not in c.servo.output, c.servo.output[-3000:]
+
+
+def test_an_internal_error_in_the_tick_stops_the_arm_within_the_limits_and_names_it_and_the_node_runs_on(ros):
+    """No input is known to reach an internal error any more; a fault is injected into the servo's step (the real
+    node class, in process, at MoveIt Servo's 100 Hz) to show what any other one would get."""
+    from rclpy.parameter import Parameter
+    from test_servo_node import Probe
+
+    from robokin_ros.nodes.servo_node import ServoNode
+    from robokin_ros.nodes.sim_robot import SimRobot
+
+    context, executor = ros
+    servo = ServoNode(context=context, parameter_overrides=[Parameter("publish_period", value=0.01),
+                                                            Parameter("max_expected_latency", value=0.1)])
+    executor.add_node(servo)
+    executor.add_node(SimRobot(context=context, parameter_overrides=[Parameter("rate", value=200.0)]))
+    probe = Probe(ros)
+    stamped: list[tuple[float, np.ndarray]] = []          # (the sim's stamp [s], joint velocities)
+    probe.node.create_subscription(JointState, "/joint_states", lambda m: stamped.append(
+        (m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, np.array(m.velocity))), 100)
+    probe.wait_connected()
+    amax = servo._servo._amax
+    real_step, failing = servo._servo.step, []
+
+    def step(now):
+        if failing:
+            raise RuntimeError("injected fault")
+        return real_step(now)
+    servo._servo.step = step
+    probe.stream(0.8, linear=(0.0, 0.3, 0.0))
+    assert np.abs(probe.joint_velocities[-1][1]).max() > 0.05
+    failing.append(True)
+    since, faulted_stamp = len(probe.statuses), probe.node.get_clock().now().nanoseconds * 1e-9
+    probe.stream(0.8, linear=(0.0, 0.3, 0.0))                # the client keeps streaming through the fault
+    assert spin_until(executor, lambda: any(s.code == ServoStatus.INVALID for s in probe.statuses[since:]), 3.0)
+    named = [s.message for s in probe.statuses[since:] if s.code == ServoStatus.INVALID]
+    assert "internal error in the servo tick" in named[0] and "RuntimeError: injected fault" in named[0], named
+    # judged on the simulated arm's own stamps: receipt times bunch up when the in-process executor is busy
+    after = [(t, v) for t, v in stamped if t > faulted_stamp]
+    times, velocities = np.array([t for t, _ in after]), np.array([v for _, v in after])
+    assert np.abs(velocities[-5:]).max() < 1e-9, "the arm must come to rest"
+    dv, dt = np.abs(np.diff(velocities, axis=0)), np.diff(times)[:, None]
+    assert np.all(dv <= amax * dt * (1 + 1e-6) + 1e-9), (dv / dt / amax).max()
+    # the fault gone, the node still serves: the same stream moves the arm again
+    failing.clear()
+    still = probe.joint_states[-1]
+    probe.stream(0.5, linear=(0.0, 0.3, 0.0))
+    assert np.abs(probe.joint_states[-1] - still).max() > 1e-3

@@ -125,12 +125,19 @@ def effective_wrench(wrench: np.ndarray, params: AdmittanceParams) -> np.ndarray
 
 
 def relax(velocity: np.ndarray, wrench: np.ndarray, dt: float, params: AdmittanceParams) -> np.ndarray:
-    """(6,) twist [m/s, rad/s] after `dt` [s] of M dv/dt + D v = wrench, the wrench held constant (exact)."""
+    """(6,) twist [m/s, rad/s] after `dt` [s] of M dv/dt + D v = wrench, the wrench held constant (exact).
+
+    Written as v e + F (dt / M) phi(x), x = D dt / M, e = exp(-x), phi(x) = (1 - e) / x, so that it stays finite
+    for every accepted parameter: F / D overflowed for a damping of 1e-320 (and inf - inf gave NaN)."""
     out = np.empty(6)
     for part, m, d in ((slice(0, 3), params.mass, params.damping),
                        (slice(3, 6), params.inertia, params.angular_damping)):
-        target = wrench[part] / d                                    # (3,) steady state F / D
-        out[part] = target + (velocity[part] - target) * math.exp(-d * dt / m)
+        x = d * dt / m
+        if x > 1.0 or not math.isfinite(dt / m):     # stiff: the push's share is (1 - e) of F / D
+            gain = -math.expm1(-x) / d
+        else:                                         # the push's share is F dt / M times phi(x) in (0.63, 1]
+            gain = (dt / m) * (-math.expm1(-x) / x if x > 1e-12 else 1.0)
+        out[part] = velocity[part] * math.exp(-x) + wrench[part] * gain
     return out
 
 
