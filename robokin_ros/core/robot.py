@@ -8,6 +8,7 @@ type, and callers never handle Pinocchio's `nq != nv` configurations.
 """
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,16 @@ def _load_full_model(source: str | Path) -> pin.Model:
         raise
     except Exception as err:  # pinocchio raises ValueError/RuntimeError with the parser's text
         raise ModelError(f"cannot parse URDF: {err}") from err
+
+
+def _unknown_robot_message(name: str) -> str:
+    """A misspelt robot name is told as such (not as missing frames), with the nearest embedded name."""
+    if "/" in name or Path(name).suffix.lower() in (".urdf", ".xacro", ".xml"):
+        return f"robot file not found: {name} (embedded robots: {sorted(EMBEDDED_ROBOTS)})"
+    close = difflib.get_close_matches(name, list(EMBEDDED_ROBOTS), n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return (f"unknown robot '{name}'{hint}; known: {sorted(EMBEDDED_ROBOTS)} (a URDF or xacro file of that name "
+            "was not found either)")
 
 
 def _frame_id(model: pin.Model, name: str) -> int:
@@ -212,6 +223,8 @@ class RobotModel:
                 raise ModelError(f"xacro_args={xacro_args!r} is set but robot '{source}' is an embedded robot, "
                                  "not a xacro file")
             return cls.from_name(source, base_frame or None, tip_frame or None, **kwargs)
+        if not source.lstrip().startswith("<") and not Path(source).is_file():
+            raise ModelError(_unknown_robot_message(source))
         if not base_frame or not tip_frame:
             raise ModelError("base_frame and tip_frame are required for a robot that is not embedded "
                              f"(embedded: {sorted(EMBEDDED_ROBOTS)})")

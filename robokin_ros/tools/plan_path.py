@@ -16,22 +16,19 @@ row is skipped; absolute positions.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import csv
 import json
+import re
 import sys
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-import yaml
 
 from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
-from robokin_ros.core.errors import RobokinError
+from robokin_ros.core.errors import ConfigError, InvalidInputError, PathInputError, RobokinError
 from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.geometry import pose_from_position_quaternion
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.report import report_text
 from robokin_ros.core.path.result import JointTrajectoryArrays, PathPlan
@@ -41,52 +38,12 @@ from robokin_ros.core.program.program_file import load_program_file, program_fro
 from robokin_ros.core.program.result import cycle_report_text
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.schema import config_from_mapping
+from robokin_ros.core.yaml_lines import line_of, read_yaml, where
+from robokin_ros.tools.cli_errors import OneLineParser, report
 from robokin_ros.tools.program_plot import program_png
+from robokin_ros.tools.waypoint_file import load_request, numbers, waypoint_line, waypoint_poses
 
-
-def load_request(path: str | Path) -> dict:
-    """Read a waypoint file into a dict with keys robot, start_positions, blend_radius, relative, waypoints."""
-    path = Path(path)
-    if not path.is_file():
-        raise RobokinError(f"waypoint file not found: {path}")
-    if path.suffix.lower() == ".csv":
-        rows = [r for r in csv.reader(path.read_text().splitlines()) if r and not r[0].strip().startswith("#")]
-        if rows and not _is_number(rows[0][0]):
-            rows = rows[1:]
-        wps = [{"position": [float(v) for v in r[:3]],
-                **({"orientation": [float(v) for v in r[3:7]]} if len(r) >= 7 else {})} for r in rows]
-        return {"waypoints": wps}
-    data = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(data, dict) or "waypoints" not in data:
-        raise RobokinError(f"{path}: expected a mapping with a 'waypoints' list")
-    return data
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
-
-def waypoint_poses(request: dict, start: pin.SE3) -> list[pin.SE3]:
-    """Waypoint dicts -> base-frame poses (relative offsets and missing orientations resolved)."""
-    poses = []
-    for i, wp in enumerate(request["waypoints"]):
-        position = np.asarray(wp["position"], float)
-        if request.get("relative", False):
-            position = start.translation + position
-        if "orientation" in wp:
-            poses.append(pose_from_position_quaternion(position, wp["orientation"], i))
-        else:
-            R = pin.rpy.rpyToMatrix(*map(float, wp["rpy"])) if "rpy" in wp else start.rotation
-            poses.append(pose_from_position_quaternion(position, _quat_xyzw(R), i))
-    return poses
-
-
-def _quat_xyzw(R: np.ndarray) -> np.ndarray:
-    return pin.Quaternion(R).coeffs()        # (x, y, z, w)
+__all__ = ["load_request", "main", "waypoint_poses", "write_outputs", "write_trajectory"]
 
 
 def write_outputs(plan: PathPlan, prefix: Path) -> list[Path]:
@@ -149,31 +106,79 @@ def _axis_mask(digits: str | None) -> np.ndarray | None:
 
 
 def _config(args, robot_name: str) -> PathConfig:
-    values = {}
-    if args.config:
-        data = yaml.safe_load(Path(args.config).read_text()) or {}
-        for node in data.values():           # {node_name_or_/**: {ros__parameters: {...}}}
-            values.update((node or {}).get("ros__parameters", {}))
+    """PathConfig from --config (a path_ik_node parameter YAML) and the robot; problems name `file:line`."""
+    values, lines = _config_values(args.config) if args.config else ({}, {})
     values["robot"] = robot_name
-    return config_from_mapping(PathConfig, values)
+    try:
+        return config_from_mapping(PathConfig, values)
+    except ConfigError as err:
+        located = [f"{where(args.config, _problem_line(problem, lines))}: {problem}" if args.config else problem
+                   for problem in err.problems]
+        raise ConfigError(located, "path_ik_node parameters") from None
 
 
-def _planner_and_start(args, request: dict) -> tuple[CartesianPathPlanner, np.ndarray, pin.SE3]:
+def _config_values(path: str) -> tuple[dict, dict]:
+    """({parameter: value}, {parameter: line}) of a ROS parameter file {node_name or /**: {ros__parameters}}."""
+    data = read_yaml(path, "--config file") or {}
+    values, lines = {}, {}
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"{where(path, data)}: expected {{node name: {{ros__parameters: {{...}}}}}}")
+    for name, node in data.items():
+        parameters = node.get("ros__parameters") if isinstance(node, dict) else None
+        if not isinstance(parameters, dict):
+            raise InvalidInputError(f"{where(path, line_of(data, name))}: '{name}' needs a ros__parameters mapping")
+        values.update(parameters)
+        lines.update((key, line_of(parameters, key)) for key in parameters)
+    return values, lines
+
+
+def _problem_line(problem: str, lines: dict) -> int:
+    """The line of the parameter a ConfigError problem names ("name=value ..." or "parameter 'name'")."""
+    return next((line for key, line in lines.items()
+                 if problem.startswith(f"{key}=") or f"parameter '{key}'" in problem), 0)
+
+
+def _start_positions(args, request: dict, path: str) -> np.ndarray | None:
+    """--start (comma-separated, 'pi/2' style allowed), else the file's start_positions, else None (home)."""
+    if args.start:
+        from robokin_ros.tools.robokin_cli.dh2urdf import parse_number
+        try:
+            return np.array([parse_number(v) for v in args.start.split(",")])
+        except ValueError as err:
+            raise InvalidInputError(f"--start: {err} (comma-separated joint positions [rad])") from None
+    value = request.get("start_positions")
+    if value is None or isinstance(value, np.ndarray):
+        return value
+    try:
+        return numbers(value, None, "start_positions")
+    except InvalidInputError as err:
+        raise InvalidInputError(f"{where(path, line_of(request, 'start_positions'))}: {err}") from None
+
+
+def _planner_and_start(args, request: dict, path: str) -> tuple[CartesianPathPlanner, np.ndarray, pin.SE3]:
     """The planner for the file's (or --robot's) robot and the start state (--start, the file's, else home) with
     its tool pose."""
     robot_name = args.robot or request.get("robot", "panda")
+    if not isinstance(robot_name, str):
+        raise InvalidInputError(f"{where(path, line_of(request, 'robot'))}: robot must be a name or a URDF path, "
+                                f"got {robot_name!r}")
     config = _config(args, robot_name)
     robot = RobotModel.load(robot_name, config.base_frame, config.tip_frame)
     planner = CartesianPathPlanner(robot, config, nearest_branch_solver(robot))
-    start = (np.array([float(v) for v in args.start.split(",")]) if args.start
-             else np.asarray(request.get("start_positions", robot.home()), float))
-    R, p = planner.solver(args.tip).fk(robot.check_positions(start)[None])
+    start = _start_positions(args, request, path)
+    start = robot.home() if start is None else start
+    try:
+        start = robot.check_positions(start, "start positions")
+    except InvalidInputError as err:
+        source = "--start" if args.start else where(path, line_of(request, "start_positions"))
+        raise InvalidInputError(f"{source}: {err}") from None
+    R, p = planner.solver(args.tip).fk(start[None])
     return planner, start, pin.SE3(R[0], p[0])
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `plan_path` console script."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = OneLineParser(prog="plan_path", description=__doc__.split("\n")[0])
     parser.add_argument("files", nargs="+", metavar="file",
                         help="YAML or CSV waypoint file, or one or more motion program YAML files")
     parser.add_argument("--robot", default=None, help="embedded robot name or URDF path (default: file or panda)")
@@ -196,21 +201,22 @@ def main(argv: list[str] | None = None) -> int:
     if any(_is_program(f) for f in args.files):
         return program_main(args)
     if len(args.files) > 1:
-        print("error: several files are compared only when they are motion programs", file=sys.stderr)
-        return 2
+        return report("plan_path", "several files are compared only when they are motion programs")
     args.waypoints = args.files[0]
     try:
         request = load_request(args.waypoints)
-        planner, start, start_pose = _planner_and_start(args, request)
+        planner, start, start_pose = _planner_and_start(args, request, args.waypoints)
         poses = waypoint_poses(request, start_pose)
         mask = _axis_mask(args.axis_mask)
         blend = args.blend_radius if args.blend_radius is not None else request.get("blend_radius")
         plan = plan_with_approach(planner, start, poses, blend, Approach[args.approach.upper()], tip_frame=args.tip,
                                   axis_mask=mask, axis_frame=args.axis_frame, velocity_scaling=args.velocity_scaling,
                                   acceleration_scaling=args.acceleration_scaling)
+    except PathInputError as err:
+        line = waypoint_line(args.waypoints, err.waypoint)
+        return report("plan_path", f"{args.waypoints}:{line}: {err}" if line else err)
     except RobokinError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        return report("plan_path", err)
     print(report_text(plan))
     prefix = Path(args.out) if args.out else Path(args.waypoints).with_suffix("")
     for written in write_outputs(plan, prefix):
@@ -223,9 +229,9 @@ def _is_program(path: str) -> bool:
     if Path(path).suffix.lower() not in (".yaml", ".yml") or not Path(path).is_file():
         return False
     try:
-        data = yaml.safe_load(Path(path).read_text())
-    except yaml.YAMLError:
-        return False
+        data = read_yaml(path)
+    except InvalidInputError:
+        return False            # reported with its line when the file is read as a waypoint file
     return isinstance(data, dict) and "moves" in data
 
 
@@ -237,16 +243,29 @@ def _with_scalings(program: MotionProgram, args) -> MotionProgram:
     return dataclasses.replace(program, **given)
 
 
+def _program_line(data: dict, err: PathInputError) -> int:
+    """The line of the move (or top-level field) a program error names."""
+    moves = data.get("moves")
+    named = re.match(r"moves\[(\d+)\]", str(err))          # "moves[3].position: ..." names the move too
+    index = err.waypoint if err.waypoint >= 0 else int(named.group(1)) if named else -1
+    if index >= 0 and isinstance(moves, list):
+        return line_of(moves, index)
+    return line_of(data, re.split(r"[:.\[ ]", str(err), maxsplit=1)[0])
+
+
 def program_main(args) -> int:
     """Plan one or more motion programs, print their cycle-time reports and compare them."""
     plans, written = {}, []
     try:
         for path in args.files:
             data = load_program_file(path)
-            paths, start, start_pose = _planner_and_start(args, data)
+            paths, start, start_pose = _planner_and_start(args, data, path)
             robot, solver = paths.robot, paths.solver(args.tip)
-            program = program_from_mapping(data, start_pose, robot.n,
-                                           lambda q, s=solver: pin.SE3(*(a[0] for a in s.fk(np.asarray(q)[None]))))
+            try:
+                program = program_from_mapping(
+                    data, start_pose, robot.n, lambda q, s=solver: pin.SE3(*(a[0] for a in s.fk(np.asarray(q)[None]))))
+            except PathInputError as err:
+                raise PathInputError(f"{where(path, _program_line(data, err))}: {err}", err.waypoint) from None
             program = _with_scalings(program, args)
             plan = ProgramPlanner(paths).plan(program, start, tip_frame=args.tip, axis_mask=_axis_mask(args.axis_mask),
                                               axis_frame=args.axis_frame)
@@ -257,8 +276,7 @@ def program_main(args) -> int:
                       else Path(args.out) if args.out else Path(path).with_suffix(""))
             written += write_trajectory(plan.trajectory, prefix)
     except RobokinError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        return report("plan_path", err)
     if len(plans) > 1:
         names = list(plans)
         base = plans[names[0]].cycle_time

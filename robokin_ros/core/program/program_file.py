@@ -22,12 +22,11 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-import yaml
-
-from robokin_ros.core.errors import PathInputError
+from robokin_ros.core.errors import InvalidInputError, PathInputError
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
 from robokin_ros.core.program.moves import FINE, MotionProgram, Move, MoveKind
 from robokin_ros.core.scaling import scaling_problem, speed_problem
+from robokin_ros.core.yaml_lines import read_yaml, where
 
 MOVE_FIELDS = ("type", "name", "position", "orientation", "rpy", "joints", "via", "speed", "angular_speed",
                "joint_speed", "acceleration", "zone")
@@ -162,14 +161,14 @@ def program_from_mapping(data: Mapping, start: pin.SE3, joint_count: int,
 
 
 def load_program_file(path: str | Path) -> dict:
-    """The parsed YAML mapping of a program file (PathInputError when missing or not YAML)."""
-    path = Path(path)
-    if not path.is_file():
-        raise PathInputError(f"program file not found: {path}")
+    """The parsed YAML mapping of a program file (PathInputError when missing or not YAML, naming `file:line`).
+
+    Mappings and lists carry their lines (core/yaml_lines.py), so that a caller can name the line of a move.
+    """
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise PathInputError(f"{path}: not valid YAML: {err}") from None
+        data = read_yaml(path, "program file")
+    except InvalidInputError as err:
+        raise PathInputError(str(err)) from None
     if not isinstance(data, dict) or "moves" not in data:
-        raise PathInputError(f"{path}: expected a mapping with a 'moves' list")
+        raise PathInputError(f"{where(path, data)}: expected a mapping with a 'moves' list")
     return data

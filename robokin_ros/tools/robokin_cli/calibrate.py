@@ -7,13 +7,13 @@ corrected DH table is printed; `--out` then writes the URDF of the corrected tab
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.tools.cli_errors import report
 
 HELP = "calibrate joint origins from tracker measurements (CSV: joints, x, y, z[, qx, qy, qz, qw])"
 
@@ -46,21 +46,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read_csv(path: str | Path, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(configurations (N, n), measured (N, 3 | 7)) from a CSV; the first row may be a header."""
-    lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
-    if lines and not _is_numeric(lines[0]):
-        lines = lines[1:]
+    """(configurations (N, n), measured (N, 3 | 7)) from a CSV; the first row may be a header.
+
+    Raises:
+        InvalidInputError: naming the file and the line (1-based, as an editor shows it) of the first bad row.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"{path}: data file not found")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InvalidInputError(f"{path}: cannot read the data file: {getattr(err, 'strerror', None) or err}") from None
+    widths = (n + 3, n + 7)
     rows = []
-    for number, line in enumerate(lines, start=1):
+    for line, content in enumerate(text.splitlines(), start=1):
+        if not content.strip():
+            continue
+        if not rows and not _is_numeric(content) and not any(_is_numeric(cell) for cell in content.split(",")):
+            continue                                        # the header row
         try:
-            rows.append([float(v) for v in line.split(",")])
+            row = [float(v) for v in content.split(",")]
         except ValueError:
-            raise InvalidInputError(f"{path}: data row {number} is not numeric: {line!r}") from None
-    widths = {len(r) for r in rows}
-    if not rows or len(widths) != 1 or widths.pop() not in (n + 3, n + 7):
-        raise InvalidInputError(f"{path}: every row needs {n} joint values then x, y, z (and optionally qx, qy, "
-                                f"qz, qw): {n + 3} or {n + 7} columns, got row widths {sorted({len(r) for r in rows})}")
-    data = np.array(rows)
+            raise InvalidInputError(f"{path}:{line}: a value is not a number: {content.strip()!r}") from None
+        if len(row) not in widths:
+            raise InvalidInputError(f"{path}:{line}: {len(row)} columns; every row needs {n} joint values then x, y, "
+                                    f"z (and optionally qx, qy, qz, qw): {widths[0]} or {widths[1]} columns")
+        if rows and len(row) != len(rows[0][1]):
+            raise InvalidInputError(f"{path}:{line}: {len(row)} columns where the rows before have "
+                                    f"{len(rows[0][1])}")
+        if not np.isfinite(row).all():
+            column = int(np.flatnonzero(~np.isfinite(row))[0])
+            raise InvalidInputError(f"{path}:{line}: column {column + 1} is {row[column]} (every value must be finite)")
+        rows.append((line, row))
+    if not rows:
+        raise InvalidInputError(f"{path}: no data rows")
+    data = np.array([row for _, row in rows])
     return data[:, :n], data[:, n:]
 
 
@@ -140,8 +161,7 @@ def run_dh(args: argparse.Namespace) -> int:
         if args.out:
             Path(args.out).write_text(dh_to_urdf(corrected))
     except (RobokinError, OSError) as err:
-        print(f"robokin calibrate: error: {err}", file=sys.stderr)
-        return 2
+        return report("robokin calibrate", err)
     _print_result(result)
     print(f"corrected DH table ({table.convention}):")
     print(format_table(corrected))
@@ -164,13 +184,11 @@ def run(args: argparse.Namespace) -> int:
         result = calibrate(robot, configurations, measured, tool_dofs=args.tool, loss=args.loss,
                            f_scale=args.f_scale, threshold=args.threshold)
     except (RobokinError, OSError) as err:
-        print(f"robokin calibrate: error: {err}", file=sys.stderr)
-        return 2
+        return report("robokin calibrate", err)
     _print_result(result)
     if args.out:
         if result.urdf is None:
-            print("robokin calibrate: error: the robot has no URDF text to correct", file=sys.stderr)
-            return 2
+            return report("robokin calibrate", "the robot has no URDF text to correct")
         Path(args.out).write_text(result.urdf)
         print(f"wrote the corrected URDF to {args.out}")
     return 0

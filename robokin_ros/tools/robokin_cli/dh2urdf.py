@@ -23,19 +23,18 @@ from __future__ import annotations
 import argparse
 import math
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-import yaml
-
 from robokin_ros.core.classroom.dh import DhRobot, DhRow
 from robokin_ros.core.classroom.dh_urdf import BASE_LINK, TOOL_LINK, dh_to_urdf
 from robokin_ros.core.classroom.transforms import pose
 from robokin_ros.core.errors import ConfigError, InvalidInputError, RobokinError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.validation import is_real_number
+from robokin_ros.core.yaml_lines import line_of, read_yaml, where
+from robokin_ros.tools.cli_errors import report
 
 HELP = "convert a DH table (YAML) to a URDF and check the URDF's FK against the table"
 REQUIRED = ("a", "alpha", "d", "type")
@@ -64,14 +63,13 @@ def parse_number(value: object) -> float:
     raise ValueError(f"{value!r} is not a number")
 
 
-def _row(index: int, entry: object, problems: list[str]) -> DhRow | None:
+def _row(index: int, entry: object) -> tuple[DhRow | None, list[str]]:
+    """(the row, []) or (None, every problem of the row, each naming the row and field)."""
     if not isinstance(entry, dict):
-        problems.append(f"row {index}: must be a mapping of fields, got {entry!r}")
-        return None
-    known_problems = len(problems)
+        return None, [f"row {index}: must be a mapping of fields, got {entry!r}"]
     missing = [name for name in REQUIRED if name not in entry]
     unknown = sorted(set(entry) - set(REQUIRED) - set(OPTIONAL))
-    problems += [f"row {index}: missing field '{name}'" for name in missing]
+    problems = [f"row {index}: missing field '{name}'" for name in missing]
     problems += [f"row {index}: unknown field '{name}'; fields are {list(REQUIRED + OPTIONAL)}" for name in unknown]
     values = {}
     for name in set(entry) & set(REQUIRED + OPTIONAL) - {"type"}:
@@ -79,48 +77,57 @@ def _row(index: int, entry: object, problems: list[str]) -> DhRow | None:
             values[name] = parse_number(entry[name])
         except ValueError:
             problems.append(f"row {index}: {name} must be a number, got {entry[name]!r}")
-    if len(problems) > known_problems:
-        return None
-    return DhRow(joint=entry["type"], **values)
+    if problems:
+        return None, problems
+    return DhRow(joint=entry["type"], **values), []
 
 
-def _transform(name: str, entry: object, problems: list[str]) -> np.ndarray:
+def _transform(name: str, entry: object) -> tuple[np.ndarray, list[str]]:
+    """(the 4x4 transform of a base/tool entry, its problems)."""
     if entry is None:
-        return np.eye(4)
+        return np.eye(4), []
     if not isinstance(entry, dict) or set(entry) - {"xyz", "rpy"}:
-        problems.append(f"{name}: must be a mapping with xyz and rpy, got {entry!r}")
-        return np.eye(4)
+        return np.eye(4), [f"{name}: must be a mapping with xyz and rpy, got {entry!r}"]
     try:
         xyz = [parse_number(v) for v in entry.get("xyz", [0, 0, 0])]
         rpy = [parse_number(v) for v in entry.get("rpy", [0, 0, 0])]
-        return pose(xyz, rpy)
+        return pose(xyz, rpy), []
     except (ValueError, TypeError, InvalidInputError) as err:
-        problems.append(f"{name}: xyz and rpy must be 3 finite numbers each ({err})")
-        return np.eye(4)
+        return np.eye(4), [f"{name}: xyz and rpy must be 3 finite numbers each ({err})"]
 
 
 def load_dh_yaml(path: str | Path) -> DhRobot:
     """The DhRobot of a YAML table file (format: this module's docstring).
 
     Raises:
-        ConfigError: every problem in the file, each naming its row and field.
+        ConfigError: every problem in the file, each naming its line ("table.yaml:5: row 2: ..."), row and field.
     """
     path = Path(path)
     try:
-        doc = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError([str(err)], f"DH table {path}") from err
+        doc = read_yaml(path, "DH table")
+    except InvalidInputError as err:
+        raise ConfigError([str(err)], "DH table") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
-        raise ConfigError(["the file must be a mapping with a 'rows' list"], f"DH table {path}")
+        raise ConfigError([f"{where(path, doc)}: the file must be a mapping with a 'rows' list"], "DH table")
     problems: list[str] = []
-    rows = [_row(i, entry, problems) for i, entry in enumerate(doc["rows"])]
-    base, tool = _transform("base", doc.get("base"), problems), _transform("tool", doc.get("tool"), problems)
+    rows = []
+    for i, entry in enumerate(doc["rows"]):
+        row, row_problems = _row(i, entry)
+        rows.append(row)
+        problems += [f"{where(path, line_of(doc['rows'], i))}: {problem}" for problem in row_problems]
+    ends = {}
+    for name in ("base", "tool"):
+        ends[name], end_problems = _transform(name, doc.get(name))
+        problems += [f"{where(path, line_of(doc, name))}: {problem}" for problem in end_problems]
     if problems:
-        raise ConfigError(problems, f"DH table {path}")
+        raise ConfigError(problems, "DH table")
     try:
-        return DhRobot(tuple(rows), doc.get("convention", "standard"), base, tool, str(doc.get("name", path.stem)))
+        return DhRobot(tuple(rows), doc.get("convention", "standard"), ends["base"], ends["tool"],
+                       str(doc.get("name", path.stem)))
     except ConfigError as err:
-        raise ConfigError(err.problems, f"DH table {path}") from None
+        # DhRobot's problems begin with the field they name ("convention must be ...")
+        located = [f"{where(path, line_of(doc, problem.split(' ')[0]))}: {problem}" for problem in err.problems]
+        raise ConfigError(located, "DH table") from None
 
 
 def fk_check(robot: DhRobot, model: RobotModel, samples: int, seed: int) -> tuple[float, float]:
@@ -155,8 +162,7 @@ def run(args: argparse.Namespace) -> int:
         out.write_text(dh_to_urdf(robot, args.link_mass))
         model = RobotModel.from_urdf_file(out, BASE_LINK, TOOL_LINK)
     except (RobokinError, OSError) as err:
-        print(f"robokin dh2urdf: error: {err}", file=sys.stderr)
-        return 2
+        return report("robokin dh2urdf", err)
     worst_p, worst_r = fk_check(robot, model, args.samples, args.seed)
     ok = worst_p < CHECK_TOLERANCE and worst_r < CHECK_TOLERANCE
     print(f"wrote {out}: {robot.n} joints ({', '.join(r.joint for r in robot.rows)}), {robot.convention} DH")

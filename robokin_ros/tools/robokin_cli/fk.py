@@ -10,7 +10,6 @@ tool for a DH table, the base and each link of the chain for a URDF robot.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +18,11 @@ from robokin_ros.core.classroom.dh_examples import EXAMPLES
 from robokin_ros.core.classroom.transforms import rotation_to_rpy
 from robokin_ros.core.errors import InvalidInputError, RobokinError
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.tools.cli_errors import report
 from robokin_ros.tools.robokin_cli.dh2urdf import load_dh_yaml, parse_number
 
 HELP = "forward kinematics of a DH table or an embedded robot: every frame's position and rpy"
+NUMBER_LISTS = ("--q",)         # "--q 0 -pi/2" is joined into "--q=0,-pi/2" before argparse sees it
 
 
 def parse_q(tokens: list[str] | None) -> list[float] | None:
@@ -47,9 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--dh", help=f"a built-in DH table {sorted(EXAMPLES)} or a DH table YAML file")
     source.add_argument("--robot", help="an embedded robot name (e.g. ur5, panda)")
     parser.add_argument("--q", nargs="+", metavar="VALUE",
-                        help="joint values [rad | m], space or comma separated; 'pi/2' style allowed, but a value "
-                        "starting with '-pi' needs the --q=0,-pi/2,... form (default: zeros for a DH table, the "
-                        "home configuration for a robot)")
+                        help="joint values [rad | m], space or comma separated, 'pi/2' style allowed: --q 0 -pi/2 or "
+                        "--q=0,-pi/2 (default: zeros for a DH table, the home configuration for a robot)")
     parser.add_argument("--png", help="also draw the stick figure with every frame's axes to this PNG file")
 
 
@@ -68,6 +68,8 @@ def dh_frames(spec: str, q: list[float] | None) -> tuple[list[str], np.ndarray, 
 def robot_frames(name: str, q: list[float] | None) -> tuple[list[str], np.ndarray, np.ndarray]:
     """(names, frames (k, 4, 4), q) of an embedded robot: its base frame, then each chain link and the tip."""
     robot = RobotModel.from_name(name)
+    if q is not None and len(q) != robot.n:
+        raise InvalidInputError(f"--q needs {robot.n} values for {name} ({', '.join(robot.joint_names)}), got {len(q)}")
     q_arr = robot.home() if q is None else robot.check_positions(q, "q")
     names = [robot.base_frame, *robot.chain_link_frames()]
     poses = robot.frame_poses(q_arr, [robot.frame_id(n) for n in names])
@@ -131,8 +133,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             names, frames, q = robot_frames(args.robot, parse_q(args.q))
     except RobokinError as err:
-        print(f"robokin fk: error: {err}", file=sys.stderr)
-        return 2
+        return report("robokin fk", err)
     label = args.dh if args.dh is not None else args.robot
     print(f"{label} at q = {np.array2string(q, precision=4, separator=', ')}")
     print(frame_table(names, frames))
