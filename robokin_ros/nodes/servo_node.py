@@ -95,7 +95,7 @@ SCENE_QUEUE_LIMIT = 100
 # 20-35 of a burst of 50 boxes. Keep-all makes a reliable publisher wait instead of the reader dropping.
 SCENE_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
 # [bytes] larger scene messages are refused by size, before deserializing (ros/scene_inbox.py): at this size a mesh
-# costs one tick up to ~25 ms (deserializing or building its hull, measured), inside one trajectory window.
+# costs one tick 20-30 ms (deserializing, or building its hull: measured), inside one trajectory window (50 ms).
 SCENE_MESSAGE_MAX_BYTES = 128 * 1024
 MARKER_PERIOD = 0.1          # [s] the collision markers are for a person: 10 Hz is plenty
 

@@ -10,7 +10,7 @@ import pytest
 
 from robokin_ros.core.errors import ConfigError, InvalidInputError
 from robokin_ros.core.servo.admittance import (AdmittanceParams, GuidingStatus, HandGuiding, deadband,
-                                               effective_wrench, saturate)
+                                               effective_wrench, relax, saturate)
 
 P = AdmittanceParams()
 PUSH = np.array([6.0, -8.0, 0.0, 0.0, 0.0, 1.2])      # 10 N in the xy plane, 1.2 N m about z
@@ -228,3 +228,25 @@ def test_bad_parameters_are_all_named_at_once():
                   "wrench_timeout=nan must be finite", "max_linear_speed=50.0 must be <= 10.0"):
         assert words in text
     assert len(err.value.problems) == 5
+
+
+def test_a_reading_beyond_the_physical_bound_is_refused_so_bias_and_push_stay_finite():
+    """A bias of -1e308 N and then a push of +1e308 N made inf - inf = NaN inside the admittance (and NaN joint
+    velocities in the servo): finite readings beyond max_force / max_torque are refused as NaN ones are."""
+    guiding = HandGuiding()
+    guiding.set_wrench(PUSH, 0.0)
+    for bad, words in (([-1e308, 0, 0, 0, 0, 0], "exceeds hand_guiding.max_force 10000 N"),
+                       ([0, 0, 0, 0, 0, 2e3], "2000 N m exceeds")):
+        with pytest.raises(InvalidInputError, match=words):
+            guiding.set_wrench(bad, 0.001)
+    guiding.set_wrench([1e4, 0, 0, 0, 0, 1e3], 0.002)            # the bounds themselves are readings
+    guiding.zero_bias([-1e4, 0, 0, 0, 0, -1e3])
+    assert np.isfinite(guiding.step(0.002).twist).all() and np.isfinite(guiding.step(0.004).twist).all()
+
+
+@pytest.mark.parametrize("mass, damping", [(1e-320, 50.0), (5.0, 1e-320), (1e-300, 1e-320), (1e300, 1e-300)])
+def test_the_exact_step_stays_finite_for_any_accepted_mass_and_damping(mass, damping):
+    params = AdmittanceParams(mass=mass, damping=damping, inertia=mass, angular_damping=damping)
+    for dt in (0.0, 0.002, 1.0):
+        twist = relax(np.full(6, 0.1), np.array([60.0, 0, 0, 6.0, 0, 0]), dt, params)
+        assert np.isfinite(twist).all(), (mass, damping, dt, twist)

@@ -137,6 +137,13 @@ def test_flat_vertices_are_refused_before_qhull_sees_them():
     (dict(shape="cone", dimensions=(0.1, 0.1), orientation=(0, 0, 0, 0)), "not a unit quaternion"),
     (dict(shape="mesh", dimensions=(1.0,), mesh="a.stl"), "dimensions: a mesh takes none"),
     (dict(shape="mesh"), "exactly one of a mesh file or inline vertices"),
+    # beyond MAX_SCENE_EXTENT: coal's distances degenerate (-inf mm, or a robot inside a 1e20 m box reads as clear)
+    # and qhull crashed the process (SIGSEGV) on 1e308 m vertices
+    (dict(shape="box", dimensions=(1e20, 1e20, 1e20)), r"dimensions: .* exceed 1000 m"),
+    (dict(shape="sphere", dimensions=(0.1,), position=(1e308, 0, 0)), "position: .* farther than 1000 m"),
+    (dict(shape="mesh", vertices=((0, 0, 0), (1e308, 0, 0), (0, 1e308, 0), (0, 0, 1e308))),
+     "within 1000 m"),
+    (dict(shape="mesh", vertices=((0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)), scale=(1e4, 1, 1)), "scale included"),
 ])
 def test_invalid_objects_raise_naming_the_field(kwargs, words):
     with pytest.raises(InvalidInputError, match=words):
