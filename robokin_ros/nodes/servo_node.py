@@ -10,7 +10,8 @@ Interfaces (MoveIt Servo names where it has them):
     ~/separation_distance  std_msgs/Float64 in: a person's distance [m] (used when separation.enabled)
     ~/wrench            geometry_msgs/WrenchStamped in: the tool force/torque sensor (header.frame_id = its frame)
     ~/scene_objects     robokin_interfaces/SceneObject in: add, move or remove a collision scene object (pose in any
-                        model or TF frame); used when check_collisions
+                        model or TF frame); used when check_collisions. Scene topics are keep-all (every change
+                        counts) and refuse messages over SCENE_MESSAGE_MAX_BYTES by their size
     collision_object_topic  moveit_msgs/CollisionObject in (default /collision_object, as MoveIt publishes them):
                         ADD, APPEND, MOVE, REMOVE of MoveIt's world (ros/moveit_scene.py); used when check_collisions
     planning_scene_topic  moveit_msgs/PlanningScene in (default off; e.g. /monitored_planning_scene): its world's
@@ -18,7 +19,8 @@ Interfaces (MoveIt Servo names where it has them):
     ~/collision_markers visualization_msgs/MarkerArray out (10 Hz, when check_collisions): the nearest pair and its
                         distance, the scene objects
     ~/enable_hand_guiding  std_srvs/SetBool: true zeroes the sensor on its latest reading and starts guiding (the
-                        admittance's twist drives the arm; other inputs are dropped until false); false stops
+                        admittance's twist drives the arm; other inputs are dropped until false); false stops. A
+                        wrench gap pauses guiding, fresh wrenches within hand_guiding.resume_timeout resume it
     joint_topic         sensor_msgs/JointState in (default /joint_states; reordered by name)
     command_out_topic   trajectory_msgs/JointTrajectory (ends at rest: a default JTC accepts it) or
                         std_msgs/Float64MultiArray out
@@ -28,7 +30,8 @@ Interfaces (MoveIt Servo names where it has them):
     ~/pause_servo       std_srvs/SetBool: true pauses, false resumes (as MoveIt Servo since Jazzy)
     ~/switch_command_type  moveit_msgs/ServoCommandType: JOINT_JOG, TWIST (the start type) and POSE; an idle servo
                         also switches to the type of the input that arrives
-One timer (publish_period) does the work. Joint states arrive by callback and are checked on arrival (a refused one
+One timer (publish_period) does the work; an internal error in a tick drops the command (a ramp to rest) and is
+named in the status, and the node runs on. Joint states arrive by callback and are checked on arrival (a refused one
 cannot displace a good one); the tick takes the newest twist itself (ros/polled_subscription.py) and publishes the
 window as refilled serialized bytes (ros/serialized_trajectory.py). Spun by the EventsExecutor (see run_node).
 """

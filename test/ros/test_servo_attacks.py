@@ -210,3 +210,19 @@ def test_an_internal_error_in_the_tick_stops_the_arm_within_the_limits_and_names
     still = probe.joint_states[-1]
     probe.stream(0.5, linear=(0.0, 0.3, 0.0))
     assert np.abs(probe.joint_states[-1] - still).max() > 1e-3
+
+
+def test_process_options_of_which_one_applies_and_one_is_refused_do_not_stop_the_nodes(launch):
+    """nice 5 applies (lowering priority needs no privilege), an affinity to a CPU that does not exist is refused:
+    both sentences were logged from one line at two severities, and rclpy's ValueError ended the node at start."""
+    options = ("-p", "process.nice:=5", "-p", "process.cpu_affinity:='63'")
+    nodes = [launch("servo_node", "--ros-args", "--params-file", "config/panda_servo.yaml", *options),
+             launch("sim_robot", "--ros-args", "--params-file", "config/sim_robot.yaml", *options)]
+    end = time.monotonic() + 30.0
+    while time.monotonic() < end and not all("CPU affinity [63] refused" in n.output or n.popen.poll() is not None
+                                             for n in nodes):
+        time.sleep(0.1)
+    time.sleep(0.5)
+    for node in nodes:
+        assert node.popen.poll() is None and "process: nice 5 applied" in node.output, node.output[-2000:]
+        assert "CPU affinity [63] refused" in node.output and "Traceback" not in node.output, node.output[-2000:]

@@ -16,7 +16,9 @@ A constant push F (|F| above the dead band, below the saturation plus dead band)
 state itself, so a long hard push does not wind up a velocity that would keep the arm moving after release.
 
 A wrench older than `wrench_timeout` (or none yet) counts as zero force and the result reports it stale: the
-servo must stop guiding. The twist is in the axes the wrench is given in, or in the axes `frame_R_sensor` rotates
+servo pauses guiding (ramps to rest) and ends it after a longer gap (guiding_input.py). A reading whose force or
+torque exceeds `max_force` / `max_torque` is refused, as a NaN one is: readings and the bias taken from them stay
+far from overflow. The twist is in the axes the wrench is given in, or in the axes `frame_R_sensor` rotates
 it to; the bias is subtracted in sensor axes first, where a sensor's offset is constant.
 """
 from __future__ import annotations
