@@ -22,6 +22,7 @@ from robokin_ros.core.embedded import EMBEDDED_ROBOTS, embedded_robot
 from robokin_ros.core.errors import ModelError, UnknownFrameError, UnknownJointError
 from robokin_ros.core.model_source import (choose_source, is_xacro, missing_model_error, robot_file_name,
                                            robot_file_xml)
+from robokin_ros.core.native_stderr import captured_native_stderr, pass_on, split_parser_messages
 from robokin_ros.core.validation import check_vector
 
 REFERENCE_FRAMES = {
@@ -52,18 +53,22 @@ class JointLimits:
 
 
 def _load_full_model(source: str | Path) -> pin.Model:
-    try:
-        text = str(source)
-        if text.lstrip().startswith("<"):
-            return pin.buildModelFromXML(text)
-        path = Path(source)
-        if not path.is_file():
-            raise ModelError(f"URDF file not found: {path}")
-        return pin.buildModelFromUrdf(str(path))
-    except ModelError:
-        raise
-    except Exception as err:  # pinocchio raises ValueError/RuntimeError with the parser's text
-        raise ModelError(f"cannot parse URDF: {err}") from err
+    text = str(source)
+    is_xml = text.lstrip().startswith("<")
+    if not is_xml and not Path(source).is_file():
+        raise ModelError(f"URDF file not found: {source}")
+    # urdfdom prints its reasons on fd 2 and Pinocchio then raises a generic error: fold them into one message
+    with captured_native_stderr() as printed:
+        try:
+            model, error = (pin.buildModelFromXML(text) if is_xml else pin.buildModelFromUrdf(text)), None
+        except Exception as err:  # pinocchio raises ValueError/RuntimeError with the parser's text
+            model, error = None, err
+    reasons, other = split_parser_messages(printed)
+    pass_on(other if error is not None else printed)
+    if error is not None:
+        detail = f" ({'; '.join(reasons)})" if reasons else ""
+        raise ModelError(f"cannot parse URDF: {' '.join(str(error).split())}{detail}") from error
+    return model
 
 
 def _unknown_robot_message(name: str) -> str:

@@ -8,12 +8,13 @@ import time
 
 from robokin_ros.core.embedded import EMBEDDED_ROBOTS
 from robokin_ros.core.errors import RobokinError
+from robokin_ros.tools.cli_errors import OneLineParser, one_line
 
 PIP_EXTRAS = ("viser", "fast_simplification")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="robokin_studio", description=__doc__.split(":", 1)[1].strip())
+    parser = OneLineParser(prog="robokin_studio", description=__doc__.split(":", 1)[1].strip())
     parser.add_argument("--robot", default="panda",
                         help=f"an embedded robot {sorted(EMBEDDED_ROBOTS)} or a URDF file (then --base-frame and "
                              "--tip-frame too); default panda")
@@ -59,20 +60,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"robokin_studio needs {', '.join(missing)}: pip install -r requirements/studio.txt "
               "(scripts/setup.sh does)", file=sys.stderr)
         return 2
+    from robokin_ros.core.robot import RobotModel
     from robokin_ros.studio.app import StudioApp
     live = None
     try:
+        # the robot is checked before the server exists: a bad name or URDF is refused without viser's banner
+        robot = RobotModel.load(args.robot, args.base_frame, args.tip_frame)
         if args.ros:
             from robokin_ros.studio.live_ros import LiveRosBridge
-            from robokin_ros.core.robot import RobotModel
-            robot = RobotModel.load(args.robot, args.base_frame, args.tip_frame)
             live = LiveRosBridge(robot, args.servo_node, args.joint_topic, args.command)
             live.start()
         app = StudioApp(args.robot, args.base_frame, args.tip_frame, host=args.host, port=args.port,
                         rate=args.rate, render=args.render, triangles=None if args.triangles == -1 else args.triangles,
                         live=live).start()
     except RobokinError as err:
-        print(f"robokin_studio: {err}", file=sys.stderr)
+        print(f"robokin_studio: error: {one_line(err)}", file=sys.stderr)
         if live is not None:
             live.stop()
         return 2

@@ -71,8 +71,8 @@ def test_fk_draws_a_png(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--dh", "puma"], "--dh 'puma' is neither a built-in table ['2r', 'scara', 'ur5'] nor a YAML file"),
     (["--dh", "2r", "--q", "0.1", "abc"], "--q value 'abc' is not a number"),
-    (["--dh", "2r", "--q", "0.1"], "q must have 2 entries"),
-    (["--robot", "ur5", "--q", "0.1"], "q must have 6 entries"),
+    (["--dh", "2r", "--q", "0.1"], "--q needs 2 values for the DH table 2r, got 1"),
+    (["--robot", "ur5", "--q", "0.1"], "--q needs 6 values for ur5 (shoulder_pan_joint, "),
 ])
 def test_fk_bad_input_returns_2_with_the_reason(argv, message, capsys):
     assert run(fk, argv) == 2
@@ -139,7 +139,7 @@ def test_dh2urdf_reports_malformed_tables_by_row_and_field(tmp_path, capsys, row
 
 def test_dh2urdf_reports_a_missing_file_and_a_bad_base(tmp_path, capsys):
     assert run(dh2urdf, [str(tmp_path / "nope.yaml"), "--out", str(tmp_path / "r.urdf")]) == 2
-    assert "No such file" in capsys.readouterr().err
+    assert "nope.yaml: DH table not found" in capsys.readouterr().err
     table = write(tmp_path, "base: {xyz: [0, 0], rpy: [0, 0, 0]}\nrows:\n- {a: 1, alpha: 0, d: 0, type: revolute}\n")
     assert run(dh2urdf, [str(table), "--out", str(tmp_path / "r.urdf")]) == 2
     assert "base: xyz and rpy must be 3 finite numbers each (xyz must have 3 entries" in capsys.readouterr().err

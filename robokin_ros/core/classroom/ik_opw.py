@@ -9,8 +9,9 @@ industrial serial manipulators with an ortho-parallel basis and a spherical wris
 OPW zero position: base z up, upper arm vertical (c2 along z), forearm continuing up (wrist centre at
 (a1 + a2, b, c1 + c2 + c3)), flange z up. Axis 1 is z; axes 2 and 3 are y of the rotated frames; the wrist is
 z-y-z: base_R_flange = Rz(t1) Ry(t2 + t3) Rz(t4) Ry(t5) Rz(t6), flange = wrist centre + c4 z_flange.
-Joint convention: OPW angle t_i = sign_i q_i + offset_i, q_i the robot's joint position (KUKA KR6 R700:
-signs (-1, 1, 1, -1, 1, -1), offsets (0, -pi/2, 0, 0, 0, 0)).
+Joint convention: OPW angle t_i = sign_i q_i + offset_i, q_i the robot's joint position (KUKA KR6 R700 sixx:
+signs (-1, 1, 1, -1, 1, -1), offsets (0, pi/2, 0, 0, 0, 0); opw_kinematics and ROS-Industrial's opw YAML files
+subtract their offsets, so theirs carry the opposite sign: see opw_arms.py for published arms).
 
 Branches: shoulder front/back (t1), elbow a/b (the law of cosines for t3), wrist a/b (sign of t5). Singular
 cases (ik_solutions names): wrist (sin t5 ~ 0: t4 keeps the seed's value, t6 takes the rest), shoulder (wrist

@@ -61,6 +61,8 @@ def dh_frames(spec: str, q: list[float] | None) -> tuple[list[str], np.ndarray, 
         robot = load_dh_yaml(spec)
     else:
         raise InvalidInputError(f"--dh '{spec}' is neither a built-in table {sorted(EXAMPLES)} nor a YAML file")
+    if q is not None and len(q) != robot.n:
+        raise InvalidInputError(f"--q needs {robot.n} values for the DH table {spec}, got {len(q)}")
     q_arr = np.zeros(robot.n) if q is None else np.asarray(q, float)
     return list(robot.frame_names()), robot.fk(q_arr), q_arr
 

@@ -10,6 +10,7 @@ import argparse
 from robokin_ros.core.classroom.workspace import (JACOBIANS, format_envelope, planar_2r, reach_envelope,
                                                   sample_workspace)
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.tools.cli_errors import report
 
 HELP = "reachable workspace: sampled tool positions, reach envelope per height, manipulability picture"
 COLOURS = ("manipulability", "sigma_min")
@@ -41,8 +42,8 @@ def run(args: argparse.Namespace) -> int:
     if args.bins is None:
         args.bins = 1 if args.planar_2r else 10
     if args.samples < 1 or args.bins < 1 or not args.thickness > 0:
-        print("robokin workspace: --samples and --bins must be >= 1 and --thickness > 0")
-        return 2
+        return report("robokin workspace", f"--samples and --bins must be >= 1 and --thickness > 0, got "
+                      f"{args.samples}, {args.bins}, {args.thickness}")
     annulus = None
     if args.planar_2r:
         l1, l2 = args.planar_2r
