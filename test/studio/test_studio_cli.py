@@ -58,3 +58,29 @@ def test_every_missing_studio_extra_is_named(monkeypatch, capsys, absent):
     assert set(absent) <= set(missing)
     assert main(["--port", str(free_port())]) == 2
     assert f"needs {', '.join(missing)}: pip install -r requirements/studio.txt" in capsys.readouterr().err
+
+
+def test_a_misspelt_robot_is_named_as_such_before_any_server_starts(capfd):
+    """Issue 24 item 13: "unknown robot 'pandaa'" (not "base_frame and tip_frame are required"), one line, and no
+    HTTP banner: the robot is checked before viser's server exists."""
+    need_modules(*STUDIO_EXTRAS)
+    assert main(["--robot", "pandaa", "--port", str(free_port())]) == 2
+    out, err = capfd.readouterr()
+    assert err.strip() == err.strip().splitlines()[0], err
+    assert "robokin_studio: error: unknown robot 'pandaa' (did you mean 'panda'?); known: [" in err
+    assert "HTTP" not in out + err and "viser" not in out + err
+
+
+def test_a_malformed_urdf_is_refused_in_one_line_with_the_parsers_reason(tmp_path):
+    """Issue 24 item 13: urdfdom prints its reasons on fd 2 (two lines each) before Pinocchio raises; they are
+    folded into the one refusal line, and the studio never printed its banner."""
+    need_modules(*STUDIO_EXTRAS)
+    urdf = tmp_path / "bad.urdf"
+    urdf.write_text("<robot name='x'><link name='a'/><joint name='j' type='revolute'><parent link='a'/></joint>"
+                    "</robot>")
+    done = subprocess.run([sys.executable, "-m", "robokin_ros.studio.main", "--robot", str(urdf), "--base-frame", "a",
+                           "--tip-frame", "b", "--port", str(free_port())], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and not done.stdout, done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert f"robokin_studio: error: cannot parse URDF: The file {urdf} does not contain a valid URDF model. (Joint [j] " \
+           "is of type REVOLUTE but it does not specify limits" in done.stderr
