@@ -122,8 +122,8 @@ def test_q_values_may_follow_a_space_even_when_they_start_with_minus_pi(capfd):
     code, out, _ = run_main(capfd, robokin, ["ik", "--robot", "ur5", "--from-q", "0", "-pi/2", "pi/2", "-pi/2",
                                              "-pi/2", "0", "--seed", "0", "-pi/2", "pi/2", "-pi/2", "-pi/2", "0"])
     first = [line for line in out.splitlines() if "shoulder=" in line][0].split()
-    assert code == 0 and [float(v) for v in first[4:10]] == pytest.approx([0, -1.5708, 1.5708, -1.5708, -1.5708, 0],
-                                                                         abs=1e-4)
+    expected = [0, -1.5708, 1.5708, -1.5708, -1.5708, 0]
+    assert code == 0 and [float(v) for v in first[4:10]] == pytest.approx(expected, abs=1e-4)
 
 
 @pytest.mark.parametrize("module, argv, words", [

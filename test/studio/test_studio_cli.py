@@ -82,5 +82,5 @@ def test_a_malformed_urdf_is_refused_in_one_line_with_the_parsers_reason(tmp_pat
                            "--tip-frame", "b", "--port", str(free_port())], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and not done.stdout, done.stdout
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert f"robokin_studio: error: cannot parse URDF: The file {urdf} does not contain a valid URDF model. (Joint [j] " \
-           "is of type REVOLUTE but it does not specify limits" in done.stderr
+    assert (f"robokin_studio: error: cannot parse URDF: The file {urdf} does not contain a valid URDF model. "
+            "(Joint [j] is of type REVOLUTE but it does not specify limits") in done.stderr
