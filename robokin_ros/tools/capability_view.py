@@ -10,8 +10,6 @@ CapabilityConfig): velocity [m per m/s], acceleration normalized to the velocity
 """
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from robokin_ros.core.capability.polytope import ForcePolytope, tool_force_polyt
 from robokin_ros.core.capability.report import format_table, measure_rows, shown_ellipsoids
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.tools.cli_errors import OneLineParser, report
 
 VIEWS = {"iso": (25.0, -60.0), "front": (0.0, -90.0), "side": (0.0, 0.0), "top": (90.0, -90.0)}
 _DEPTH_AXIS = {"front": "y", "side": "x", "top": "z"}     # hidden in the orthographic views
@@ -129,12 +128,18 @@ def _picture(robot: RobotModel, analysis: CapabilityAnalysis, polytope: ForcePol
     plt.close(fig)
 
 
+def _numbers(option: str, text: str) -> np.ndarray:
+    """Comma-separated numbers of an option ("pi/2" style allowed)."""
+    from robokin_ros.tools.robokin_cli.dh2urdf import parse_number
+    try:
+        return np.array([parse_number(v) for v in text.split(",")])
+    except ValueError:
+        raise RobokinError(f"{option} must be comma-separated numbers, got '{text}'") from None
+
+
 def _positions(robot: RobotModel, q: str | None, pose: str) -> np.ndarray:
     if q:
-        try:
-            return np.array([float(v) for v in q.split(",")])
-        except ValueError:
-            raise RobokinError(f"--q must be comma-separated numbers, got '{q}'") from None
+        return _numbers("--q", q)
     poses = {"home": robot.home, "mid_range": robot.mid_range, "zero": lambda: np.zeros(robot.n)}
     if pose not in poses:
         raise RobokinError(f"unknown pose '{pose}'; choose from {sorted(poses)}")
@@ -143,7 +148,7 @@ def _positions(robot: RobotModel, q: str | None, pose: str) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> int:
     """Console script `capability_view`."""
-    parser = argparse.ArgumentParser(prog="capability_view", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="capability_view", description=__doc__.split("\n\n")[0])
     parser.add_argument("--robot", default="panda", help="embedded name (panda, ur5, ...) or URDF file")
     parser.add_argument("--base-frame", default="", help="required for a URDF file")
     parser.add_argument("--tip-frame", default="", help="required for a URDF file")
@@ -157,14 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         robot = RobotModel.load(args.robot, args.base_frame, args.tip_frame)
-        limits = tuple(float(v) for v in args.torque_limits.split(",")) if args.torque_limits else ()
+        limits = tuple(_numbers("--torque-limits", args.torque_limits)) if args.torque_limits else ()
         cfg = CapabilityConfig(polytope_method=args.polytope_method, torque_limits=limits)
         cfg.check_joint_lists(robot.joint_names)
         table = render(robot, _positions(robot, args.q, args.pose), args.out,
                        [v.strip() for v in args.views.split(",") if v.strip()], cfg, args.stl)
-    except (RobokinError, ValueError) as err:
-        print(f"capability_view: {err}", file=sys.stderr)
-        return 2
+    except (RobokinError, ValueError, OSError) as err:
+        return report("capability_view", err)
     print(table)
     print(f"wrote {Path(args.out).absolute()}" + (f" and {Path(args.stl).absolute()}" if args.stl else ""))
     return 0

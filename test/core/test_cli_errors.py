@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from robokin_ros.tools import plan_path
+from robokin_ros.tools import capability_view, plan_path
 from robokin_ros.tools.robokin_cli import main as robokin
 
 CASES = {
@@ -112,6 +112,16 @@ ROBOKIN_CASES = [
 def test_robokin_bad_input_is_one_line_naming_file_and_line(files, capfd, monkeypatch, argv, words):
     monkeypatch.chdir(files)
     assert_one_line_error(*run_main(capfd, robokin, argv)[::2], words)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--torque-limits", "1,2"], ["capability_view: error: invalid capability configuration: torque_limits has 2 "
+                                  "entries but the chain has 7 joints"]),
+    (["--torque-limits", "a"], ["--torque-limits must be comma-separated numbers, got 'a'"]),
+    (["--robot", "pandaa"], ["unknown robot 'pandaa'"]),
+])
+def test_capability_view_bad_input_is_one_line(capfd, tmp_path, argv, words):
+    assert_one_line_error(*run_main(capfd, capability_view.main, [*argv, "--out", tmp_path / "c.png"])[::2], words)
 
 
 def test_q_values_may_follow_a_space_even_when_they_start_with_minus_pi(capfd):
