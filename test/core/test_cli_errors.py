@@ -32,6 +32,7 @@ CASES = {
     "bad.urdf": "<robot name='x'><link name='a'/><joint name='j' type='revolute'><parent link='a'/></joint></robot>",
     "data_nan.csv": "q1,q2,x,y,z\n1,2,3,4,5\n\n1,nan,3,4,5\n",
     "data_text.csv": "q1,q2,x,y,z\n1,2,3,4,5\n1,2,three,4,5\n",
+    "data_quaternion.csv": "1,2,3,4,5,0,0,0,1\n1,2,3,4,5,0,0,0,2\n",
 }
 
 
@@ -94,6 +95,8 @@ ROBOKIN_CASES = [
     (["calibrate", "--robot", "pandaa", "--data", "data_nan.csv"], ["unknown robot 'pandaa'"]),
     (["calibrate", "--dh", "2r", "--data", "data_nan.csv"], ["data_nan.csv:4: column 2 is nan"]),
     (["calibrate", "--dh", "2r", "--data", "data_text.csv"], ["data_text.csv:3: a value is not a number"]),
+    (["calibrate", "--dh", "2r", "--data", "data_quaternion.csv"],
+     ["data_quaternion.csv:2: the quaternion qx, qy, qz, qw has norm 2, not 1"]),
     (["calibrate", "--dh", "2r", "--data", "missing.csv"], ["missing.csv: data file not found"]),
     (["workspace", "--robot", "bad.urdf", "--base-frame", "a", "--tip-frame", "b"],
      ["bad.urdf does not contain a valid URDF model", "(Joint [j] is of type REVOLUTE but it does not specify limits"]),

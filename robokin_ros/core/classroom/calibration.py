@@ -70,13 +70,14 @@ def parse_measurements(measured: npt.ArrayLike, count: int) -> Measurements:
         raise InvalidInputError(f"{len(m)} measurements for {count} configurations: one per configuration needed")
     bad = np.flatnonzero(~np.isfinite(m).all(axis=1))
     if bad.size:
-        raise InvalidInputError(f"measured has non-finite values in rows {bad.tolist()}")
+        raise InvalidInputError(f"measured has non-finite values in rows {bad.tolist()} (0-based)")
     if m.shape[1] == 3:
         return Measurements(m, None)
     norms = np.linalg.norm(m[:, 3:], axis=1)
     off = np.flatnonzero(np.abs(norms - 1.0) > 1e-3)
     if off.size:
-        raise InvalidInputError(f"quaternions in rows {off.tolist()} are not unit length (norms {norms[off]})")
+        raise InvalidInputError(f"quaternions in rows {off.tolist()} (0-based) are not unit length "
+                                f"(norms {norms[off]})")
     rotations = np.array([pin.Quaternion(q / np.linalg.norm(q)).toRotationMatrix() for q in m[:, 3:]])
     return Measurements(m[:, :3], rotations)
 

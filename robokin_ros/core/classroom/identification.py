@@ -34,7 +34,7 @@ def pinocchio_configurations(robot, configurations: npt.ArrayLike) -> np.ndarray
                                 f"{list(robot.joint_names)}, got {qs.shape}")
     bad = np.flatnonzero(~np.isfinite(qs).all(axis=1))
     if bad.size:
-        raise InvalidInputError(f"configurations has non-finite values in rows {bad.tolist()}")
+        raise InvalidInputError(f"configurations has non-finite values in rows {bad.tolist()} (0-based)")
     return np.array([robot.to_pinocchio_q(q) for q in qs]).reshape(len(qs), -1)
 
 
