@@ -74,7 +74,7 @@ def _load_full_model(source: str | Path) -> pin.Model:
 def _unknown_robot_message(name: str) -> str:
     """A misspelt robot name is told as such (not as missing frames), with the nearest embedded name."""
     if "/" in name or Path(name).suffix.lower() in (".urdf", ".xacro", ".xml"):
-        return f"robot file not found: {name} (embedded robots: {sorted(EMBEDDED_ROBOTS)})"
+        return f"URDF file not found: {name}"
     close = difflib.get_close_matches(name, list(EMBEDDED_ROBOTS), n=1)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
     return (f"unknown robot '{name}'{hint}; known: {sorted(EMBEDDED_ROBOTS)} (a URDF or xacro file of that name "
