@@ -61,11 +61,11 @@ def main(argv: list[str] | None = None) -> int:
               "(scripts/setup.sh does)", file=sys.stderr)
         return 2
     from robokin_ros.core.robot import RobotModel
-    from robokin_ros.studio.app import StudioApp
     live = None
     try:
         # the robot is checked before the server exists: a bad name or URDF is refused without viser's banner
         robot = RobotModel.load(args.robot, args.base_frame, args.tip_frame)
+        from robokin_ros.studio.app import StudioApp
         if args.ros:
             from robokin_ros.studio.live_ros import LiveRosBridge
             live = LiveRosBridge(robot, args.servo_node, args.joint_topic, args.command)
