@@ -12,10 +12,14 @@ Interfaces (names relative to the node):
   goal's tolerances, and reports the controller's acceptance and result in its own words
   (ros/trajectory_execution.py). `execution: topic` publishes on `command_out_topic` and follows `joint_topic` until
   every joint is within `goal_tolerance` of the end.
-  Cancel, preemption and the execution timeout (`execution_timeout_margin` past the planned duration, judged
-  from the joint states) send a stop in place of the running trajectory (a new goal, or on the topic): the
-  rest of the planned path re-timed to rest within the acceleration limits (core/path/stopping.py), or a ramp
-  along the measured velocity when the arm is off the plan; the goal ends once the arm is at rest. Every
+  Every trajectory goes out stamped `START_LEAD` ahead, so the node knows where the controller is on it at any
+  time. Cancel, preemption and the execution timeout (`execution_timeout_margin` past the planned duration, judged
+  from the joint states) send a stop in place of the running trajectory (a new goal, or on the topic; the
+  controller's goal is never cancelled while a stop can be sent: a default JTC holds the arm at once then): the
+  running trajectory's own points, stamped in its own time, up to `STOP_LEAD` ahead, then the rest of the path
+  re-timed to rest within the acceleration limits (core/path/stopping.py), or a ramp along the measured velocity
+  when the arm is off the plan. The goal ends once the joint states show the arm at rest, and its message gives
+  the time from the request to rest as measured. Every
   trajectory sent or returned passes joint_trajectory_controller's default rules and stays within the joint
   velocity and acceleration limits as the controller plays it (checked before it leaves, else INTERNAL_ERROR).
   A goal arriving while one runs is rejected (`preempt: false`, default) or stops the running one, which ends
@@ -40,6 +44,7 @@ from rclpy.action import CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.duration import Duration
 from rclpy.executors import MultiThreadedExecutor
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
@@ -51,7 +56,7 @@ from robokin_ros.core.frames import TransformLookupError
 from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.budget import TIMEOUT, PlanningStopped
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState, controller_outcome
+from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState, RestWatch, controller_outcome
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.stopping import plan_stop
 from robokin_ros.core.program.planner import ProgramPlanner
@@ -73,7 +78,7 @@ from robokin_ros.ros.program_conversions import program_from_goal, program_outco
 from robokin_ros.ros.rclpy_compat import action_server
 from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, SideSubscription, receive_time, run_node
 from robokin_ros.ros.tf_frames import TfFrames
-from robokin_ros.ros.trajectory_execution import ENDINGS, ControllerClient, check_outgoing, wait_for
+from robokin_ros.ros.trajectory_execution import ENDINGS, ControllerClient, check_outgoing
 
 Result = ExecuteCartesianPath.Result
 FIRST_STATE_WAIT = 5.0       # [s] a goal before any joint state has arrived waits this long for one
@@ -85,6 +90,10 @@ TF_FIRST_LOOKUP_WAIT = 3.0   # [s] after the TF listener starts, a waypoint fram
 # it, and a long enough blend for the controller, which interpolates from the arm's state to that first point:
 # a timing error e [s] at speed v costs ~6 v e / lead^2 of acceleration (0.12 s measured up to 1.5x the limit).
 STOP_LEAD = 0.25             # [s]
+# A trajectory's time 0 is stamped this far ahead of sending: the node then knows the controller's progress along
+# it exactly (a stop is stamped in the same time), and the goal reaches the controller before it starts.
+START_LEAD = 0.1             # [s]
+REST_CONFIRM = 0.1           # [s] a stopped arm is at rest once its joint states have not moved for this long
 STOP_ATTEMPTS = 3
 STOP_SETTLE = 1.0            # [s] past a stop's end, allowed for the arm to settle (the stop goal's goal time)
 GOAL_TIME_EXTRA = 1.0        # [s] added to the controller's goal time: the node's own timeout stops the arm first
@@ -324,13 +333,11 @@ class PathIkNode(RobokinNode):
         execution timeout stop the arm (`_stop_arm`); GoalAbort with the controller's words when it rejects or
         aborts."""
         action = cfg.follow_joint_trajectory_action
-        sent = receive_time()
+        origin, started = self._stamp_ahead(msg)
         handle = self._controller.send(action, follow_goal(msg, cfg.path_tolerance, cfg.goal_tolerance,
                                                            cfg.execution_timeout_margin + GOAL_TIME_EXTRA),
                                        cfg.controller_response_timeout)
         result = handle.get_result_async()
-        # the controller starts the trajectory when it accepts it: between sending and hearing of the acceptance
-        started = 0.5 * (sent + receive_time())
         monitor = ExecutionMonitor(trajectory, cfg.goal_tolerance, cfg.execution_timeout_margin, started)
         deadline = monitor.duration + cfg.execution_timeout_margin + RESULT_GRACE
         while not result.done():
@@ -338,7 +345,7 @@ class PathIkNode(RobokinNode):
             now = receive_time()
             stop = self._stop_reason(goal_handle, monitor, now, None if q is None else monitor.update(now, q))
             if stop is not None:
-                raise GoalAbort(stop[0], f"{stop[1]}; {self._stop_arm(trajectory, monitor, cfg, handle)}")
+                raise GoalAbort(stop[0], f"{stop[1]}; {self._stop_arm(trajectory, monitor, cfg, origin, now, handle)}")
             if monitor.elapsed(now) > deadline:
                 self._controller.cancel(handle, cfg.controller_response_timeout)
                 raise GoalAbort(Result.EXECUTION_FAILED, f"no result from {action} within {deadline:.2f} s; "
@@ -354,45 +361,54 @@ class PathIkNode(RobokinNode):
     def _follow_topic(self, goal_handle, trajectory, msg: JointTrajectory, cfg: PathConfig) -> None:
         """Publish the trajectory and follow the joint states until done; GoalAbort when canceled, preempted
         or timed out (after stopping the arm, `_stop_arm`)."""
+        origin, started = self._stamp_ahead(msg)
         self._traj_pub.publish(msg)
-        monitor = ExecutionMonitor(trajectory, cfg.goal_tolerance, cfg.execution_timeout_margin, receive_time())
+        monitor = ExecutionMonitor(trajectory, cfg.goal_tolerance, cfg.execution_timeout_margin, started)
         while True:
             q = self._current_positions(cfg)
             now = receive_time()
             status = monitor.update(now, q)
             stop = self._stop_reason(goal_handle, monitor, now, status)
             if stop is not None:
-                raise GoalAbort(stop[0], f"{stop[1]}; {self._stop_arm(trajectory, monitor, cfg)}")
+                raise GoalAbort(stop[0], f"{stop[1]}; {self._stop_arm(trajectory, monitor, cfg, origin, now)}")
             self._feedback(goal_handle, "executing", status.progress)
             if status.state == ExecutionState.SUCCEEDED:
                 return
             time.sleep(FOLLOW_PERIOD)
 
-    def _stop_arm(self, trajectory, monitor: ExecutionMonitor, cfg: PathConfig, handle=None) -> str:
+    def _stamp_ahead(self, msg: JointTrajectory) -> tuple[Time, float]:
+        """Stamp `msg` START_LEAD ahead; (its time 0 on the ROS clock, the same on the receive clock [s])."""
+        origin = self.get_clock().now() + Duration(nanoseconds=int(START_LEAD * 1e9))
+        msg.header.stamp = origin.to_msg()
+        return origin, receive_time() + START_LEAD
+
+    def _stop_arm(self, trajectory, monitor: ExecutionMonitor, cfg: PathConfig, origin: Time, requested: float,
+                  handle=None) -> str:
         """Bring the arm to rest within the acceleration limits and wait until it is; words for the result.
 
-        The stop (core/path/stopping.py) follows the planned path from where the arm is on it (the planned time
-        its measured state matches, near the elapsed execution time) plus `STOP_LEAD`, while the arm follows the
-        plan; else it ramps down the measured velocity. It replaces the running trajectory on the controller,
-        stamped so that its first point is the planned state at that time: the controller blends into it
-        instead of holding abruptly (what cancelling its goal would do). Without any joint state, the
-        controller's goal is cancelled instead."""
+        While the arm follows the plan, the stop (core/path/stopping.py) is the running trajectory's own points from
+        now to `STOP_LEAD` ahead, then the rest of the path re-timed to rest; stamped in the running trajectory's
+        time (`origin`), so the controller plays the same command until the braking begins, with no blend from the
+        arm's state. Off the plan it ramps the measured velocity down. It replaces the running trajectory on the
+        controller; cancelling the controller's goal (a default JTC then holds the arm at once) is the last resort,
+        when no stop can be sent. `requested` [s] is when the stop was decided (receive clock)."""
         limits = self._settings()[1].limits().acceleration
-        for _ in range(STOP_ATTEMPTS):   # computing takes longer under load: start later rather than blend short
+        measured = monitor.positions if monitor.positions is not None else self._fresh_positions(cfg)
+        rest = None if measured is None else RestWatch(requested, measured)
+        for _ in range(STOP_ATTEMPTS):   # computing takes longer under load: start later rather than arrive late
             decided = receive_time()
             q = self._fresh_positions(cfg)
             stop = plan_stop(trajectory.joint_names, trajectory, monitor.elapsed(decided),
                              monitor.positions if q is None else q, monitor.velocities, limits, STOP_LEAD)
-            lead = decided + STOP_LEAD - receive_time()
-            if lead >= 0.5 * STOP_LEAD:
+            if decided + STOP_LEAD - receive_time() >= 0.5 * STOP_LEAD:
                 break
         if stop is not None:
-            msg = joint_trajectory_msg(stop.trajectory, stamp=(self.get_clock().now()
-                                                               + Duration(seconds=max(lead, 0.0))).to_msg())
+            msg = joint_trajectory_msg(stop.trajectory,
+                                       stamp=(origin + Duration(nanoseconds=int(stop.start * 1e9))).to_msg())
             try:
-                self._deliver_stop(msg, stop.trajectory, cfg, decided + STOP_LEAD)
                 how = "along the path" if stop.along_path else "along its velocity"
-                return f"stopped {how} within the acceleration limits in {stop.trajectory.duration:.2f} s"
+                ends = monitor.start_time + stop.start + stop.trajectory.duration
+                return f"stopped {how} within the acceleration limits{self._deliver_stop(msg, cfg, ends, rest)}"
             except (GoalAbort, RobokinError) as err:
                 self._log.warning("stop", f"could not send the stop trajectory ({err}); cancelling instead")
         if handle is not None:
@@ -400,23 +416,27 @@ class PathIkNode(RobokinNode):
             return "the controller's goal was cancelled (the controller holds the arm)"
         return "no joint state to stop from: the controller was left with its trajectory"
 
-    def _deliver_stop(self, msg: JointTrajectory, stop, cfg: PathConfig, starts: float) -> None:
+    def _deliver_stop(self, msg: JointTrajectory, cfg: PathConfig, ends: float, rest: RestWatch | None) -> str:
         """Send the stop in place of the running trajectory (a new FollowJointTrajectory goal replaces a JTC's
-        goal, a topic message its trajectory) and wait until the arm has come to rest (at most STOP_SETTLE [s]
-        past its end); GoalAbort or RobokinError when it cannot be sent."""
+        goal, a topic message its trajectory) and wait until the joint states show the arm at rest (at most
+        2 STOP_SETTLE [s] past the stop's planned end `ends`, receive clock); the words on the measured time to rest.
+        GoalAbort or RobokinError when it cannot be sent."""
         self._check(msg)
         if cfg.execution == "topic":
             self._traj_pub.publish(msg)
-            monitor = ExecutionMonitor(stop, cfg.goal_tolerance, STOP_SETTLE, starts)
-            while (q := self._fresh_positions(cfg)) is not None:
-                if monitor.update(receive_time(), q).state != ExecutionState.RUNNING:
-                    return
-                time.sleep(FOLLOW_PERIOD)
-            return
-        handle = self._controller.send(cfg.follow_joint_trajectory_action,
-                                       follow_goal(msg, cfg.path_tolerance, cfg.goal_tolerance, STOP_SETTLE),
-                                       cfg.controller_response_timeout)
-        wait_for(handle.get_result_async(), starts - receive_time() + stop.duration + 2 * STOP_SETTLE)
+        else:
+            self._controller.send(cfg.follow_joint_trajectory_action,
+                                  follow_goal(msg, cfg.path_tolerance, cfg.goal_tolerance, STOP_SETTLE),
+                                  cfg.controller_response_timeout)
+        while (now := receive_time()) < ends + 2 * STOP_SETTLE:
+            q = self._fresh_positions(cfg)
+            if q is None or rest is None:
+                return ""
+            rest.update(now, q)
+            if now >= ends and rest.still_for(now) >= REST_CONFIRM:
+                return f"; at rest {rest.stopping_time:.2f} s after the request (measured)"
+            time.sleep(FOLLOW_PERIOD)
+        return f"; still moving {rest.stopping_time:.2f} s after the request"
 
     def _feedback(self, goal_handle, stage: str, progress: float) -> None:
         goal_handle.publish_feedback(ExecuteCartesianPath.Feedback(stage=stage, progress=float(progress)))

@@ -125,7 +125,11 @@ def test_plan_stop_follows_the_path_only_while_the_arm_follows_the_plan(line_pla
     q, dq, _ = PlannedMotion(planned)(t - 0.004)                # a state measured 4 ms behind the clock
     on = plan_stop(names, planned, t, q, dq, A_MAX, coast=0.1)
     assert on.along_path
-    np.testing.assert_allclose(on.trajectory.positions[0], PlannedMotion(planned)(t - 0.004 + 0.1)[0], atol=1e-4)
+    # in the running trajectory's own time: its points from just before t until the braking, at least 0.1 s on
+    assert t - 0.025 <= on.start <= t
+    kept = np.flatnonzero((planned.times >= on.start - 1e-12) & (planned.times < t + 0.1))
+    np.testing.assert_array_equal(on.trajectory.positions[:len(kept)], planned.positions[kept])
+    np.testing.assert_allclose(on.trajectory.times[:len(kept)] + on.start, planned.times[kept], atol=1e-12)
     assert planned_progress(planned, t, q).time == pytest.approx(t - 0.004, abs=2e-4)
     off = plan_stop(names, planned, t, q + 0.2, dq, A_MAX, coast=0.1)          # 0.2 rad off the plan
     assert not off.along_path

@@ -17,6 +17,7 @@ from robokin_ros.core.path.result import ExecutionCode, JointTrajectoryArrays
 # control_msgs, checked by a test); any other failure is EXECUTION_FAILED with the controller's words.
 MIN_VELOCITY_WINDOW = 0.01   # [s] shortest interval the measured velocity is differenced over
 CONTROLLER_ABORT_CODES = {-4: ExecutionCode.PATH_TOLERANCE_VIOLATED, -5: ExecutionCode.GOAL_TOLERANCE_VIOLATED}
+REST_SPEED = 2e-3            # [rad/s | m/s] every joint slower than this (measured): the arm is at rest
 
 
 class ExecutionState(enum.Enum):
@@ -85,6 +86,38 @@ class ExecutionMonitor:
         """The start of the sentence for an execution stopped from outside (`why`: "canceled", "preempted by a
         new goal"); the caller adds how the arm was stopped."""
         return f"{why} after {self.elapsed(now):.2f} s"
+
+
+class RestWatch:
+    """When a stopping arm came to rest, from its measured positions: the end of the last interval (at least
+    MIN_VELOCITY_WINDOW [s] long) in which some joint moved faster than REST_SPEED. What a stop's message reports,
+    rather than the duration the stop was planned to take.
+
+    Args:
+        now: [s] when the stop was requested. positions: (n,) measured then [rad | m].
+    """
+
+    def __init__(self, now: float, positions: np.ndarray) -> None:
+        self.requested = now
+        self.moved_until = now
+        self._positions, self._time = np.array(positions, dtype=float), now
+
+    def update(self, now: float, positions: np.ndarray) -> None:
+        """Add a measurement at time `now` [s]."""
+        if now - self._time < MIN_VELOCITY_WINDOW:
+            return
+        if float(np.abs(positions - self._positions).max()) > REST_SPEED * (now - self._time):
+            self.moved_until = now
+        self._positions, self._time = np.array(positions, dtype=float), now
+
+    def still_for(self, now: float) -> float:
+        """[s] the arm has been at rest at time `now`."""
+        return now - self.moved_until
+
+    @property
+    def stopping_time(self) -> float:
+        """[s] from the request until the arm came to rest (as measured so far)."""
+        return self.moved_until - self.requested
 
 
 def controller_outcome(ended: str, error_code: int, error_string: str, action: str) -> tuple[ExecutionCode | None,

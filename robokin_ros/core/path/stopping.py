@@ -11,9 +11,13 @@ Two stops, both plain arrays in and a trajectory out (ROS-free and clock-free: t
 - `velocity_stop`: from a measured state along its own velocity, every joint decelerating uniformly so all
   stop together (a straight line in joint space). For an arm that no longer follows the plan (an execution
   timeout, or no plan at all).
-`plan_stop` picks one: the path stop from where the measured state is on the plan (`planned_progress`), the
-velocity stop when the arm is off the plan or past its end. Both trajectories start at time 0 and end at rest:
-strictly increasing times, last velocity exactly 0, as a default joint_trajectory_controller requires.
+`plan_stop` picks one: while the arm follows the plan (`planned_progress`), `continued_stop`: the running
+trajectory's own points up to a planned sample `lead` ahead, then the path stop from there, to be stamped in the
+plan's own time. A controller given it replaces the running trajectory by one that agrees with it point for point
+until the braking begins, so it never blends from the arm's state (a default joint_trajectory_controller blends
+with a quintic that assumes zero acceleration at the arm, which alone gives up to 1.37x the plan's acceleration).
+The velocity stop when the arm is off the plan or past its end. All trajectories have times from 0 and end at
+rest: strictly increasing times, last velocity exactly 0, as a default joint_trajectory_controller requires.
 """
 from __future__ import annotations
 
@@ -23,12 +27,16 @@ import numpy as np
 import numpy.typing as npt
 
 from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.outgoing import LIMIT_TOLERANCE, spline_peaks
 from robokin_ros.core.path.result import JointTrajectoryArrays
 
 STEP = 2e-3                  # [s] integration step of the path speed
 OUTPUT_PERIOD = 0.01         # [s] between the points of a stop trajectory (the planner's 100 Hz)
 ONSET = 0.04                 # [s] the braking reaches its full strength over this ramp
 ACCELERATION_SHARE = 0.95    # of the limits: room for the controller's interpolation between points
+# braking shares tried in turn until the controller's quintic through the stop's points stays within the limits
+# (a joint whose share of the braking changes fast bends the quintic between two points: 1.12x measured at 0.95)
+SHARES = (ACCELERATION_SHARE, 0.85, 0.7, 0.5, 0.3)
 TRACKING_BOUND = 0.05        # [rad | m] farther from the plan, an arm is stopped along its own velocity
 MEASUREMENT_LAG = 0.1        # [s] a measured state may lag the clock's estimate of the progress by this much
 MEASUREMENT_LEAD = 0.05      # [s] ... or lead it by this much
@@ -76,7 +84,7 @@ def braking_bound(dq: np.ndarray, ddq: np.ndarray, speed: float, a_max: np.ndarr
 
 
 def path_stop(planned: JointTrajectoryArrays, start_time: float, a_max: npt.ArrayLike,
-              period: float = OUTPUT_PERIOD) -> JointTrajectoryArrays:
+              period: float = OUTPUT_PERIOD, share: float = ACCELERATION_SHARE) -> JointTrajectoryArrays:
     """The planned trajectory from `start_time` on, re-timed to come to rest on the path (module docstring).
 
     Args:
@@ -85,12 +93,13 @@ def path_stop(planned: JointTrajectoryArrays, start_time: float, a_max: npt.Arra
             [0, planned duration]: past the end, the stop holds the last point.
         a_max: (n,) joint acceleration limits [rad/s^2 | m/s^2], > 0.
         period: [s] between the returned points.
+        share: of `a_max` the braking may use.
 
     Returns:
         The stop, times from 0: row 0 is the planned state at `start_time`, the last row is at rest.
     """
     motion = PlannedMotion(planned)
-    limits = ACCELERATION_SHARE * _positive_limits(a_max, len(planned.joint_names))
+    limits = share * _positive_limits(a_max, len(planned.joint_names))
     tau, speed, brake = min(max(float(start_time), 0.0), motion.duration), 1.0, 0.0
     samples = [(0.0, tau, speed, 0.0)]                       # (t, tau, tau', tau'' from there on)
     t = 0.0
@@ -100,10 +109,23 @@ def path_stop(planned: JointTrajectoryArrays, start_time: float, a_max: npt.Arra
         brake = max(target, brake + target * STEP / ONSET)   # ramp in, but never brake harder than allowed
         samples[-1] = (*samples[-1][:3], brake)
         step = STEP if speed + brake * STEP > 0.0 else speed / -brake
+        step = _step_to_end(motion.duration - tau, speed, brake, step)
         tau = min(tau + speed * step + 0.5 * brake * step * step, motion.duration)
         speed, t = max(speed + brake * step, 0.0), t + step
         samples.append((t, tau, speed, brake))
     return _stop_arrays(planned.joint_names, motion, _thin(np.array(samples), period))
+
+
+def _step_to_end(remaining: float, speed: float, brake: float, step: float) -> float:
+    """`step` [s], shortened to end exactly at the planned end when it would pass it (`remaining` [s] of planned
+    time left): a step cut at the end would put the last point late, and its velocity and acceleration would not
+    agree with the previous point's, which bends the controller's quintic between them (1.18x measured)."""
+    if speed * step + 0.5 * brake * step * step <= remaining:
+        return step
+    if brake == 0.0:
+        return remaining / speed
+    root = speed * speed + 2.0 * brake * remaining
+    return step if root < 0.0 else (speed - np.sqrt(root)) / -brake
 
 
 def _thin(samples: np.ndarray, period: float) -> np.ndarray:
@@ -127,6 +149,56 @@ def _stop_arrays(joint_names, motion: PlannedMotion, samples: np.ndarray) -> Joi
     velocities[-1] = 0.0                                       # exactly at rest, as a JTC requires
     return JointTrajectoryArrays(tuple(joint_names), samples[:, 0].copy(), q, velocities,
                                  ddq * speed ** 2 + dq * brake)
+
+
+class ContinuedStop(NamedTuple):
+    """A stop in the running trajectory's own time (`continued_stop`)."""
+
+    trajectory: JointTrajectoryArrays    # times from its first point, ends at rest
+    offset: float                        # [s] planned time of its first point: stamp it at the plan's start + this
+    braking: float                       # [s] planned time at which it leaves the plan (= the plan's end: no braking)
+
+
+def continued_stop(planned: JointTrajectoryArrays, elapsed: float, lead: float,
+                   a_max: npt.ArrayLike) -> ContinuedStop:
+    """The running trajectory from just before `elapsed` up to its first sample at least `lead` later, then
+    `path_stop` from that sample (module docstring).
+
+    Its first points lie in the past when it arrives; a controller plays a trajectory from the point the clock is at,
+    so it only needs to arrive before the braking begins. Past that sample the plan would itself be at rest sooner
+    than any braking (a stop requested near the end): the rest of the plan is the stop. The braking share is lowered
+    (`SHARES`) until the quintic a controller plays through all the points stays within `a_max` (the planned points
+    are within it already: the planners plan for that quintic).
+
+    Args:
+        planned: the running trajectory (times from 0, ends at rest). elapsed: [s] its planned time now (the
+            controller's progress). lead: [s] > 0, the time the stop needs to reach the controller.
+        a_max: (n,) joint acceleration limits [rad/s^2 | m/s^2], > 0.
+    """
+    limits = _positive_limits(a_max, len(planned.joint_names))
+    times = planned.times
+    first = max(int(np.searchsorted(times, elapsed, side="right")) - 2, 0)       # a sample before now, for margin
+    brake_at = int(np.searchsorted(times, elapsed + lead, side="left"))
+    if brake_at >= len(times) - 1:
+        return ContinuedStop(_rows(planned, first, len(times), times[first]), float(times[first]), planned.duration)
+    kept = _rows(planned, first, brake_at, times[first])
+    for share in SHARES:
+        braking = path_stop(planned, float(times[brake_at]), limits, share=share)
+        stop = JointTrajectoryArrays(planned.joint_names, np.concatenate([kept.times, braking.times + times[brake_at]
+                                                                          - times[first]]),
+                                     np.vstack([kept.positions, braking.positions]),
+                                     np.vstack([kept.velocities, braking.velocities]),
+                                     np.vstack([kept.accelerations, braking.accelerations]))
+        peak = spline_peaks(stop.times, stop.positions, stop.velocities, stop.accelerations).acceleration
+        if (peak <= limits * (1.0 + 0.5 * LIMIT_TOLERANCE)).all():
+            break
+    return ContinuedStop(stop, float(times[first]), float(times[brake_at]))
+
+
+def _rows(planned: JointTrajectoryArrays, begin: int, end: int, t0: float) -> JointTrajectoryArrays:
+    """Rows [begin, end) of a trajectory, times from `t0`."""
+    return JointTrajectoryArrays(planned.joint_names, planned.times[begin:end] - t0, planned.positions[begin:end],
+                                 planned.velocities[begin:end], planned.accelerations[begin:end])
 
 
 def velocity_stop(joint_names, positions: npt.ArrayLike, velocities: npt.ArrayLike, a_max: npt.ArrayLike,
@@ -206,32 +278,34 @@ def planned_progress(planned: JointTrajectoryArrays, elapsed: float, positions: 
 class StopPlan(NamedTuple):
     """The stop chosen for a running execution."""
 
-    trajectory: JointTrajectoryArrays    # times from the stop's start, ends at rest
+    trajectory: JointTrajectoryArrays    # times from its first point, ends at rest
     along_path: bool                     # True: the planned path re-timed; False: along the measured velocity
+    start: float                         # [s] on the running trajectory's clock (planned time) of its first point
 
 
 def plan_stop(joint_names, planned: JointTrajectoryArrays | None, elapsed: float, positions: npt.ArrayLike | None,
               velocities: npt.ArrayLike | None, a_max: npt.ArrayLike, coast: float,
               tracking_bound: float = TRACKING_BOUND) -> StopPlan | None:
-    """The stop for an execution that must end now: along the planned path while the arm follows it, else along
-    the measured velocity; None when neither is known (no plan to follow and no measured state).
+    """The stop for an execution that must end now: the running trajectory continued into a stop along its path
+    while the arm follows it (`continued_stop`), else along the measured velocity; None when neither is known (no
+    plan to follow and no measured state). Stamp it at the running trajectory's start + `start`.
 
     Args:
-        planned: the executing trajectory, or None. elapsed: [s] the clock's estimate of the controller's
-            progress along it now (refined by the measured positions, `planned_progress`).
+        planned: the executing trajectory, or None. elapsed: [s] the controller's progress along it now (planned
+            time since the start it was stamped with).
         positions, velocities: (n,) the measured state now [rad | m], [rad/s | m/s], or None (velocities
-            None = at rest).
-        a_max: (n,) acceleration limits. coast: [s] from now to the stop's first point (its delivery time).
+            None = at rest); the positions tell whether the arm follows the plan (`planned_progress`).
+        a_max: (n,) acceleration limits. coast: [s] from now until the stop may leave the running trajectory (its
+            delivery time).
         tracking_bound: [rad | m] the arm follows the plan while it is this close to the planned path.
     """
-    start = elapsed + coast
     on_plan = planned is not None and len(planned.times) >= 2 and elapsed - MEASUREMENT_LAG < planned.duration
     if on_plan and positions is not None:
-        progress = planned_progress(planned, elapsed, positions)
-        on_plan, start = progress.error <= tracking_bound, progress.time + coast
+        on_plan = planned_progress(planned, elapsed, positions).error <= tracking_bound
     if on_plan:
-        return StopPlan(path_stop(planned, start, a_max), True)
+        stop = continued_stop(planned, elapsed, coast, a_max)
+        return StopPlan(stop.trajectory, True, stop.offset)
     if positions is None:
         return None
     moving = np.zeros(len(joint_names)) if velocities is None else velocities
-    return StopPlan(velocity_stop(joint_names, positions, moving, a_max, coast), False)
+    return StopPlan(velocity_stop(joint_names, positions, moving, a_max, coast), False, elapsed + coast)

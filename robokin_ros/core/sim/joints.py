@@ -68,9 +68,10 @@ class SimulatedJoints:
         if lead > 0.0:
             # Starts in the future: like JointTrajectoryController, move from the current state to the
             # first point by its time instead of jumping there.
-            points = TrajectoryPoints(points.times + lead, points.positions, points.velocities)
+            points = TrajectoryPoints(points.times + lead, points.positions, points.velocities, points.accelerations)
             start = self._last
-        self._follower = TrajectoryFollower(points, self.positions.copy(), self.velocities.copy())
+        # stamped in the past: played from where the clock is, from the accepted state only before the first point
+        self._follower = TrajectoryFollower(points, self.positions.copy(), self.velocities.copy(), self._last - start)
         self._started, self._target, self._velocity_cmd = start, None, None
         self._sampled = False
 

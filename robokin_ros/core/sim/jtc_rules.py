@@ -24,7 +24,8 @@ def chain_points(trajectory: TrajectoryFacts, controller_joints: Sequence[str],
     """An accepted trajectory in controller joint order, as JTC reads it.
 
     Joints the trajectory leaves out (a partial goal) hold `hold_positions` (n,) with zero velocity, as JTC's
-    `fill_partial_goal` holds them at their position command. Velocities are used when every point has them.
+    `fill_partial_goal` holds them at their position command. Velocities are used when every point has them,
+    accelerations when every point has both (JTC's quintic).
 
     Raises:
         ValueError: a point without positions (only a JTC with `allow_integration_in_goal_trajectories` takes
@@ -43,5 +44,10 @@ def chain_points(trajectory: TrajectoryFacts, controller_joints: Sequence[str],
     if given_velocities is not None:
         velocities = np.zeros((k, n))
         velocities[:, index] = given_velocities
+    accelerations = None
+    given_accelerations = field_matrix(trajectory.points, "accelerations", m)        # (k, m)
+    if velocities is not None and given_accelerations is not None:
+        accelerations = np.zeros((k, n))
+        accelerations[:, index] = given_accelerations
     times = np.array([point.time_from_start for point in trajectory.points], dtype=float)
-    return TrajectoryPoints(times, positions, velocities)
+    return TrajectoryPoints(times, positions, velocities, accelerations)

@@ -1,8 +1,11 @@
 """Joint trajectories as ros2_control's JointTrajectoryController follows them: checked, then sampled.
 
-The follower starts from the joint state at the moment a trajectory is accepted (time 0) and interpolates
-towards its points: cubic Hermite when the points carry velocities (position and velocity continuous at
-every point), linear otherwise. After the last point it holds that point.
+The follower starts from the joint state at the moment a trajectory is accepted and interpolates towards its
+points as JTC's `interpolation_method: splines` does: a quintic when the points carry velocities and
+accelerations (from the accepted state with zero acceleration, as JTC assumes without an acceleration state
+interface), a cubic Hermite when they carry velocities, linear otherwise. A trajectory whose first points lie in
+the past when it is accepted (its stamp is earlier) is played from the point the clock is at, without a segment
+from the accepted state, as JTC samples it. After the last point it holds that point.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ class TrajectoryPoints:
     times: np.ndarray                  # (k,) [s] time_from_start
     positions: np.ndarray              # (k, n) [rad | m]
     velocities: np.ndarray | None      # (k, n) [rad/s | m/s]; None = linear interpolation
+    accelerations: np.ndarray | None = None   # (k, n) [rad/s^2 | m/s^2]; with velocities: quintic interpolation
 
 
 def trajectory_start(received: float, stamp: float, stamp_clock_now_ns: int) -> float:
@@ -76,21 +80,27 @@ class TrajectoryFollower:
         points: a trajectory that passed `check_trajectory`.
         start_positions: (n,) joint positions when the trajectory was accepted [rad | m].
         start_velocities: (n,) joint velocities then [rad/s | m/s] (used by Hermite interpolation).
+        accepted_at: [s] >= 0, when it was accepted on the trajectory's own clock (its stamp's time 0): the
+            state before the first point is placed there, and not used when the first point is earlier.
     """
 
     def __init__(self, points: TrajectoryPoints, start_positions: np.ndarray,
-                 start_velocities: np.ndarray) -> None:
+                 start_velocities: np.ndarray, accepted_at: float = 0.0) -> None:
         n = len(start_positions)
         hermite = points.velocities is not None
+        quintic = hermite and points.accelerations is not None
         velocities = points.velocities if hermite else np.zeros_like(points.positions)
-        if points.times[0] > 0.0:     # the segment from the current state to the first point
-            self._times = np.concatenate(([0.0], points.times))
+        accelerations = points.accelerations if quintic else np.zeros_like(points.positions)
+        if points.times[0] > accepted_at:     # the segment from the current state to the first point
+            self._times = np.concatenate(([accepted_at], points.times))
             self._positions = np.vstack([start_positions, points.positions])                  # (k+1, n)
             start_v = start_velocities if hermite else np.zeros(n)
             self._velocities = np.vstack([start_v, velocities])                              # (k+1, n)
+            self._accelerations = np.vstack([np.zeros(n), accelerations])                    # (k+1, n)
         else:
-            self._times, self._positions, self._velocities = points.times, points.positions, velocities
-        self._hermite = hermite
+            self._times, self._positions = points.times, points.positions
+            self._velocities, self._accelerations = velocities, accelerations
+        self._hermite, self._quintic = hermite, quintic
 
     @property
     def end_time(self) -> float:
@@ -111,8 +121,12 @@ class TrajectoryFollower:
         p0, p1 = self._positions[i], self._positions[i + 1]
         if not self._hermite:
             return p0 + s * (p1 - p0)
-        v0, v1 = self._velocities[i], self._velocities[i + 1]
-        s2, s3 = s * s, s * s * s
-        # cubic Hermite basis functions; the tangents are scaled by the segment duration h
-        return ((2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * h * v0
-                + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * h * v1)
+        # polynomials in s; velocities and accelerations scaled by the segment duration h
+        dp, v0, v1 = p1 - p0, h * self._velocities[i], h * self._velocities[i + 1]
+        if not self._quintic:
+            return p0 + s * (v0 + s * ((3 * dp - 2 * v0 - v1) + s * (-2 * dp + v0 + v1)))
+        a0, a1 = h * h * self._accelerations[i], h * h * self._accelerations[i + 1]
+        c3 = 10 * dp - 6 * v0 - 4 * v1 - 1.5 * a0 + 0.5 * a1
+        c4 = -15 * dp + 8 * v0 + 7 * v1 + 1.5 * a0 - a1
+        c5 = 6 * dp - 3 * (v0 + v1) - 0.5 * a0 + 0.5 * a1
+        return p0 + s * (v0 + s * (0.5 * a0 + s * (c3 + s * (c4 + s * c5))))
