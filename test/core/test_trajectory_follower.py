@@ -41,6 +41,48 @@ def test_hermite_passes_through_points_with_their_velocities(seed):
     np.testing.assert_allclose(_velocity(follower, 4e-9, 2e-9), start_v, atol=1e-4)
 
 
+def _acceleration(follower: TrajectoryFollower, t: float, h: float = 1e-5) -> np.ndarray:
+    return (follower.sample(t + h) - 2 * follower.sample(t) + follower.sample(t - h)) / (h * h)
+
+
+def test_quintic_with_accelerations_from_the_accepted_state_at_zero_acceleration():
+    """JTC's splines: points with accelerations are played as quintics (position, velocity and acceleration at each
+    point), and the segment from the accepted state starts at zero acceleration (no acceleration state interface):
+    a trajectory that breaks into a motion accelerating at a makes the command overshoot a by 37 % there."""
+    a = 2.0
+    times = np.array([0.25, 0.5])
+    positions = np.array([[0.5 * a * t * t, 0.0] for t in times + 0.25])         # x = a t^2 / 2, joined at t = 0.25
+    points = TrajectoryPoints(times, positions, np.array([[a * t, 0.0] for t in times + 0.25]),
+                              np.full((2, 2), [a, 0.0]))
+    follower = TrajectoryFollower(points, np.array([0.5 * a * 0.25 ** 2, 0.0]), np.array([a * 0.25, 0.0]))
+    for t in (0.3, 0.4, 0.45):        # between two points of a true parabola: its acceleration exactly
+        np.testing.assert_allclose(_acceleration(follower, t)[0], a, rtol=1e-4)
+    assert abs(_acceleration(follower, 1e-4)[0]) < 0.01 * a       # the blend starts at zero acceleration
+    peak = max(_acceleration(follower, t)[0] for t in np.linspace(0.01, 0.24, 47))
+    assert peak == pytest.approx(1.37 * a, rel=0.01)
+    cubic = TrajectoryFollower(TrajectoryPoints(times, positions, points.velocities),
+                               follower.sample(0.0), np.array([a * 0.25, 0.0]))
+    np.testing.assert_allclose(_acceleration(cubic, 0.1)[0], a, rtol=1e-4)   # a cubic matches a parabola
+
+
+def test_a_trajectory_stamped_in_the_past_is_played_from_the_clock_not_blended(panda):
+    """JTC samples a trajectory whose first points lie in the past at the clock's time, between its own points;
+    the accepted state is used only before the first point (here: never)."""
+    points = TrajectoryPoints(np.array([0.0, 1.0, 2.0]), np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]]),
+                              np.array([[1.0, 0.0]] * 3), np.zeros((3, 2)))
+    follower = TrajectoryFollower(points, np.array([5.0, 5.0]), np.zeros(2), accepted_at=1.5)
+    np.testing.assert_allclose(follower.sample(1.5), [1.5, 0.0])
+    # through SimulatedJoints: stamped 1.5 s ago with its first point 0.5 s ahead: the blend from the arm at rest
+    # starts now (as JTC's state before the trajectory), not at the stamp (the arm would jump 3/4 of the way)
+    q0, e4 = panda.home(), np.eye(7)[3]
+    joints = SimulatedJoints(panda, q0, now=0.0)
+    joints.follow(TrajectoryPoints(np.array([2.0, 3.0]), q0 + np.outer([0.1, 0.2], e4), np.zeros((2, 7)),
+                                   np.zeros((2, 7))), start=-1.5)
+    joints.step(0.05)
+    s = 0.05 / 0.5
+    np.testing.assert_allclose(joints.positions, q0 + 0.1 * (10 * s**3 - 15 * s**4 + 6 * s**5) * e4, atol=1e-12)
+
+
 def test_linear_without_velocities_and_hold_after_the_end():
     points = TrajectoryPoints(np.array([1.0, 2.0]), np.array([[1.0, 0.0], [1.0, 0.5]]), None)
     follower = TrajectoryFollower(points, np.zeros(2), np.array([5.0, 5.0]))   # start velocity unused
