@@ -232,6 +232,10 @@ class SimRobot(RobokinNode):
 
     # ---- the control cycle -------------------------------------------------------------------------------
     def _tick(self) -> None:
+        # the state is stamped with the clock read together with the step's time: another thread taking the GIL
+        # between the step and a later clock read would put the positions at the wrong time (measured as
+        # acceleration noise by anyone differencing the joint states)
+        stamp = self.get_clock().now().to_msg()
         report = self._joints.step(receive_time())
         if report.velocity_limited:
             self._log.warning("velocity", f"command exceeds the velocity limit of "
@@ -246,8 +250,7 @@ class SimRobot(RobokinNode):
         elif report.tracking is not None and self._judging:
             self._last_sample = report.tracking
             self._act_on(judge(report.tracking, self._tolerances, self._names))
-        self._state_pub.publish(joint_state_msg(self._names, self._joints.positions, self._joints.velocities,
-                                                self.get_clock().now().to_msg()))
+        self._state_pub.publish(joint_state_msg(self._names, self._joints.positions, self._joints.velocities, stamp))
 
     def _act_on(self, verdict: Verdict) -> None:
         """What JTC does with one cycle's verdict: nothing, succeed, or hold the arm and abort."""
