@@ -338,6 +338,9 @@ class PathIkNode(RobokinNode):
                                                            cfg.execution_timeout_margin + GOAL_TIME_EXTRA),
                                        cfg.controller_response_timeout)
         result = handle.get_result_async()
+        if receive_time() > started:     # the controller plays it from where the clock is: it began part-way in
+            self._log.warning("late", f"{action} accepted the trajectory {receive_time() - started + START_LEAD:.3f} "
+                              f"s after it was sent, later than its stamped start {START_LEAD} s ahead")
         monitor = ExecutionMonitor(trajectory, cfg.goal_tolerance, cfg.execution_timeout_margin, started)
         deadline = monitor.duration + cfg.execution_timeout_margin + RESULT_GRACE
         while not result.done():
