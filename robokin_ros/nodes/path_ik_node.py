@@ -405,19 +405,33 @@ class PathIkNode(RobokinNode):
                              monitor.positions if q is None else q, monitor.velocities, limits, STOP_LEAD)
             if decided + STOP_LEAD - receive_time() >= 0.5 * STOP_LEAD:
                 break
-        if stop is not None:
-            msg = joint_trajectory_msg(stop.trajectory,
-                                       stamp=(origin + Duration(nanoseconds=int(stop.start * 1e9))).to_msg())
-            try:
-                how = "along the path" if stop.along_path else "along its velocity"
-                ends = monitor.start_time + stop.start + stop.trajectory.duration
-                return f"stopped {how} within the acceleration limits{self._deliver_stop(msg, cfg, ends, rest)}"
-            except (GoalAbort, RobokinError) as err:
-                self._log.warning("stop", f"could not send the stop trajectory ({err}); cancelling instead")
+        words = self._send_stop(stop, monitor, cfg, origin, rest)
+        if words is None and stop is not None and stop.along_path:      # the path stop could not be sent
+            velocity_stop = plan_stop(trajectory.joint_names, None, monitor.elapsed(decided),
+                                      monitor.positions if q is None else q, monitor.velocities, limits, STOP_LEAD)
+            words = self._send_stop(velocity_stop, monitor, cfg, origin, rest)
+        if words is not None:
+            return words
         if handle is not None:
             self._controller.cancel(handle, cfg.controller_response_timeout)
             return "the controller's goal was cancelled (the controller holds the arm)"
         return "no joint state to stop from: the controller was left with its trajectory"
+
+    def _send_stop(self, stop, monitor: ExecutionMonitor, cfg: PathConfig, origin: Time,
+                   rest: RestWatch | None) -> str | None:
+        """Send a StopPlan stamped in the running trajectory's time and wait for rest: words for the result, or None
+        (logged) when there is no stop or it cannot be sent."""
+        if stop is None:
+            return None
+        how = "along the path" if stop.along_path else "along its velocity"
+        stamp = origin + Duration(nanoseconds=int(stop.start * 1e9))
+        msg = joint_trajectory_msg(stop.trajectory, stamp=stamp.to_msg())
+        try:
+            ends = monitor.start_time + stop.start + stop.trajectory.duration
+            return f"stopped {how} within the acceleration limits{self._deliver_stop(msg, cfg, ends, rest)}"
+        except (GoalAbort, RobokinError) as err:
+            self._log.warning("stop", f"could not send the stop trajectory {how} ({err})")
+            return None
 
     def _deliver_stop(self, msg: JointTrajectory, cfg: PathConfig, ends: float, rest: RestWatch | None) -> str:
         """Send the stop in place of the running trajectory (a new FollowJointTrajectory goal replaces a JTC's
