@@ -8,7 +8,15 @@ import pytest
 
 from robokin_ros import CartesianPathPlanner, PathConfig, RobotModel
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.path.stopping import PlannedMotion, path_stop, plan_stop, planned_progress, velocity_stop
+from robokin_ros.core.outgoing import spline_peaks
+from robokin_ros.core.path.stopping import (
+    PlannedMotion,
+    continued_stop,
+    path_stop,
+    plan_stop,
+    planned_progress,
+    velocity_stop,
+)
 from robokin_ros.core.sim.jtc_rules import PointFacts, TrajectoryFacts, jtc_rejection
 from robokin_ros.core.sim.trajectory_follower import TrajectoryFollower, TrajectoryPoints
 
@@ -28,6 +36,17 @@ def line_plan():
     plan = planner.plan(q0, [pin.SE3(start.rotation, start.translation + LINE)])
     assert plan.ik.success
     return robot, plan.trajectory, start.translation, start.translation + LINE
+
+
+@pytest.fixture(scope="module")
+def full_scaling_plan(line_plan):
+    """The same line at full speed and full acceleration: the plan itself runs at the limits."""
+    robot, _, start, end = line_plan
+    planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=tuple(A_MAX)))
+    plan = planner.plan(robot.home(), [pin.SE3(robot.fk(robot.home()).rotation, end)], velocity_scaling=1.0,
+                        acceleration_scaling=1.0)
+    assert plan.ik.success
+    return plan.trajectory
 
 
 def followed(stop, dt=1e-3):
@@ -145,3 +164,24 @@ def test_bad_inputs_are_refused_with_the_rule(line_plan):
         path_stop(planned, 0.1, np.zeros(7))
     with pytest.raises(InvalidInputError, match="velocities must be 2 finite values"):
         velocity_stop(("a", "b"), [0.0, 0.0], [np.nan, 0.0], [1.0, 1.0])
+
+
+@pytest.mark.parametrize("progress", np.linspace(0.0, 1.0, 21).round(2).tolist())
+def test_continued_stop_is_the_running_trajectory_then_a_stop_a_controller_plays_within_the_limits(
+        full_scaling_plan, progress):
+    """Issue 24 item 8: a stop that continues the running trajectory in its own time (no blend from the arm), then
+    brakes along the path, measured on the quintic a default JTC plays through its points: within the limits from
+    any progress of a plan that itself runs at them (a stop whose last step was cut at the plan's end put its last
+    point late: 1.18x at 55-60 %)."""
+    planned = full_scaling_plan
+    elapsed = progress * planned.duration
+    stop = continued_stop(planned, elapsed, 0.25, A_MAX)
+    T = stop.trajectory
+    assert T.times[0] == 0.0 and np.all(np.diff(T.times) > 0) and np.abs(T.velocities[-1]).max() < 1e-12
+    assert stop.offset <= max(elapsed, 0.0) and stop.braking >= min(elapsed + 0.25, planned.duration) - 1e-9
+    kept = np.flatnonzero((planned.times >= stop.offset - 1e-12) & (planned.times <= stop.braking + 1e-12))
+    np.testing.assert_array_equal(T.positions[:len(kept)], planned.positions[kept])
+    np.testing.assert_array_equal(T.velocities[:len(kept) - 1], planned.velocities[kept[:-1]])
+    peaks = spline_peaks(T.times, T.positions, T.velocities, T.accelerations)
+    assert (peaks.acceleration <= A_MAX * 1.001).all(), (peaks.acceleration / A_MAX).max()
+    assert stop.offset + T.duration <= planned.duration + 0.05            # never slower than the plan's own end
