@@ -6,7 +6,10 @@ Interfaces:
   (core/sim/jtc_rules.py) plus robokin's own checks; path and goal tolerances and `constraints.goal_time`
   judged as JTC judges them (core/sim/jtc_tolerances.py). As in JTC, a rejected goal is REJECTED (the
   client sees no result), a newer goal aborts the running one, a topic trajectory replaces the followed
-  trajectory but not the goal, and a cancel holds the arm where it is.
+  trajectory but not the goal, and a cancel holds the arm where it is (JTC's default, `decelerate_on_cancel`
+  false). Trajectories are played as JTC's splines (core/sim/trajectory_follower.py): quintic through points with
+  accelerations (from the arm's state at zero acceleration), cubic with velocities, linear with positions only; one
+  stamped in the past is played from the point the clock is at.
 - the forward position / velocity controller topics (Float64MultiArray in chain order).
 - /joint_states at `rate`; the URDF link tree on /tf and /tf_static (ros/link_tree_tf.py) while no
   robot_state_publisher runs.
