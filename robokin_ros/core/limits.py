@@ -15,7 +15,7 @@ from numba import njit
 LIMIT_NONE = 0              # nothing bound: the input velocity unchanged
 LIMIT_VELOCITY = 1          # uniform scale for the joint velocity limits
 LIMIT_ACCELERATION = 2      # uniform scale for the acceleration limits (direction kept)
-LIMIT_ACCELERATION_CLIP = 3  # no uniform scale fits: per-joint clip into the acceleration window
+LIMIT_ACCELERATION_CLIP = 3  # no uniform scale fits: a step toward the wanted velocity, as far as the window allows
 LIMIT_POSITION_CLIP = 4     # a final clip to the position bounds changed the result
 
 
@@ -190,9 +190,12 @@ def limit_velocity(dq, scale, prev, use_prev, vmax, amax, dt, lo, hi, out):
 
     Velocity limits apply as one uniform factor (direction kept). The acceleration window
     |out - prev| <= amax dt is also met by one uniform factor when one exists; otherwise (the previous
-    velocity points elsewhere and cannot be cancelled within one tick) each joint is clipped into its
-    window, which is the closest reachable velocity per joint. Position bounds [lo, hi] (from
-    `position_velocity_bounds`) come last and win over the acceleration window.
+    velocity points elsewhere and cannot be cancelled within one tick) the velocity moves from prev straight
+    toward the wanted one, as far as the tightest joint's window allows: every joint covers the same share of its
+    change, so the tool's velocity changes along a straight line too. Clipping each joint into its own window
+    instead bent the tool's path: a command reversing every 10 ms (a pose target chattering +-10 mm along x)
+    drove the tool 12 mm sideways. Position bounds [lo, hi] (from `position_velocity_bounds`) come last and win
+    over the acceleration window.
 
     Args:
         dq: (n,) candidate velocity. scale: uniform factor already decided (singularity slowing), in [0, 1].
@@ -214,9 +217,13 @@ def limit_velocity(dq, scale, prev, use_prev, vmax, amax, dt, lo, hi, out):
         s_acc = _uniform_acceleration_scale(dq, prev, amax, dt, s)
         if s_acc < 0.0:
             outcome = LIMIT_ACCELERATION_CLIP
+            share = 1.0             # of the change from prev to s dq that every joint's window allows
             for j in range(n):
-                a = amax[j] * dt
-                v = min(max(s * dq[j], prev[j] - a), prev[j] + a)
+                change = abs(s * dq[j] - prev[j])
+                if change > amax[j] * dt:
+                    share = min(share, amax[j] * dt / change)
+            for j in range(n):
+                v = prev[j] + share * (s * dq[j] - prev[j])
                 out[j] = min(max(v, -vmax[j]), vmax[j])
         else:
             if s_acc < s:

@@ -1,12 +1,17 @@
 """What a trajectory must pass before robokin sends it: a joint_trajectory_controller's acceptance rules and the
 joint velocity and acceleration limits, measured on the curve the controller plays.
 
+Two forms of the same check: `outgoing_rejection` for the planners' trajectories (any interpolation, numpy), and
+`window_violation`, compiled, for the servo's windows (positions and velocities: cubic Hermite), run on every
+window before it is published at up to 1 kHz (a few microseconds; the numpy form costs ~0.3 ms).
+
 A JTC does not play the points; it plays its spline through them (`interpolation_method: splines`): a quintic per
 interval when the points carry positions, velocities and accelerations (what robokin sends), a cubic Hermite when
 they carry positions and velocities, straight lines when they carry positions only. Between two points within the
-limits that spline can still exceed them, so `spline_peaks` measures the peaks of the spline itself: each interval's
-velocity and acceleration polynomial is sampled, and the largest sample of each joint is refined to the
-polynomial's extremum by Newton steps on its derivative.
+limits that spline can still exceed them, so `spline_peaks` measures the peaks of the spline itself: a quintic's at
+its exact extrema (core/quintic_peaks.py); a cubic's or a line's by sampling each interval's velocity and
+acceleration polynomial and refining the largest sample of each joint by Newton steps on its derivative (exact for
+their low degrees).
 
 The planners plan for this spline (core/path/played.py), so `LIMIT_TOLERANCE` only absorbs numerical noise;
 anything above it is a planning bug, reported as such: path_ik_node then sends nothing and ends the goal with
@@ -14,12 +19,22 @@ INTERNAL_ERROR and the message, never a motion.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
-from robokin_ros.core.controller_rules import JtcSwitches, Rejection, TrajectoryFacts, field_matrix, jtc_rejection
+from robokin_ros.core.controller_rules import (
+    FLOAT_EPSILON,
+    JtcSwitches,
+    Rejection,
+    TrajectoryFacts,
+    field_matrix,
+    jtc_rejection,
+)
+from robokin_ros.core.quintic_peaks import quintic_peaks
 
 # relative excess over a limit taken as numerical noise: the planners keep the played spline within 1e-3 of the
 # limits (core/path/played.py), and message times are whole nanoseconds
@@ -106,6 +121,11 @@ def interval_peaks(times, positions, velocities=None, accelerations=None) -> Int
     """Peaks on every interval of the spline a JTC plays through k >= 2 points (see the module docstring);
     velocities / accelerations None = the points do not carry them."""
     t = np.asarray(times, float)
+    if velocities is not None and accelerations is not None:
+        # exact and compiled (core/quintic_peaks.py): the planners measure every section they time with it
+        p, v, a = (np.ascontiguousarray(x, dtype=float) for x in (positions, velocities, accelerations))
+        v_peak, v_s, a_peak, a_s = quintic_peaks(np.ascontiguousarray(t), p, v, a)
+        return IntervalPeaks(v_peak, a_peak, v_s, a_s, "quintic")
     c, interpolation = interval_polynomials(t, positions, velocities, accelerations)
     h = np.diff(t)[:, None]                                                            # (k - 1, 1)
     velocity = _derivative(c) / h                                                      # d/dt = d/ds / h
@@ -175,3 +195,128 @@ def outgoing_rejection(trajectory: TrajectoryFacts, controller_joints: Sequence[
     exceeds (`limit_rejection`); None when it may be sent. `now` [s] is the controller clock's time."""
     return (jtc_rejection(trajectory, controller_joints, now, switches)
             or limit_rejection(trajectory, controller_joints, v_max, a_max))
+
+
+# Outcome codes of `window_violation`: the first rule a servo window breaks (0: none).
+WINDOW_OK = 0
+WINDOW_NOT_FINITE = 1           # a time, position or velocity is NaN or inf (robokin's own check)
+WINDOW_TIMES = 2                # times not strictly increasing in whole nanoseconds, or before 0 (JTC)
+WINDOW_END_VELOCITY = 3         # the last point moves (JTC, allow_nonzero_velocity_at_trajectory_end: false)
+WINDOW_POSITION = 4             # a point, or the spline between two, outside the position limits (robokin's own)
+WINDOW_VELOCITY = 5             # the spline exceeds a joint velocity limit
+WINDOW_ACCELERATION = 6         # the spline exceeds a joint acceleration limit
+# [rad | m] the spline between two points may pass a position limit by this much (rounding of the positions)
+POSITION_TOLERANCE = 1e-9
+
+
+@njit(cache=True)
+def _cubic_position(p0, m0, dp, m1, s):
+    """A cubic Hermite segment's position at s in [0, 1] (m0, m1: the end velocities times the interval)."""
+    return p0 + s * (m0 + s * ((3.0 * dp - 2.0 * m0 - m1) + s * (m0 + m1 - 2.0 * dp)))
+
+
+@njit(cache=True)
+def _segment_violation(h, p0, p1, v0, v1, lower, upper, vmax, amax, tolerance):
+    """(code, value, limit) for one joint on one interval of the cubic Hermite a JTC plays through (p0, v0) and
+    (p1, v1), h [s] apart: its acceleration is linear in time, so its peaks are at the ends; the velocity's
+    extremum is where the acceleration crosses zero, the position's where the velocity does."""
+    dp, m0, m1 = p1 - p0, v0 * h, v1 * h
+    a0 = (6.0 * dp - 4.0 * m0 - 2.0 * m1) / (h * h)
+    a1 = (-6.0 * dp + 2.0 * m0 + 4.0 * m1) / (h * h)
+    a = max(abs(a0), abs(a1))
+    if not a <= amax * (1.0 + tolerance):
+        return WINDOW_ACCELERATION, a, amax
+    peak = max(abs(v0), abs(v1))
+    if a0 * a1 < 0.0:
+        s = a0 / (a0 - a1)
+        peak = max(peak, abs(v0 + 0.5 * a0 * h * s))
+    if not peak <= vmax * (1.0 + tolerance):
+        return WINDOW_VELOCITY, peak, vmax
+    # velocity zero inside the interval, v0 + h (a0 s + (a1 - a0) s^2 / 2) = 0: where the position turns
+    c2, c1, c0 = 0.5 * h * (a1 - a0), h * a0, v0
+    first = second = -1.0
+    if c2 != 0.0:
+        disc = c1 * c1 - 4.0 * c2 * c0
+        if disc >= 0.0:
+            root = math.sqrt(disc)
+            first, second = (-c1 - root) / (2.0 * c2), (-c1 + root) / (2.0 * c2)
+    elif c1 != 0.0:
+        first = -c0 / c1
+    for s in (first, second):
+        if 0.0 < s < 1.0:
+            p = _cubic_position(p0, m0, dp, m1, s)
+            if p > upper + POSITION_TOLERANCE:
+                return WINDOW_POSITION, p, upper
+            if p < lower - POSITION_TOLERANCE:
+                return WINDOW_POSITION, p, lower
+    return WINDOW_OK, 0.0, 0.0
+
+
+@njit(cache=True)
+def window_violation(times, positions, velocities, lower, upper, vmax, amax, tolerance):
+    """The first rule a servo window (k points: times (k,) [s] from its stamp, positions and velocities (k, n))
+    breaks, as (code, point, joint, value, limit): a WINDOW_* code (WINDOW_OK = 0 when it may be sent), the point
+    (or the interval's first point), the joint, the offending value and the limit it breaks. lower, upper, vmax,
+    amax: (n,) the limits; `tolerance`: relative excess of velocity and acceleration taken as rounding.
+
+    The same rules as `outgoing_rejection` for what a servo window can break (its joint names and sizes are
+    fixed, and its stamp is its tick, so it never ends in the past), on the cubic Hermite JTC plays through
+    points with positions and velocities."""
+    k, n = positions.shape
+    for i in range(k):
+        if not math.isfinite(times[i]):
+            return WINDOW_NOT_FINITE, i, -1, times[i], 0.0
+        for j in range(n):
+            if not (math.isfinite(positions[i, j]) and math.isfinite(velocities[i, j])):
+                return WINDOW_NOT_FINITE, i, j, positions[i, j] + velocities[i, j], 0.0
+    previous = -1
+    for i in range(k):
+        ns = np.int64(np.rint(times[i] * 1e9))          # as a message's Duration carries it
+        if ns <= previous:
+            return WINDOW_TIMES, i, -1, times[i], times[i - 1] if i > 0 else 0.0
+        previous = ns
+    for j in range(n):
+        if abs(velocities[k - 1, j]) > FLOAT_EPSILON:
+            return WINDOW_END_VELOCITY, k - 1, j, velocities[k - 1, j], FLOAT_EPSILON
+    for i in range(k):
+        for j in range(n):
+            if positions[i, j] > upper[j]:
+                return WINDOW_POSITION, i, j, positions[i, j], upper[j]
+            if positions[i, j] < lower[j]:
+                return WINDOW_POSITION, i, j, positions[i, j], lower[j]
+    for i in range(k - 1):
+        h = times[i + 1] - times[i]
+        for j in range(n):
+            code, value, limit = _segment_violation(h, positions[i, j], positions[i + 1, j], velocities[i, j],
+                                                    velocities[i + 1, j], lower[j], upper[j], vmax[j], amax[j],
+                                                    tolerance)
+            if code != WINDOW_OK:
+                return code, i, j, value, limit
+    return WINDOW_OK, -1, -1, 0.0, 0.0
+
+
+def window_rejection(times, positions, velocities, joint_names: Sequence[str], lower, upper, v_max, a_max,
+                     tolerance: float = LIMIT_TOLERANCE) -> Rejection | None:
+    """`window_violation` in words: the Rejection a servo window gets (rule and message as `outgoing_rejection`'s),
+    or None when it may be sent. Arrays as `window_violation`'s; `joint_names` (n,) name the columns."""
+    code, i, j, value, limit = window_violation(times, positions, velocities, lower, upper, v_max, a_max, tolerance)
+    if code == WINDOW_OK:
+        return None
+    name = joint_names[j] if j >= 0 else ""
+    if code == WINDOW_NOT_FINITE:
+        which = f" for joint '{name}'" if name else " (its time)"
+        return Rejection("finite", f"window point {i} has a non-finite value{which}", False)
+    if code == WINDOW_TIMES:
+        return Rejection("time_from_start", f"Time between points {i - 1} and {i} is not strictly increasing, "
+                                            f"it is {limit:f} and {value:f} respectively", True)
+    if code == WINDOW_END_VELOCITY:
+        return Rejection("allow_nonzero_velocity_at_trajectory_end",
+                         f"Velocity of last trajectory point of joint {name} is not zero: {value:.15f}", True)
+    if code == WINDOW_POSITION:
+        return Rejection("position limits", f"window puts joint '{name}' at {value:.6f} at or after point {i}, "
+                                            f"beyond its limit {limit:.6f}", False)
+    what, unit = ("velocity", "/s") if code == WINDOW_VELOCITY else ("acceleration", "/s^2")
+    return Rejection(LIMIT_RULE, f"joint '{name}' reaches {what} {value:.6g} rad{unit} between points {i} and "
+                                 f"{i + 1} ({times[i]:.4f}-{times[i + 1]:.4f} s) on the cubic spline a "
+                                 f"joint_trajectory_controller plays through the window, {value / limit:.4g} x its "
+                                 f"limit {limit:.6g} rad{unit} (tolerance {tolerance:g})", False)

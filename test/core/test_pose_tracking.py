@@ -152,17 +152,23 @@ def test_the_compiled_tracking_twist_is_the_formula_in_pinocchio_terms(panda):
     for _ in range(20):
         first = pin.SE3(pin.exp3(rng.normal(0, 0.3, 3)) @ tool.rotation, tool.translation + rng.normal(0, 0.05, 3))
         step = pin.SE3(pin.exp3(rng.normal(0, 0.002, 3)), rng.normal(0, 0.001, 3))
-        second = pin.SE3(step.rotation @ first.rotation, first.translation + step.translation)
-        tracker.set_target(first, 0.0, 5.0)
-        tracker.set_target(second, 0.01, 5.01)
-        now = 0.01 + rng.uniform(0, 0.2)
+        tracker.clear()
+        # a steady stream, 40 targets 10 ms apart: long enough for the feed-forward, which follows the stream's
+        # velocity only as fast as the tracking accelerations, to reach it
+        last = first
+        for k in range(40):
+            tracker.set_target(last, 0.01 * k, 5.0 + 0.01 * k)
+            last = pin.SE3(step.rotation @ last.rotation, last.translation + step.translation)
+        last = pin.SE3(step.rotation.T @ last.rotation, last.translation - step.translation)       # the 40th
+        now = 0.39 + rng.uniform(0, 0.2)
         twist = tracker.twist(panda.home(), now)
         v = np.concatenate((step.translation, pin.log3(step.rotation))) / 0.01       # the target's velocity
-        ahead = min(now - 0.01, 0.1)
-        target_p = second.translation + v[:3] * ahead
-        target_R = pin.exp3(v[3:] * ahead) @ second.rotation
+        ahead = min(now - 0.39, 0.1)
+        target_p = last.translation + v[:3] * ahead
+        target_R = pin.exp3(v[3:] * ahead) @ last.rotation
         errors = (target_p - tool.translation, pin.log3(target_R @ tool.rotation.T))
-        expected = v.copy()
+        # the feed-forward stops once the stream has been silent for 0.1 s: it has stopped where extrapolated
+        expected = v.copy() if now - 0.39 <= 0.1 else np.zeros(6)
         for part, (gain, accel, cap) in enumerate(((cfg.pose_linear_gain, cfg.pose_max_linear_acceleration,
                                                     cfg.pose_max_linear_speed),
                                                    (cfg.pose_angular_gain, cfg.pose_max_angular_acceleration,

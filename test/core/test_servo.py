@@ -17,7 +17,17 @@ from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
 from robokin_ros.core.servo.tick_stamps import RESYNC_AFTER_S, TickStamps
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
-from robokin_ros.core.servo.window import sample_window, window_arrays, window_times
+from robokin_ros.core.limits import braking_speed
+from robokin_ros.core.outgoing import interval_peaks, window_rejection, window_violation
+from robokin_ros.core.servo.window import (
+    MIN_POINT_SPACING,
+    sample_window,
+    sparse_window_times,
+    window_arrays,
+    window_capacity,
+    window_limits,
+    window_times,
+)
 from robokin_ros.core.sim.joints import SimulatedJoints
 from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints
 
@@ -383,77 +393,117 @@ def hermite(p0, v0, p1, v1, h, s):
             + (-2 * s**3 + 3 * s**2) * p1 + (s**3 - s**2) * h * v1)
 
 
-def test_window_covers_the_latency_and_is_clamped_to_limits(panda):
+def test_window_covers_the_latency_and_stops_a_joint_at_its_margin(panda):
     q0 = panda.home()
-    q0[0] = panda.limits.upper[0] - 0.025                      # joint 1 about to reach its margin
+    q0[0] = panda.limits.upper[0] - 0.025                      # joint 1 about to reach its margin (0.02 rad)
     loop = Loop(panda, q0=q0, command_in_type="speed_units", max_expected_latency=0.05)
-    out = loop.run(30, cmd([0, 0, 0], [0, 0, 0.3]))[-1]       # turning about z drives joint 1 up
+    outs = loop.run(30, cmd([0, 0, 0], [0, 0, 0.3]))          # turning about z drives joint 1 up
+    out = outs[-1]
     w = out.window
-    # time 0 = this tick's state, dt = the commanded positions, then a coarse grid up to the latency, then the tail
-    # and the hold
-    grid = w.times[:-2]
-    assert grid[0] == 0.0 and grid[1] == DT and grid[-1] >= 0.05 and len(grid) <= 10
+    # time 0 = this tick's state, dt = the commanded positions, then the grid's last time (>= the latency), the
+    # joint's braking times, the tail and the hold
+    assert w.times[0] == 0.0 and DT in w.times and DT + 0.05 in w.times
     assert np.all(np.diff(w.times) > 0)
-    np.testing.assert_allclose(w.positions[1], out.positions, atol=1e-15)
+    np.testing.assert_allclose(w.positions[w.times == DT][0], out.positions, atol=1e-15)
     assert np.all(w.positions <= panda.limits.upper) and np.all(w.positions >= panda.limits.lower)
-    now_state = out.positions - out.velocities * DT
-    unclamped = now_state + np.outer(grid, out.velocities)
-    expected = np.clip(unclamped, panda.limits.lower, panda.limits.upper)
-    np.testing.assert_allclose(w.positions[:-2], expected, atol=1e-15)
+    margin = panda.limits.upper[0] - 0.02
+    for o in outs:
+        assert o.window.positions[:, 0].max() <= margin + 1e-12
+        assert window_check(o.window, loop.servo) is None
     assert_jtc_default_rules_accept(w, panda.n)
     short = Loop(panda, max_expected_latency=0.002).run(1)[-1]
     # at rest: a one-period tail, then the hold until max_delivery_delay
     np.testing.assert_allclose(short.window.times, [0.0, DT, 2 * DT, 3 * DT, 1.0])
 
 
+def window_check(window, servo):
+    """The outgoing check's verdict on a servo window (None: it may be sent)."""
+    robot = servo.robot
+    return window_rejection(window.times, window.positions, window.velocities, robot.joint_names,
+                            robot.limits.lower, robot.limits.upper, robot.limits.velocity, servo._amax)
+
+
+def fill_window(q, v, lower, upper, amax, grid, margins=None, dt=DT, hold=1.0):
+    """`window_arrays` into fresh arrays: (times, positions, velocities) of the points it fills."""
+    n = len(q)
+    rows = window_capacity(len(grid), n)
+    t, positions, velocities = np.empty(rows), np.empty((rows, n)), np.empty((rows, n))
+    margins = np.zeros(n) if margins is None else margins
+    limits = window_limits(lower, upper, margins, amax, np.full(n, np.inf))
+    k, first_period = window_arrays(q, v, limits, dt, grid, hold, t, positions, velocities)
+    assert t[first_period] == dt
+    return t[:k], positions[:k], velocities[:k]
+
+
 @settings(deadline=None, max_examples=60)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_window_tail_decelerates_uniformly_within_the_acceleration_limits(seed):
-    """The last point is at rest; between the last grid point and it, a cubic Hermite (what JTC interpolates) is
+    """The tail's end is at rest; between the last grid point and it, a cubic Hermite (what JTC interpolates) is
     the constant-deceleration parabola, every joint decelerating at no more than its limit."""
     rng = np.random.default_rng(seed)
     n, dt = 4, 0.002
     grid = window_times(dt, 0.05)
     q, v = rng.uniform(-0.5, 0.5, n), rng.uniform(-2.0, 2.0, n)
     amax = rng.uniform(1.0, 20.0, n)
-    lower, upper = np.full(n, -10.0), np.full(n, 10.0)                  # far away: no clamping here
-    t, positions, velocities = np.empty(len(grid) + 1), np.empty((len(grid) + 1, n)), np.empty((len(grid) + 1, n))
-    window_arrays(q, v, lower, upper, amax, dt, grid, t, positions, velocities)
-    np.testing.assert_array_equal(t[:-1], grid)
-    assert np.all(velocities[-1] == 0.0)
-    tail = t[-1] - t[-2]
+    lower, upper = np.full(n, -10.0), np.full(n, 10.0)                  # far away: no braking for them
+    t, positions, velocities = fill_window(q, v, lower, upper, amax, grid)
+    assert len(t) == len(grid) + 2 and t[-1] == max(1.0, t[-2] + 1e-3)   # the grid, the tail's end, the hold
+    np.testing.assert_array_equal(t[:-2], grid)
+    assert np.all(velocities[-2:] == 0.0)
+    tail = t[-2] - t[-3]
     assert np.max(np.abs(v) / amax) <= tail + 1e-12 < np.max(np.abs(v) / amax) + dt + 1e-12
     p_end = q + v * grid[-1]
-    np.testing.assert_allclose(positions[-2], p_end, atol=1e-12)
-    np.testing.assert_allclose(positions[-1], p_end + v * tail / 2, atol=1e-12)
+    np.testing.assert_allclose(positions[-3], p_end, atol=1e-12)
+    np.testing.assert_allclose(positions[-2], p_end + v * tail / 2, atol=1e-12)
     tau = np.linspace(0.0, tail, 41)[:, None]                           # (41, 1) time into the tail [s]
-    sampled = hermite(positions[-2], velocities[-2], positions[-1], velocities[-1], tail, tau / tail)
+    sampled = hermite(positions[-3], velocities[-3], positions[-2], velocities[-2], tail, tau / tail)
     np.testing.assert_allclose(sampled, p_end + v * tau - v / (2 * tail) * tau**2, atol=1e-12)
     assert np.all(np.abs(v) / tail <= amax * (1 + 1e-12))              # the uniform deceleration, per joint
 
 
-def test_window_zeroes_velocity_where_clamped_and_just_before():
-    """A controller interpolating cubically between points must not overshoot a limit, in the grid or the tail."""
-    t = window_times(0.002, 0.05)
-    q, v = np.array([0.0, 0.0, 0.0]), np.array([1.0, -0.1, 0.5])
-    amax = np.array([5.0, 5.0, 5.0])
-    # joint 0 crosses its upper limit within the grid; joint 2 only in the tail (0.5 * 0.052 = 0.026 < 0.04 <
-    # 0.026 + 0.5 * 0.2 / 2); joint 1 never
-    lower, upper = np.array([-1.0, -1.0, -1.0]), np.array([0.016, 1.0, 0.04])
-    times, positions, velocities = np.empty(len(t) + 1), np.empty((len(t) + 1, 3)), np.empty((len(t) + 1, 3))
-    window_arrays(q, v, lower, upper, amax, 0.002, t, times, positions, velocities)
-    first = int(np.flatnonzero(q[0] + v[0] * t > upper[0])[0])
-    np.testing.assert_array_equal(positions[first:, 0], upper[0])
-    assert np.all(velocities[first - 1:, 0] == 0.0) and np.all(velocities[:first - 1, 0] == 1.0)
-    np.testing.assert_allclose(positions[:-1, 1], -0.1 * t)
-    assert np.all(velocities[:-1, 1] == -0.1) and velocities[-1, 1] == 0.0
-    assert positions[-1, 2] == upper[2] and np.all(velocities[-2:, 2] == 0.0) and np.all(velocities[:-2, 2] == 0.5)
-    for j in (0, 2):
-        for i in range(len(times) - 1):
-            h = times[i + 1] - times[i]
-            p = hermite(positions[i, j], velocities[i, j], positions[i + 1, j], velocities[i + 1, j], h,
-                        np.linspace(0, 1, 50))
-            assert p.max() <= upper[j] + 1e-12, (j, i)
+@settings(deadline=None, max_examples=300)
+@given(seed=st.integers(0, 2**32 - 1), sparse=st.booleans())
+def test_a_joint_braking_for_its_margin_stops_there_within_its_acceleration_limit(seed, sparse):
+    """A joint whose extrapolation would pass its limit margin brakes at its acceleration limit after the first
+    period and stops at the margin (or, when the servo's per-period braking left it less room than a continuous
+    stop needs, as soon as it can, within the limit). Measured on the spline a JTC plays (core/outgoing.py's numpy
+    evaluation): no joint exceeds its acceleration limit or passes its limit, and the compiled check agrees."""
+    rng = np.random.default_rng(seed)
+    n = 3
+    grid = window_times(DT, 0.05)
+    grid = sparse_window_times(grid) if sparse else grid
+    amax = rng.uniform(1.0, 25.0, n)
+    margin = rng.uniform(0.0, 0.03, n)
+    lower, upper = np.full(n, -2.0), np.full(n, 2.0)
+    inner_lower, inner_upper = lower + margin, upper - margin
+    # rooms from nothing to beyond the window's reach; the servo's braking speed (per period) bounds |v| there
+    room = rng.uniform(0.0, 0.3, n) * (rng.random(n) < 0.9)
+    v = rng.uniform(-2.6, 2.6, n)
+    v = np.sign(v) * np.minimum(np.abs(v), [braking_speed(r, a, DT) for r, a in zip(room, amax)])
+    q = np.where(v >= 0, inner_upper - room, inner_lower + room)
+    t, positions, velocities = fill_window(q, v, lower, upper, amax, grid, margin)
+    assert np.all(np.diff(t) >= MIN_POINT_SPACING - 1e-15)
+    # the first period as commanded, unless the margin is too thin for a continuous stop after it
+    after_dt = np.abs(v) * (DT + 2 * MIN_POINT_SPACING) + v**2 / (2 * amax)          # the room that takes
+    first_period = after_dt <= room + margin
+    i = int(np.flatnonzero(t == DT)[0])
+    np.testing.assert_allclose(positions[i, first_period], (q + v * DT)[first_period], atol=1e-12)
+    np.testing.assert_array_equal(velocities[i, first_period], v[first_period])
+    peaks = interval_peaks(t, positions, velocities)
+    assert np.all(peaks.acceleration <= amax * (1 + 1e-5) + 1e-9), (peaks.acceleration / amax).max()
+    q_end = positions[-1]
+    assert np.all(q_end <= upper) and np.all(q_end >= lower)
+    # each joint stopped at its margin (past it by what braking after dt needs beyond the room left), short of it
+    # only by a moved time's travel
+    beyond = np.where(v >= 0, q_end - inner_upper, inner_lower - q_end)
+    assert np.all(beyond <= np.maximum(after_dt - room, 0.0) + 1e-12), beyond
+    braked = np.abs(v) * (grid[-1] + 0.5 * (t[-2] - grid[-1])) > room
+    assert np.all(beyond[braked] >= -np.abs(v[braked]) * 2 * MIN_POINT_SPACING - 1e-9), beyond
+    assert window_violation(t, positions, velocities, lower, upper, np.full(n, 2.61), amax, 2e-3)[0] == 0
+    q_s, v_s = np.empty(n), np.empty(n)
+    for time in np.linspace(0.0, t[-2], 500):                            # the spline never passes a limit either
+        sample_window(t, positions, velocities, time, q_s, v_s)
+        assert np.all(q_s <= upper + 1e-12) and np.all(q_s >= lower - 1e-12)
 
 
 def _drive_then_stall(robot, keep_tail=True, ticks=150, stall_s=0.4):
@@ -547,41 +597,39 @@ def test_after_a_stall_longer_than_the_window_the_servo_continues_from_where_the
 
 def test_a_window_without_limits_in_reach_is_sparse_and_describes_the_same_motion(panda):
     """Far from the limits the published window has 5 points (now, dt, the last grid time, the tail, the hold); a
-    controller
-    interpolating it (cubic Hermite, as JTC) follows exactly the motion of the full grid's window. Near a limit the
-    full grid is published: its points place the stop at the limit."""
+    controller interpolating it (cubic Hermite, as JTC) follows exactly the motion of the full grid's window. Near
+    a limit the braking joint's start and stop are added: every window passes the outgoing check there too."""
     loop = Loop(panda, command_in_type="speed_units", max_expected_latency=0.05)
     out = loop.run(30, cmd([0.0, 0.1, 0.05], [0.1, 0.0, 0.0]))[-1]
     sparse = out.window
     grid = window_times(DT, 0.05)
     assert len(sparse.times) == 5 and len(grid) > 3
     np.testing.assert_array_equal(sparse.times[:3], grid[[0, 1, -1]])
-    n, k = panda.n, len(grid) + 1
-    full = (np.empty(k), np.empty((k, n)), np.empty((k, n)))
-    clamped_any = window_arrays(sparse.positions[0], sparse.velocities[0], panda.limits.lower, panda.limits.upper,
-                                loop.servo._ik.acceleration_limits, DT, grid, *full)
-    assert not clamped_any
+    full = fill_window(sparse.positions[0], sparse.velocities[0], panda.limits.lower, panda.limits.upper,
+                       loop.servo._ik.acceleration_limits, grid)
+    assert len(full[0]) == len(grid) + 2
+    n = panda.n
     q_sparse, v_sparse, q_full, v_full = (np.empty(n) for _ in range(4))
     for t in np.linspace(0.0, full[0][-1] + 0.01, 400):
         sample_window(sparse.times, sparse.positions, sparse.velocities, t, q_sparse, v_sparse)
         sample_window(*full, t, q_full, v_full)
         np.testing.assert_allclose(q_sparse, q_full, atol=1e-12)
         np.testing.assert_allclose(v_sparse, v_full, atol=1e-9)
-    # the joint this twist moves fastest, 0.1 rad from the limit it moves toward; no margin, so the window's
-    # extrapolation reaches the limit while the servo brakes for it
+    # the joint this twist moves fastest, 0.1 rad from the limit it moves toward, with no margin
     turn = cmd([0, 0, 0], [0, 0, 0.5])
     v = Loop(panda, command_in_type="speed_units").run(50, turn)[-1].velocities
     j = int(np.argmax(np.abs(v)))
     q0 = panda.home()
     q0[j] = panda.limits.upper[j] - 0.1 if v[j] > 0 else panda.limits.lower[j] + 0.1
-    outs = Loop(panda, q0=q0, command_in_type="speed_units", max_expected_latency=0.05,
-                joint_limit_margins=[0.0] * panda.n).run(400, turn)
-    full_windows = [o.window for o in outs if len(o.window.times) == k + 1]
-    assert full_windows, "a window reaching the limit uses the full grid"
-    assert all(len(o.window.times) in (5, k + 1) for o in outs)
-    for w in full_windows:
-        np.testing.assert_array_equal(w.times[:-2], grid)
-        assert np.any((w.positions[:, j] == panda.limits.upper[j]) | (w.positions[:, j] == panda.limits.lower[j]))
+    braking = Loop(panda, q0=q0, command_in_type="speed_units", max_expected_latency=0.05,
+                   joint_limit_margins=[0.0] * panda.n)
+    outs = braking.run(400, turn)
+    longer = [o.window for o in outs if len(o.window.times) > 5]
+    assert longer, "a window braking for a limit adds the braking's start and stop"
+    assert all(len(o.window.times) in braking.servo.window_point_counts for o in outs)
+    for o in outs:
+        assert window_check(o.window, braking.servo) is None
+    assert np.any(np.isclose(outs[-1].positions[j], (panda.limits.lower[j], panda.limits.upper[j]), atol=1e-6))
 
 
 def test_window_times_grid():

@@ -12,7 +12,12 @@ Per tick, from the tool pose of the commanded joint positions (base frame):
 Feed-forward: a target that moves (a stream of poses, e.g. a tracked object) has a velocity, estimated from the
 last two targets by their stamps. Between updates the target is extrapolated along it, for at most
 `EXTRAPOLATION_LIMIT` s: a stream that stops is taken to have stopped there. Without feed-forward, following a
-target at speed v would lag by v / gain.
+target at speed v would lag by v / gain. The feed-forward velocity follows the estimate only as fast as the tool
+may accelerate (`pose_tracking.max_linear_acceleration` / `max_angular_acceleration`): a stream that jumps is
+not a moving object. Targets alternating +-10 mm every 10 ms estimate +-2 m/s; taken as they came, that velocity
+was extrapolated up to 0.1 s past each target and the tool ran 80-600 mm away (issue 24). Rate-limited, it stays
+within 0.01 m/s and the feedback alone keeps the tool between the targets, while a real motion (whose velocity
+changes no faster than the tool can follow) is estimated as before.
 
 "Reached": both errors within `pose_tracking.linear_tolerance` / `pose_tracking.angular_tolerance`. "Settled":
 reached for `SETTLE_TIME_CONSTANTS` / gain seconds since, by when the proportional term has shrunk what was left
@@ -80,10 +85,11 @@ def target_transform(target: PoseTarget) -> pin.SE3:
 
 
 @njit(cache=True)
-def _tracking_twist(target_p, target_R, v_target, ahead, tool_p, tool_R, limits, twist):
+def _tracking_twist(target_p, target_R, v_target, ahead, feed, tool_p, tool_R, limits, twist):
     """Fill `twist` (6,) with the tracking twist and return the (linear [m], angular [rad]) errors.
 
-    The target is extrapolated `ahead` [s] along v_target (6,); limits (2, 3): per part (linear, angular) the
+    The target is extrapolated `ahead` [s] along v_target (6,), and `feed` (0 or 1) times v_target is the
+    feed-forward; limits (2, 3): per part (linear, angular) the
     gain [1/s], the braking acceleration and the speed cap. One compiled call: in numpy the few 3-vectors cost
     ~20 us a tick in call overhead alone.
     """
@@ -112,7 +118,7 @@ def _tracking_twist(target_p, target_R, v_target, ahead, tool_p, tool_R, limits,
             speed = min(limits[part, 0] * size, np.sqrt(2.0 * limits[part, 1] * size), limits[part, 2])
             factor = speed / size
         for i in range(3):
-            twist[3 * part + i] = v_target[3 * part + i] + error[3 * part + i] * factor
+            twist[3 * part + i] = feed * v_target[3 * part + i] + error[3 * part + i] * factor
     return sizes[0], sizes[1]
 
 
@@ -127,8 +133,11 @@ class PoseTracker:
         self.base_T_target: pin.SE3 | None = None
         self._target_time = 0.0                          # [s] when base_T_target arrived (servo clock)
         self._target_stamp = 0.0                         # [s] its sender's stamp (0 = none)
-        self._velocity = np.zeros(6)                     # (6,) the target's [v; w], base axes
+        self._velocity = np.zeros(6)                     # (6,) the target's [v; w], base axes (feed-forward)
+        self.stream_note = ""                            # why the feed-forward lags the stream, "" when it does not
         self._moving = False
+        self._feeding = False                            # the feed-forward is on: the stream has not stopped
+        self._extrapolated = False                       # the target is extrapolated (its stream does not jump)
         self.error = PoseError(math.inf, math.inf)
         self.reached = False
         self._reached_at = math.inf                      # [s] when the error last came within tolerance
@@ -152,24 +161,50 @@ class PoseTracker:
         previous = self.base_T_target
         stamped = stamp > 0.0 and self._target_stamp > 0.0
         interval = stamp - self._target_stamp if stamped else received_at - self._target_time
-        velocity = np.zeros(6)
+        velocity, note = np.zeros(6), ""
         if previous is not None and 0.0 < interval <= MAX_FEEDFORWARD_INTERVAL:
-            velocity[:3] = (base_T_target.translation - previous.translation) / interval
-            velocity[3:] = pin.log3(base_T_target.rotation @ previous.rotation.T) / interval
-            linear, angular = np.linalg.norm(velocity[:3]), np.linalg.norm(velocity[3:])
+            estimate = np.empty(6)
+            estimate[:3] = (base_T_target.translation - previous.translation) / interval
+            estimate[3:] = pin.log3(base_T_target.rotation @ previous.rotation.T) / interval
+            linear, angular = np.linalg.norm(estimate[:3]), np.linalg.norm(estimate[3:])
             if linear > MAX_TARGET_SPEED or angular > MAX_TARGET_ANGULAR_SPEED:
                 raise InvalidInputError(f"pose target moves at {linear:.3g} m/s, {angular:.3g} rad/s between "
                                         f"targets {interval * 1e3:.3g} ms apart: beyond any arm ({MAX_TARGET_SPEED} "
                                         f"m/s, {MAX_TARGET_ANGULAR_SPEED} rad/s); are the stamps right?")
+            velocity, note = self._followed_velocity(estimate, interval)
         self.base_T_target, self._target_time, self._velocity = base_T_target.copy(), received_at, velocity
-        self._moving = bool(velocity.any())
+        self.stream_note = note
+        self._moving = self._feeding = bool(velocity.any())
+        self._extrapolated = self._moving and not note
         self._target_stamp = stamp
         self.reached = False            # judged again at the next tick, against this target
+
+    def _followed_velocity(self, estimate: np.ndarray, interval: float) -> tuple[np.ndarray, str]:
+        """The feed-forward velocity (6,) after a target `interval` [s] after the last one whose velocity is
+        estimated as `estimate` (6,): the last feed-forward moved toward the estimate by at most the tracking
+        accelerations times the interval (per part, as one vector: the direction of the change is kept); and
+        a sentence naming the stream's own acceleration when it was beyond them ("" otherwise)."""
+        velocity, notes = estimate.copy(), []
+        for part, (unit, name) in enumerate((("m/s^2", "max_linear_acceleration"),
+                                             ("rad/s^2", "max_angular_acceleration"))):
+            rows = slice(3 * part, 3 * part + 3)
+            change = estimate[rows] - self._velocity[rows]
+            size, allowed = float(np.linalg.norm(change)), self._accelerations[part] * interval
+            if size > allowed:
+                velocity[rows] = self._velocity[rows] + change * (allowed / size)
+                notes.append(f"{size / interval:.3g} {unit} (pose_tracking.{name} {self._accelerations[part]:g})")
+        if not notes:
+            return velocity, ""
+        return velocity, (f"the target stream changes its velocity at {' and '.join(notes)}: its motion is "
+                          "followed only that fast, toward the latest target")
 
     def clear(self) -> None:
         """Forget the target (another command took over)."""
         self.base_T_target = None
         self.reached = False
+        self._velocity = np.zeros(6)
+        self.stream_note = ""
+        self._moving = self._feeding = self._extrapolated = False
 
     def tool_pose(self, positions: np.ndarray) -> pin.SE3:
         """`base_T_tool` at `positions` (n,)."""
@@ -181,11 +216,17 @@ class PoseTracker:
         """(6,) tool-origin twist [v; w] in base axes [m/s, rad/s] toward the target at `now`; updates `error`
         and `reached` (judged against the target as extrapolated to `now`)."""
         base_T_tool = self.tool_pose(positions)
-        ahead = min(max(now - self._target_time, 0.0), EXTRAPOLATION_LIMIT) if self._moving else 0.0
+        since = max(now - self._target_time, 0.0)
+        # a stream silent for EXTRAPOLATION_LIMIT has stopped where it was extrapolated to: no feed-forward after
+        # that (it kept the tool moving at the stream's last velocity, settled v / gain past that point)
+        self._feeding = self._moving and since <= EXTRAPOLATION_LIMIT
+        # a stream that jumps is not extrapolated: its targets are where it wants the tool, nothing beyond them
+        ahead = min(since, EXTRAPOLATION_LIMIT) if self._extrapolated else 0.0
         target = self.base_T_target
         twist = np.empty(6)
         linear, angular = _tracking_twist(target.translation, target.rotation, self._velocity, ahead,
-                                          base_T_tool.translation, base_T_tool.rotation, self._limits, twist)
+                                          1.0 if self._feeding else 0.0, base_T_tool.translation,
+                                          base_T_tool.rotation, self._limits, twist)
         self.error = PoseError(linear, angular)
         reached = linear <= self.config.pose_linear_tolerance and angular <= self.config.pose_angular_tolerance
         if reached and not self.reached:
@@ -199,8 +240,8 @@ class PoseTracker:
 
     @property
     def target_is_moving(self) -> bool:
-        """True while the target has a feed-forward velocity (a stream of moving targets)."""
-        return self._moving
+        """True while the target has a feed-forward velocity (a stream of moving targets that has not stopped)."""
+        return self._feeding
 
     def describe_error(self) -> str:
         """The remaining error for a person: "12.3 mm, 4.5 mrad"."""

@@ -31,7 +31,8 @@ from numba import njit
 
 from robokin_ros.core.collision.scene_change import SceneChange, apply_scene_change
 from robokin_ros.core.errors import InvalidInputError, RobokinError
-from robokin_ros.core.limits import limit_velocity, position_velocity_bounds
+from robokin_ros.core.limits import limit_velocity, motion_limits, position_velocity_bounds
+from robokin_ros.core.outgoing import LIMIT_TOLERANCE, WINDOW_OK, window_rejection, window_violation
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.guiding_input import GuidingInput
@@ -42,14 +43,15 @@ from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.twist import TwistConverter, command_to_si
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand, frozen
 from robokin_ros.core.servo.velocity_ik import VelocityIk
+from robokin_ros.core.schema import per_joint_values
 from robokin_ros.core.servo.window import (
-    advance_arrays,
+    checked_window,
     clamped,
-    hold_point,
     sample_window,
     sparse_window_times,
     stop_time,
-    window_arrays,
+    window_capacity,
+    window_limits,
     window_times,
 )
 from robokin_ros.core.validation import check_time, check_vector
@@ -121,6 +123,8 @@ class Servo:
         self._stalled_before_tick = 0.0
         self._stall_marks: dict[str, tuple[object, float]] = {}
         self._diverged_since: tuple[float, float] | None = None      # (time, stalls then) of a divergence
+        self._refusal = ""          # why the outgoing check refused a window: the status until a new command
+        self._checked = WINDOW_OK - 1       # this tick's outgoing check verdict (WINDOW_*), below WINDOW_OK: none yet
 
     # ---- inputs -----------------------------------------------------------------------------------
     def update_config(self, config: ServoConfig) -> None:
@@ -144,15 +148,22 @@ class Servo:
                 self._joint_velocities = chain_velocities(command, self.joint_names, config)
             except RobokinError:
                 self._command = None        # no longer a valid command in the new units: it stops being tracked
-        self._window_times = window_times(dt, config.max_expected_latency)     # (k,) [s] grid before the tail
-        self._sparse_times = sparse_window_times(self._window_times)         # the grid where no joint is clamped
+        self._sparse_times = sparse_window_times(window_times(dt, config.max_expected_latency))     # (3,) [s]
         self._amax = ik.acceleration_limits
+        margins = np.array(per_joint_values(config.joint_limit_margins, self.robot.n))                  # (n,)
+        # what the outgoing check holds every window to: the joints' own velocity limits (velocity_scaling is the
+        # servo's choice within them) and the acceleration limits
+        self._velocity_limits = motion_limits(self.robot, config.max_joint_velocity, config.max_joint_acceleration,
+                                              config.default_joint_acceleration).velocity
+        self._window_rows = window_capacity(len(self._sparse_times), self.robot.n)     # every grid has 3 times
+        self._window_limits = window_limits(self._lower, self._upper, margins, self._amax, self._velocity_limits)
 
     @property
     def window_point_counts(self) -> tuple[int, ...]:
-        """The numbers of points a published window can have with the current configuration (with its tail):
-        the sparse grid's where no joint meets a limit, the full grid's where one does."""
-        return tuple(sorted({len(self._sparse_times) + 2, len(self._window_times) + 2}))
+        """The numbers of points a published window can have with the current configuration (with its tail and
+        hold): the grid's, and two more for each joint that brakes for a limit within the window."""
+        first = len(self._sparse_times) + 2
+        return tuple(range(first, window_capacity(len(self._sparse_times), self.robot.n) + 1))
 
     def set_command(self, command: TwistCommand, base_T_frame: pin.SE3 | None = None) -> None:
         """Store a twist command; a bad one raises and is not stored (the previous one keeps ageing).
@@ -175,6 +186,7 @@ class Servo:
         command_si = command_to_si(command.linear, command.angular, self.config)
         self._command, self._command_frame, self._command_si = command, frame, command_si
         self._pose_tracker.clear()
+        self._refusal = ""
 
     def set_joint_command(self, command: JointJogCommand) -> None:
         """Store a joint jog (replacing any twist: the newest command of either kind is the one tracked); a bad one
@@ -189,6 +201,7 @@ class Servo:
         self._command, self._command_frame, self._command_si = command, None, None
         self._joint_velocities = velocities
         self._pose_tracker.clear()
+        self._refusal = ""
 
     def set_pose_target(self, target: PoseTarget, base_T_frame: pin.SE3 | None = None) -> None:
         """Store a pose target for the tip frame (replacing any other command); a bad one raises and is not stored.
@@ -215,6 +228,7 @@ class Servo:
         base_T_target = frame_T_target if base_T_frame is None else base_T_frame * frame_T_target
         self._pose_tracker.set_target(base_T_target, target.received_at, target.stamp)
         self._command, self._command_frame, self._command_si = target, None, None
+        self._refusal = ""
 
     @property
     def pose_tracker(self) -> PoseTracker:
@@ -259,6 +273,7 @@ class Servo:
         self._guiding.start(now)
         self._command, self._command_frame, self._command_si = GuidingCommand(now), None, None
         self._pose_tracker.clear()
+        self._refusal = ""
         return "hand guiding on: the sensor's current reading is the zero push"
 
     def stop_guiding(self) -> None:
@@ -316,6 +331,7 @@ class Servo:
         self._request_anchor()
         self._command = None
         self._pose_tracker.clear()
+        self._refusal = ""
 
     # ---- tick -------------------------------------------------------------------------------------
     def step(self, now: float) -> ServoOutput:
@@ -324,9 +340,50 @@ class Servo:
         stalled = self._catch_up(now)
         self._stalled_before_tick = self._stalled_total
         self._stalled_total += stalled
+        self._checked = WINDOW_OK - 1         # no verdict yet: `_build_window` checks the window it builds
         output = self._decide(now)
-        self._last_window = output.window if output.publish else self._last_window
+        if output.publish:
+            w = output.window
+            if self._checked < WINDOW_OK:
+                self._checked = window_violation(w.times, w.positions, w.velocities, self._lower, self._upper,
+                                                 self._velocity_limits, self._amax, LIMIT_TOLERANCE)[0]
+            if self._checked != WINDOW_OK:
+                output = self._refused(output)
+            self._last_window = output.window
         return output
+
+    def _refused(self, output: ServoOutput) -> ServoOutput:
+        """A window that broke the outgoing check (core/outgoing.py) is never published: in its place a stop from
+        its state now, every joint decelerating at its acceleration limit, or, if even that breaks a limit, the
+        arm held where it is. The command is dropped, and the status says why until a new one arrives."""
+        w = output.window
+        args = (self.joint_names, self._lower, self._upper, self._velocity_limits, self._amax)
+        reason = window_rejection(w.times, w.positions, w.velocities, *args)
+        replacement, what = self._stopping_window(w.positions[0], w.velocities[0]), "stopping"
+        if window_rejection(replacement.times, replacement.positions, replacement.velocities, *args) is not None:
+            replacement, what = self._stopping_window(w.positions[0], np.zeros(self.robot.n)), "holding the arm"
+        self._refusal = f"a servo window was not published, it broke the outgoing check: {reason}; {what} " \
+                        "within the limits instead, command dropped"
+        self._command = None
+        self._pose_tracker.clear()
+        q, v = np.empty(self.robot.n), np.empty(self.robot.n)
+        sample_window(replacement.times, replacement.positions, replacement.velocities, self._dt, q, v)
+        self._positions, self._velocities = q, v
+        return frozen(ServoOutput, {**output.__dict__, "positions": q.copy(), "velocities": v.copy(),
+                                    "window": replacement, "status": ServoStatus.INVALID, "message": self._refusal,
+                                    "locked_joints": ()})
+
+    def _stopping_window(self, q: np.ndarray, v: np.ndarray) -> TrajectoryWindow:
+        """From positions q and velocities v (n,) at time 0, every joint decelerating at its acceleration limit to
+        rest, then the hold: the points at 0, at each joint's stop and the hold (v = 0: the arm held at q)."""
+        stops = np.abs(v) / self._amax                                                                  # (n,) [s]
+        deceleration = np.sign(v) * np.where(np.isfinite(self._amax), self._amax, 0.0)   # no limit: stops at once
+        t = np.unique(np.concatenate(([0.0], stops[stops > 0.0])))
+        times = np.append(t, max(self.config.max_delivery_delay, t[-1] + 1e-3))                       # (k,)
+        tau = np.minimum(times[:, None], stops)                                                       # (k, n)
+        positions = q + v * tau - 0.5 * deceleration * tau**2
+        velocities = np.where(times[:, None] < stops, v - deceleration * tau, 0.0)
+        return frozen(TrajectoryWindow, {"times": times, "positions": positions, "velocities": velocities})
 
     def _running_age(self, key: str, item: object, received_at: float, now: float) -> float:
         """How long ago `item` (the measurement, the command) was received, less the servo's own stalls since it
@@ -397,25 +454,19 @@ class Servo:
                 scale, status, message = verdict.scale, verdict.status, verdict.message
         if scale < 1.0:
             result = self._solve(q, twist if scale > 0.0 else None, scale)
-        # = self._advance(v) then self._output(...), fused into one compiled call (~2 us less per tick)
-        v, grid, n = result.velocities, self._sparse_times, len(q)
+        v, grid = result.velocities, self._sparse_times
         if isinstance(command, PoseTarget) and not self._pose_tracker.target_is_moving:
             grid = self._short_of_the_target(q, v, grid)
-        q_next, q_out, v_out = np.empty(n), np.empty(n), np.empty(n)
-        k = len(grid) + 2                                      # the grid, the deceleration tail, the hold
-        t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))
-        if advance_arrays(q, v, self._dt, self._lower, self._upper, self._amax, grid, q_next, q_out, v_out,
-                          t, positions, velocities) and len(grid) < len(self._window_times):
-            t, positions, velocities = self._full_window(clamped(q, self._lower, self._upper), v)
-        else:
-            hold_point(t, positions, velocities, self.config.max_delivery_delay)
-        if not math.isfinite(q_next.sum()):
+        window, i = self._build_window(q, v, grid)
+        # the next tick starts where this window takes the arm in one period (q + v dt, unless a joint brakes for
+        # its limit sooner)
+        q_out, v_out = window.positions[i], window.velocities[i]
+        if not math.isfinite(q_out.sum() + v_out.sum()):
             # Never publish a non-finite command: drop it, re-sync to the measured state and hold.
             self._request_anchor()
             return self._hold(ServoStatus.INVALID, "internal error: a non-finite command was discarded; "
                               "re-synced to the measured state", publish=False)
-        self._velocities, self._positions = v, q_next
-        window = frozen(TrajectoryWindow, {"times": t, "positions": positions, "velocities": velocities})
+        self._velocities, self._positions = v_out, q_out
         return frozen(ServoOutput, {"positions": q_out, "velocities": v_out, "window": window,
                                     "status": status or result.status, "message": message or result.message,
                                     "locked_joints": result.locked_joints, "sigma_min": result.sigma_min,
@@ -496,16 +547,20 @@ class Servo:
     def _pose_status(self, ik_status: ServoStatus, result) -> tuple[ServoStatus, str]:
         """A pose target's status: reached, moving to it, or the IK's reason it cannot move freely, with the
         remaining error."""
-        error = self._pose_tracker.describe_error()
-        if self._pose_tracker.reached:
+        tracker = self._pose_tracker
+        error = tracker.describe_error()
+        if tracker.reached:
             return ServoStatus.TARGET_REACHED, f"{ServoStatus.TARGET_REACHED.sentence}: remaining error {error}"
+        note = f"; {tracker.stream_note}" if tracker.stream_note else ""
         if ik_status == ServoStatus.OK:
-            return ik_status, f"moving to the pose target: remaining error {error}"
-        return ik_status, f"{result.message}; pose target error {error}"
+            return ik_status, f"moving to the pose target: remaining error {error}{note}"
+        return ik_status, f"{result.message}; pose target error {error}{note}"
 
     def _stale(self, never_commanded: bool, status: ServoStatus | None = None, text: str = "") -> ServoOutput:
         """Ramp to rest, then hold; `status` and `text` say why when it is not a timed-out command."""
         v = self._velocities
+        if status is None and self._refusal:
+            status, text = ServoStatus.INVALID, self._refusal
         if status is None and isinstance(self._command, PoseTarget):
             # a reached target: the same ramp and hold as a stale command, reported as what it is
             status = ServoStatus.TARGET_REACHED
@@ -664,28 +719,22 @@ class Servo:
                                     "publish": publish})
 
     def _window(self, q: np.ndarray, v: np.ndarray) -> TrajectoryWindow:
-        """Look-ahead from now (time 0, state q - v dt) through dt (q) and on; points extrapolate v, clamped, and
-        a deceleration tail ends at rest."""
-        q = clamped(q - v * self._dt, self._lower, self._upper)
-        grid = self._sparse_times
-        k, n = len(grid) + 2, len(q)
-        t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))     # (k,), (k, n), (k, n)
-        if window_arrays(q, v, self._lower, self._upper, self._amax, self._dt, grid, t, positions, velocities) \
-                and len(grid) < len(self._window_times):
-            t, positions, velocities = self._full_window(q, v)
-        else:
-            hold_point(t, positions, velocities, self.config.max_delivery_delay)
-        return frozen(TrajectoryWindow, {"times": t, "positions": positions, "velocities": velocities})
+        """Look-ahead from now (time 0, state q - v dt) through dt (q) and on (`window.window_arrays`)."""
+        return self._build_window(q - v * self._dt, v, self._sparse_times)[0]
 
-    def _full_window(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The look-ahead on the full grid from the state now, q (within the limits): for a window in which a
-        joint meets a limit, whose stop the intermediate points place."""
-        grid = self._window_times
-        k, n = len(grid) + 2, len(q)
-        t, positions, velocities = np.empty(k), np.empty((k, n)), np.empty((k, n))
-        window_arrays(q, v, self._lower, self._upper, self._amax, self._dt, grid, t, positions, velocities)
-        hold_point(t, positions, velocities, self.config.max_delivery_delay)
-        return t, positions, velocities
+    def _build_window(self, q: np.ndarray, v: np.ndarray, grid: np.ndarray) -> tuple[TrajectoryWindow, int]:
+        """The window from positions q (clamped into the limits) and velocities v (n,) at time 0 on `grid` (see
+        `window.window_arrays`), its points views of arrays sized for the most it can have; and the index of its
+        point at dt. The outgoing check runs in the same compiled call: its verdict is this tick's (a tick builds
+        one window, the one it publishes)."""
+        n, rows = len(q), self._window_rows
+        t, positions, velocities = np.empty(rows), np.empty((rows, n)), np.empty((rows, n))     # (k,), (k, n) ...
+        k, first_period, verdict = checked_window(q, v, self._window_limits, self._dt, grid,
+                                                  self.config.max_delivery_delay, LIMIT_TOLERANCE, t, positions,
+                                                  velocities)
+        self._checked = verdict
+        window = frozen(TrajectoryWindow, {"times": t[:k], "positions": positions[:k], "velocities": velocities[:k]})
+        return window, first_period
 
 
 def warm_up(robot: RobotModel, config: ServoConfig) -> ServoOutput:

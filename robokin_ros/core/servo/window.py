@@ -1,4 +1,4 @@
-"""The look-ahead window the servo publishes each tick: times, then positions and velocities clamped to limits.
+"""The look-ahead window the servo publishes each tick: times, then positions and velocities within the limits.
 
 The window extrapolates the commanded velocity up to the expected latency, then ends with a deceleration tail:
 a point where every joint is at rest, held by one more point at the same positions until `max_delivery_delay`
@@ -9,6 +9,13 @@ it was meant for, since the stamp is the tick's time. A trajectory controller wi
 new window replaces the previous one within a tick, only the window's first milliseconds are ever executed, so
 the tail costs no speed. If the messages stop, the arm follows the tail and stops within its acceleration limits.
 
+Each joint's motion in the window is piecewise constant acceleration: the commanded velocity, then a constant
+deceleration to rest, then rest. A joint that would otherwise pass its limit margin brakes at its acceleration
+limit to stop there (`window_arrays`). The points sit at every joint's switching times, so the cubic Hermite a
+controller plays through them is exactly that motion: within the limits in position, velocity and acceleration.
+(Clamping the extrapolation at the limit instead put a stop from full speed between two points 2 ms apart: 66x
+the acceleration limit on the spline a controller plays, which it followed whenever the servo stalled.)
+
 numba kernels on plain float64 arrays (`cache=True`), called once per tick by `servo.Servo`.
 """
 from __future__ import annotations
@@ -18,9 +25,19 @@ import math
 import numpy as np
 from numba import njit
 
+from robokin_ros.core.outgoing import window_violation
+
 # Points after the next command: beyond dt the window only extrapolates the velocity, so a coarse grid
 # describes the same motion and keeps the message small at 1 kHz.
 LATER_POINTS = 8
+# [s] a braking joint's switching times closer than this to another point are moved onto it (earlier, so the
+# joint brakes less hard): a cubic through points microseconds apart amplifies the rounding of the positions
+# (1e-16 rad) and of the times (1 ns in a message) into accelerations of the order of the limits.
+MIN_POINT_SPACING = 1e-5
+_NS = 1e9
+# Rows of the `limits` table of `window_arrays`, (6, n): the position limits, the limit margins' inner edges, the
+# acceleration and the velocity limits (the last only for `checked_window`'s outgoing check).
+W_LOWER, W_UPPER, W_INNER_LOWER, W_INNER_UPPER, W_AMAX, W_VMAX = range(6)
 
 
 @njit(cache=True)
@@ -43,54 +60,141 @@ def stop_time(v, amax, dt):
     return max(1.0, math.ceil(longest / dt - 1e-9)) * dt
 
 
+def window_capacity(grid_points: int, joints: int) -> int:
+    """Rows the output arrays of `window_arrays` need: the grid, two switching times per joint, the tail's end
+    and the hold."""
+    return grid_points + 2 * joints + 2
+
+
 @njit(cache=True)
-def window_arrays(q, v, lower, upper, amax, dt, grid, times, positions, velocities):
-    """Fill the look-ahead: (k + 1) times, and (k + 1, n) positions and velocities; True if a joint was clamped
-    at a limit anywhere in it.
+def _on_point_or_below(x, points, count):
+    """The latest time <= x that is one of points[:count] or at least MIN_POINT_SPACING from each of them."""
+    moved = True
+    while moved:
+        moved = False
+        for i in range(count):
+            p = points[i]
+            if p < x < p + MIN_POINT_SPACING:
+                x, moved = p, True
+            elif p - MIN_POINT_SPACING < x < p:
+                x, moved = p - MIN_POINT_SPACING, True
+    return x
 
-    Points 0..k-1 are at the `grid` times (see `window_times`): q + v t clamped to the limits (q is the state at
-    time 0). Point k, the tail, comes `stop_time` T later: each joint at p + v T / 2 with zero velocity, where
-    (p, v) is point k-1. Constant deceleration from v to 0 over T covers exactly v T / 2, and a cubic Hermite
-    through (p, v) and (p + v T / 2, 0) is that very parabola, so a controller interpolating cubically
-    decelerates uniformly, within the acceleration limits.
 
-    A joint's velocity is 0 at the points where it is clamped and at the point just before the first of
-    them, so a controller's cubic interpolation between points cannot overshoot the limit (Hermite segments
-    with a zero end velocity and a start velocity no steeper than the chord are monotone)."""
-    k = grid.shape[0]
+@njit(cache=True)
+def _floor_ns(x):
+    """x [s] rounded down to whole nanoseconds (what a message carries), so a point's time is exactly its own."""
+    return math.floor(x * _NS + 1e-3) / _NS
+
+
+@njit(cache=True)
+def _braking_times(speed, room, room_limit, a, dt, points, count):
+    """(start, stop) [s] of a joint's braking: moving at `speed` > 0 [rad/s] from time 0, `room` [rad] to its
+    limit margin and `room_limit` [rad] to its limit, decelerating at `a` [rad/s^2] at most.
+
+    It stops at the margin, braking as late as it can, after the first period `dt` [s] (which the next tick
+    starts from). The servo's velocity bounds let a joint stop at its margin braking period by period, which takes
+    a little more room than braking continuously after the first period (up to (v dt + a dt^2) / 2: 2.6 mrad at
+    2.6 rad/s, 20 rad/s^2 and 2 ms): the window's stop then passes the margin by that much, within the limit. Where
+    the margin is too thin for that, braking starts within the first period, and if the joint cannot stop within
+    its limit at `a` at all (only possible from a state the servo did not command), it stops at the limit harder
+    than `a`, which the outgoing check refuses. The times are on, or MIN_POINT_SPACING away from, points[:count],
+    and never later than the ideal ones: an earlier start brakes less hard, an earlier stop stops short."""
+    brake = speed * speed / (2.0 * a)                   # [rad] stopping distance at a
+    after_dt = speed * (dt + 2.0 * MIN_POINT_SPACING) + brake     # room to brake after dt, moved times included
+    if after_dt > room:
+        room = max(room, min(room_limit, after_dt))
+    reach = 2.0 * room / speed                          # start + stop: the distance covered is speed (t_b + t_s) / 2
+    stop = _on_point_or_below(_floor_ns(room / speed + 0.5 * speed / a), points, count)
+    start = _on_point_or_below(_floor_ns(min(stop - speed / a, reach - stop, stop - MIN_POINT_SPACING)),
+                               points, count)
+    if start < 0.0:                                     # braking from now, at a or (at the limit) harder
+        start, stop = 0.0, max(reach, 1.0 / _NS)
+    return start, stop
+
+
+def window_limits(lower: np.ndarray, upper: np.ndarray, margins: np.ndarray, acceleration: np.ndarray,
+                  velocity: np.ndarray) -> np.ndarray:
+    """The (6, n) `limits` table of `window_arrays` from the (n,) position limits, limit margins, acceleration and
+    velocity limits."""
+    return np.vstack((lower, upper, lower + margins, upper - margins, acceleration, velocity))
+
+
+@njit(cache=True)
+def checked_window(q, v, limits, dt, grid, hold_until, tolerance, times, positions, velocities):
+    """`window_arrays`, then the outgoing check of the window (`outgoing.window_violation` with `tolerance`) in
+    the same compiled call: (k, index of the point at dt, the check's WINDOW_* code)."""
+    k, first_period = window_arrays(q, v, limits, dt, grid, hold_until, times, positions, velocities)
+    code = window_violation(times[:k], positions[:k], velocities[:k], limits[W_LOWER], limits[W_UPPER],
+                            limits[W_VMAX], limits[W_AMAX], tolerance)[0]
+    return k, first_period, code
+
+
+@njit(cache=True)
+def window_arrays(q, v, limits, dt, grid, hold_until, times, positions, velocities):
+    """Fill the window from the state now (positions q (n,), clamped into the limits, velocities v (n,)); returns its
+    number of points k (times[:k], positions[:k] and velocities[:k]; the arrays hold `window_capacity` rows) and
+    the index of its point at grid[1] (dt, where the next tick starts). `limits`: (6, n), see `window_limits`.
+
+    Each joint moves at v from time 0 until its braking starts, decelerates at a constant rate to rest, then rests:
+    - by default braking starts at the last `grid` time (see `window_times`) and lasts `stop_time` T for every
+      joint, a uniform deceleration (v T / 2 covered, each joint within its limit);
+    - a joint that would so pass its limit margin (inner_lower, inner_upper) brakes at its acceleration limit
+      `amax` to stop at the margin, as late as it can after dt (`dt` [s], the period), see `_braking_times`.
+    The points: the grid times, each braking joint's start and stop, the end of the tail (last grid time + T), and
+    the hold at `hold_until` [s] (or just after the tail). Between consecutive points every joint is in one phase,
+    and a cubic Hermite through the ends of a constant-acceleration phase is that phase: a controller playing
+    the window (JTC's splines) moves each joint exactly so.
+    """
+    lower, upper, amax = limits[W_LOWER], limits[W_UPPER], limits[W_AMAX]
+    inner_lower, inner_upper = limits[W_INNER_LOWER], limits[W_INNER_UPPER]
+    q = clamped(q, lower, upper)            # a measured state may sit a hair outside
+    n, g = q.shape[0], grid.shape[0]
     tail = stop_time(v, amax, dt)
-    for i in range(k):
+    end = grid[g - 1] + tail
+    count = g
+    for i in range(g):
         times[i] = grid[i]
-    times[k] = grid[k - 1] + tail
-    any_clamped = False
-    for j in range(q.shape[0]):
-        clamped_from = k + 1
-        for i in range(k):
-            p = q[j] + v[j] * grid[i]
-            if p > upper[j] or p < lower[j]:
-                positions[i, j], velocities[i, j] = min(max(p, lower[j]), upper[j]), 0.0
-                if clamped_from == k + 1:
-                    clamped_from = i
-            else:
-                positions[i, j], velocities[i, j] = p, v[j]
-        p = positions[k - 1, j] + 0.5 * velocities[k - 1, j] * tail
-        if (p > upper[j] or p < lower[j]) and clamped_from == k + 1:
-            clamped_from = k
-        positions[k, j], velocities[k, j] = min(max(p, lower[j]), upper[j]), 0.0
-        if 1 < clamped_from <= k:
-            velocities[clamped_from - 1, j] = 0.0
-        any_clamped = any_clamped or clamped_from <= k
-    return any_clamped
-
-
-@njit(cache=True)
-def hold_point(times, positions, velocities, hold_until):
-    """Fill the window's last row, the hold: the row before it (the tail, at rest) repeated at `hold_until` [s],
-    or just after the tail when the tail ends later."""
-    k = times.shape[0] - 1
-    times[k] = max(hold_until, times[k - 1] + 1e-3)
-    for j in range(positions.shape[1]):
-        positions[k, j], velocities[k, j] = positions[k - 1, j], 0.0
+    times[count] = end
+    count += 1
+    start, stop, deceleration = np.empty(n), np.empty(n), np.empty(n)
+    for j in range(n):
+        speed = abs(v[j])
+        start[j], stop[j] = grid[g - 1], end
+        if speed == 0.0:
+            deceleration[j] = 0.0
+            continue
+        up = v[j] > 0.0
+        room = inner_upper[j] - q[j] if up else q[j] - inner_lower[j]
+        if speed * (grid[g - 1] + 0.5 * tail) > room:
+            room_limit = upper[j] - q[j] if up else q[j] - lower[j]
+            start[j], stop[j] = _braking_times(speed, room, room_limit, amax[j], dt, times, count)
+            for t in (start[j], stop[j]):
+                known = False
+                for i in range(count):
+                    known = known or times[i] == t
+                if not known:
+                    times[count] = t
+                    count += 1
+        deceleration[j] = speed / (stop[j] - start[j])
+    times[:count].sort()
+    for i in range(count):
+        t = times[i]
+        for j in range(n):
+            s = 1.0 if v[j] >= 0.0 else -1.0
+            speed = abs(v[j])
+            cruise = min(t, start[j])
+            braked = max(0.0, min(t, stop[j]) - start[j])
+            p = q[j] + s * (speed * cruise + speed * braked - 0.5 * deceleration[j] * braked * braked)
+            positions[i, j] = min(max(p, lower[j]), upper[j])
+            velocities[i, j] = 0.0 if t >= stop[j] else s * (speed - deceleration[j] * braked)
+    times[count] = max(hold_until, end + 1e-3)
+    for j in range(n):
+        positions[count, j], velocities[count, j] = positions[count - 1, j], 0.0
+    first_period = 1
+    while times[first_period] < grid[1]:
+        first_period += 1
+    return count + 1, first_period
 
 
 def window_times(dt: float, latency: float) -> np.ndarray:
@@ -106,23 +210,10 @@ def sparse_window_times(grid: np.ndarray) -> np.ndarray:
 
     Between dt and the last grid time such a window is q + v t on every joint, and a cubic through two points of a
     straight line with the line's slope at both ends is that line: the intermediate points add nothing a
-    controller would follow differently. A third fewer bytes to build, send and parse, every tick. Where a joint
-    is clamped the intermediate points do matter (they place the stop at the limit), so the full grid is used.
+    controller would follow differently. A third fewer bytes to build, send and parse, every tick. A joint that
+    brakes for its limit adds its own switching times (`window_arrays`).
     """
     return grid if len(grid) <= 3 else grid[[0, 1, len(grid) - 1]]
-
-
-@njit(cache=True)
-def advance_arrays(q, v, dt, lower, upper, amax, grid, q_next, q_out, v_out, times, positions, velocities):
-    """One tracking tick's arrays in one call: q_next = q + v dt, q_out = q_next clamped, v_out = v,
-    and the look-ahead of `window_arrays` from the state now, q (so its point at dt is q_out); returns whether
-    the look-ahead clamped a joint (as `window_arrays`)."""
-    for j in range(q.shape[0]):
-        p = q[j] + v[j] * dt
-        q_next[j] = p
-        q_out[j] = min(max(p, lower[j]), upper[j])
-        v_out[j] = v[j]
-    return window_arrays(clamped(q, lower, upper), v, lower, upper, amax, dt, grid, times, positions, velocities)
 
 
 @njit(cache=True)
