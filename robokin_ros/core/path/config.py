@@ -95,8 +95,8 @@ class PathConfig(NodeConfig):
     joint_topic: str = spec("/joint_states", "measured joint states", read_only=True)
     joint_state_timeout: float = spec(0.5, "joint states older than this refuse a goal", unit="s", gt=0.0,
                                       le=60.0)
-    preempt: bool = spec(False, "a new goal while one runs: false = reject the new goal, true = cancel the "
-                         "running goal (holding the arm) and accept the new one")
+    preempt: bool = spec(False, "a new goal while one runs: false = reject the new goal, true = stop the "
+                         "running goal along its path within the acceleration limits and accept the new one")
     goal_tolerance: float = spec(0.01, "execution is done when every joint is this close to the end (sent as "
                                  "the goal's goal_tolerance with execution: action)", unit="rad", gt=0.0, le=1.0)
     execution_timeout_margin: float = spec(2.0, "abort execution this long after the planned duration (sent as "
