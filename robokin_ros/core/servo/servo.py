@@ -45,6 +45,10 @@ from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, Trajecto
 from robokin_ros.core.servo.velocity_ik import VelocityIk
 from robokin_ros.core.schema import per_joint_values
 from robokin_ros.core.servo.window import (
+    W_AMAX,
+    W_LOWER,
+    W_UPPER,
+    W_VMAX,
     checked_window,
     clamped,
     sample_window,
@@ -153,10 +157,10 @@ class Servo:
         margins = np.array(per_joint_values(config.joint_limit_margins, self.robot.n))                  # (n,)
         # what the outgoing check holds every window to: the joints' own velocity limits (velocity_scaling is the
         # servo's choice within them) and the acceleration limits
-        self._velocity_limits = motion_limits(self.robot, config.max_joint_velocity, config.max_joint_acceleration,
-                                              config.default_joint_acceleration).velocity
+        velocity_limits = motion_limits(self.robot, config.max_joint_velocity, config.max_joint_acceleration,
+                                        config.default_joint_acceleration).velocity
         self._window_rows = window_capacity(len(self._sparse_times), self.robot.n)     # every grid has 3 times
-        self._window_limits = window_limits(self._lower, self._upper, margins, self._amax, self._velocity_limits)
+        self._window_limits = window_limits(self._lower, self._upper, margins, self._amax, velocity_limits)
 
     @property
     def window_point_counts(self) -> tuple[int, ...]:
@@ -345,8 +349,9 @@ class Servo:
         if output.publish:
             w = output.window
             if self._checked < WINDOW_OK:
-                self._checked = window_violation(w.times, w.positions, w.velocities, self._lower, self._upper,
-                                                 self._velocity_limits, self._amax, LIMIT_TOLERANCE)[0]
+                limits = self._window_limits
+                self._checked = window_violation(w.times, w.positions, w.velocities, limits[W_LOWER],
+                                                 limits[W_UPPER], limits[W_VMAX], limits[W_AMAX], LIMIT_TOLERANCE)[0]
             if self._checked != WINDOW_OK:
                 output = self._refused(output)
             self._last_window = output.window
@@ -357,7 +362,8 @@ class Servo:
         its state now, every joint decelerating at its acceleration limit, or, if even that breaks a limit, the
         arm held where it is. The command is dropped, and the status says why until a new one arrives."""
         w = output.window
-        args = (self.joint_names, self._lower, self._upper, self._velocity_limits, self._amax)
+        limits = self._window_limits
+        args = (self.joint_names, limits[W_LOWER], limits[W_UPPER], limits[W_VMAX], limits[W_AMAX])
         reason = window_rejection(w.times, w.positions, w.velocities, *args)
         replacement, what = self._stopping_window(w.positions[0], w.velocities[0]), "stopping"
         if window_rejection(replacement.times, replacement.positions, replacement.velocities, *args) is not None:

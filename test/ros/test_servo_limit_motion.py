@@ -1,0 +1,234 @@
+"""servo_node driven as an outside client drove it (issue 24 items 2 and 3), judged the way a controller sees the
+motion: from the published JointTrajectory windows (the cubic spline JTC plays through each window's points, the
+velocities of consecutive points, and the velocity step from one window to the next), and the tool from the FK of
+the simulated arm's /joint_states.
+
+One servo_node and one sim_robot process (the shipped configuration with scale.joint 2 rad/s, and without
+self-collision checking, which would halt the arm short of the base before any joint limit) serve the three cases in
+order: pose targets chattering +-10 mm along x (from home), panda_joint7 jogged at 2 rad/s into its upper limit,
+a pose target inside the robot base pursued until joint limits stop it.
+"""
+import os
+import random
+import time
+from typing import NamedTuple
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from control_msgs.msg import JointJog
+from geometry_msgs.msg import PoseStamped
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from ros_helpers import spin_for, spin_until
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory
+
+from robokin_interfaces.msg import ServoStatus as StatusMsg
+from robokin_ros.core.outgoing import interval_peaks
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.window import sample_window
+
+os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(1, 100)))
+os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+
+import rclpy  # noqa: E402
+from node_process import Process  # noqa: E402
+
+TRAJECTORY_TOPIC = "/joint_trajectory_controller/joint_trajectory"
+AMAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])     # config/panda_servo.yaml
+MARGIN = 0.02                                                  # joint_limit_margins' default [rad]
+# the outgoing check's tolerance (core/outgoing.py LIMIT_TOLERANCE); messages carry times in whole nanoseconds
+WITHIN = 1.002
+# between windows the time is the stamps' difference, which carries the jitter of reading the ROS clock (a few us
+# against 2 ms periods; see core/servo/tick_stamps.py)
+BETWEEN = 1.01
+
+
+class Window(NamedTuple):
+    stamp: float             # [s] header stamp
+    times: np.ndarray        # (k,) [s]
+    positions: np.ndarray    # (k, n) chain order
+    velocities: np.ndarray   # (k, n)
+
+
+class Rig:
+    """The processes and a client node that publishes commands and records windows, joint states and statuses."""
+
+    def __init__(self, tmp_path) -> None:
+        self.context = Context()
+        rclpy.init(context=self.context, args=["--ros-args", "-p", "robot:=panda"])
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.panda = RobotModel.from_name("panda")
+        self.processes = [Process("sim_robot", ["--ros-args", "--params-file", "config/sim_robot.yaml", "-p",
+                                                "publish_tf:=false"], tmp_path),
+                          Process("servo_node", ["--ros-args", "--params-file", "config/panda_servo.yaml", "-p",
+                                                 "scale.joint:=2.0", "-p", "check_collisions:=false"], tmp_path)]
+        self.node = Node("limit_motion_client", context=self.context)
+        self.executor.add_node(self.node)
+        self.windows: list[Window] = []
+        self.states: list[tuple[float, np.ndarray]] = []
+        self.statuses: list[StatusMsg] = []
+        self.node.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_window, 1000)
+        self.node.create_subscription(JointState, "/joint_states", self._on_state, 100)
+        self.node.create_subscription(StatusMsg, "/servo_node/robokin_status", self.statuses.append, 100)
+        self.poses = self.node.create_publisher(PoseStamped, "/servo_node/pose_target_cmds", 10)
+        self.jogs = self.node.create_publisher(JointJog, "/servo_node/delta_joint_cmds", 10)
+        assert spin_until(self.executor, lambda: self.poses.get_subscription_count() > 0
+                          and self.jogs.get_subscription_count() > 0 and len(self.states) > 5
+                          and self.statuses and self.statuses[-1].code != ServoStatus.JOINT_STATE_MISSING, 60.0), \
+            self.output()
+
+    def _on_window(self, msg: JointTrajectory) -> None:
+        order = [list(msg.joint_names).index(name) for name in self.panda.joint_names]
+        points = msg.points
+        self.windows.append(Window(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9,
+                                   np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9
+                                             for p in points]),
+                                   np.array([p.positions for p in points])[:, order],
+                                   np.array([p.velocities for p in points])[:, order]))
+
+    def _on_state(self, msg: JointState) -> None:
+        order = [list(msg.name).index(name) for name in self.panda.joint_names]
+        self.states.append((time.monotonic(), np.array(msg.position)[order]))
+
+    def output(self) -> str:
+        return "\n".join(p.output[-3000:] for p in self.processes)
+
+    def ros_now(self) -> float:
+        return self.node.get_clock().now().nanoseconds * 1e-9
+
+    def pose(self, T: pin.SE3, stamp: float = 0.0) -> None:
+        msg = PoseStamped()
+        msg.header.frame_id = "panda_link0"
+        if stamp:
+            msg.header.stamp.sec, msg.header.stamp.nanosec = int(stamp), int(round((stamp % 1.0) * 1e9)) % 10**9
+        p, q = T.translation, pin.Quaternion(T.rotation)
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in p)
+        msg.pose.orientation.x, msg.pose.orientation.y, msg.pose.orientation.z, msg.pose.orientation.w = \
+            float(q.x), float(q.y), float(q.z), float(q.w)
+        self.poses.publish(msg)
+
+    def close(self) -> None:
+        for process in self.processes:
+            process.stop()
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+        self.executor.shutdown()
+        rclpy.try_shutdown(context=self.context)
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory):
+    rig = Rig(tmp_path_factory.mktemp("limit_motion"))
+    yield rig
+    rig.close()
+
+
+def within_windows(windows: list[Window]) -> tuple[float, float, str]:
+    """(peak |acceleration| / limit on the cubic spline JTC plays through each window, the same from the velocities
+    of consecutive points, where the first peak is), over the windows."""
+    worst_spline, worst_points, where = 0.0, 0.0, ""
+    for i, w in enumerate(windows):
+        peaks = interval_peaks(w.times, w.positions, w.velocities).acceleration / AMAX         # (k - 1, n)
+        points = np.abs(np.diff(w.velocities, axis=0)) / np.diff(w.times)[:, None] / AMAX
+        worst_points = max(worst_points, float(points.max()))
+        if peaks.max() > worst_spline:
+            worst_spline = float(peaks.max())
+            k, j = np.unravel_index(np.argmax(peaks), peaks.shape)
+            span = f"{w.times[k] * 1e3:.2f}-{w.times[k + 1] * 1e3:.2f} ms"
+            where = f"window {i}, joint {j + 1}, points {k}-{k + 1} ({span})"
+    return worst_spline, worst_points, where
+
+
+def between_windows(windows: list[Window]) -> tuple[float, float]:
+    """(largest velocity step from the previous window, sampled where the controller leaves it, to the next one's
+    start, over the acceleration limit times the time between their stamps; the same from first point to first
+    point)."""
+    worst_switch = worst_first = 0.0
+    q, v = np.empty(AMAX.size), np.empty(AMAX.size)
+    for w1, w2 in zip(windows, windows[1:]):
+        gap = w2.stamp - w1.stamp
+        if gap <= 0.0:
+            continue
+        sample_window(w1.times, w1.positions, w1.velocities, gap, q, v)
+        worst_switch = max(worst_switch, float((np.abs(w2.velocities[0] - v) / (AMAX * gap)).max()))
+        worst_first = max(worst_first, float((np.abs(w2.velocities[0] - w1.velocities[0]) / (AMAX * gap)).max()))
+    return worst_switch, worst_first
+
+
+def test_pose_targets_chattering_10_mm_keep_the_tool_between_them(rig):
+    """150 targets alternating +-10 mm along x, stamped 10 ms apart (the stamped feed-forward differentiates them
+    into +-2 m/s): the tool stays between the targets and every window within the acceleration limits. Before:
+    the tool ran 162-446 mm away, with no refusal."""
+    panda = rig.panda
+    start = panda.fk(rig.states[-1][1])
+    first_window, first_state = len(rig.windows), len(rig.states)
+    t0 = rig.ros_now()
+    for k in range(150):
+        offset = 0.01 if k % 2 == 0 else -0.01
+        rig.pose(pin.SE3(start.rotation, start.translation + [offset, 0.0, 0.0]), stamp=t0 + 0.01 * k)
+        spin_for(rig.executor, 0.01)
+    spin_for(rig.executor, 1.0)
+    moved = np.array([panda.fk(q).translation - start.translation for _, q in rig.states[first_state:]])
+    along, across = moved[:, 0], np.linalg.norm(moved[:, 1:], axis=1)
+    spline, points, where = within_windows(rig.windows[first_window:])
+    switch, _ = between_windows(rig.windows[first_window:])
+    print(f"chatter: x {along.min() * 1e3:.2f} .. {along.max() * 1e3:.2f} mm, across {across.max() * 1e3:.2f} mm, "
+          f"window spline {spline:.3f} x, consecutive points {points:.3f} x, between windows {switch:.3f} x")
+    assert -0.0105 <= along.min() and along.max() <= 0.0105, \
+        f"the tool went {along.min() * 1e3:.1f} .. {along.max() * 1e3:.1f} mm along x, targets at +-10 mm"
+    assert across.max() <= 0.001, f"the tool left the line between the targets by {across.max() * 1e3:.2f} mm"
+    assert spline <= WITHIN and points <= WITHIN, f"{spline:.2f} x the acceleration limit in {where}"
+    assert switch <= BETWEEN, f"a velocity step of {switch:.3f} x the limits between windows"
+
+
+def test_jogging_joint_7_into_its_upper_limit_stays_within_the_acceleration_limits(rig):
+    """panda_joint7 jogged at 2 rad/s until its limit stops it 20 mrad inside: every window, and every change from
+    one window to the next, within the acceleration limits. Before: 66x the limit inside a window (the
+    extrapolation clamped at the limit from full speed), 2.97x between windows."""
+    jog = JointJog(joint_names=["panda_joint7"], velocities=[1.0])          # unitless x scale.joint 2 rad/s
+    # a pose target still pursued keeps the servo in pose mode (it takes a joint jog only once idle)
+    assert spin_until(rig.executor, lambda: rig.statuses[-1].code in (ServoStatus.TARGET_REACHED, ServoStatus.STOPPED),
+                      10.0), rig.statuses[-1].message
+    first = len(rig.windows)
+    end = time.monotonic() + 1.6
+    while time.monotonic() < end:
+        rig.jogs.publish(jog)
+        spin_for(rig.executor, 0.01)
+    spin_for(rig.executor, 0.3)
+    windows = rig.windows[first:]
+    upper = rig.panda.limits.upper[6]
+    stopped = rig.states[-1][1][6]
+    spline, points, where = within_windows(windows)
+    switch, first_points = between_windows(windows)
+    print(f"jog: joint 7 stopped {(upper - stopped) * 1e3:.2f} mrad inside its limit; window spline {spline:.3f} x, "
+          f"consecutive points {points:.3f} x, between windows {switch:.3f} x (first points {first_points:.3f} x)")
+    assert abs(upper - MARGIN - stopped) <= 1e-3, (stopped, upper)
+    assert max(w.positions[:, 6].max() for w in windows) <= upper
+    assert spline <= WITHIN and points <= WITHIN, f"{spline:.2f} x the acceleration limit in {where}"
+    assert switch <= BETWEEN, f"a velocity step of {switch:.3f} x the limits between windows"
+
+
+def test_a_pose_target_inside_the_base_stops_at_the_joint_limits_within_the_acceleration_limits(rig):
+    """A target the tool cannot reach (inside the robot's base), pursued until joint limits stop the arm: every
+    window within the acceleration limits. Before: 31x the limit inside a window."""
+    panda = rig.panda
+    tool = panda.fk(rig.states[-1][1])
+    first, first_status = len(rig.windows), len(rig.statuses)
+    rig.pose(pin.SE3(tool.rotation, np.array([0.0, 0.0, 0.05])))
+    spin_for(rig.executor, 2.5)
+    windows = rig.windows[first:]
+    spline, points, where = within_windows(windows)
+    switch, _ = between_windows(windows)
+    bound = [s for s in rig.statuses[first_status:] if s.code == ServoStatus.JOINT_BOUND]
+    print(f"inside the base: window spline {spline:.3f} x, consecutive points {points:.3f} x, between windows "
+          f"{switch:.3f} x; {len(bound)} JOINT_BOUND statuses")
+    assert bound, ("no joint limit stopped the arm: the case is not exercised",
+                   sorted({(ServoStatus(s.code).name, s.message[:90]) for s in rig.statuses[first_status:]}))
+    assert spline <= WITHIN and points <= WITHIN, f"{spline:.2f} x the acceleration limit in {where}"
+    assert switch <= BETWEEN, f"a velocity step of {switch:.3f} x the limits between windows"
+    assert not any(s.code == ServoStatus.INVALID for s in rig.statuses[first_status:]), \
+        [s.message for s in rig.statuses[first_status:] if s.code == ServoStatus.INVALID][:1]
