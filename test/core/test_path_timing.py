@@ -140,13 +140,14 @@ def test_const_accel_trajectory_matches_toppra_and_stretches(panda):
     import toppra as ta
     import toppra.algorithm as algo
 
-    from robokin_ros.core.path.timing import ConstAccelTrajectory, _constraints, _grid
+    from robokin_ros.core.path.const_accel import ConstAccelTrajectory
+    from robokin_ros.core.path.toppra_run import grid, joint_constraints
     rng = np.random.default_rng(4)
     waypoints = panda.home() + np.cumsum(rng.uniform(-0.1, 0.1, (6, 7)), axis=0)
     ss = np.concatenate([[0], np.cumsum(np.linalg.norm(np.diff(waypoints, axis=0), axis=1))])
     path = ta.SplineInterpolator(ss, waypoints, bc_type="not-a-knot")
-    instance = algo.TOPPRA(_constraints(panda.limits.velocity, np.array(PANDA_ACC)), path,
-                           gridpoints=_grid(ss), parametrizer="ParametrizeConstAccel")
+    instance = algo.TOPPRA(joint_constraints(panda.limits.velocity, np.array(PANDA_ACC)), path,
+                           gridpoints=grid(ss), parametrizer="ParametrizeConstAccel")
     theirs = instance.compute_trajectory(0.0, 0.0)
     ours = ConstAccelTrajectory(path, instance.problem_data.gridpoints, instance.problem_data.sd_vec)
     assert ours.duration == pytest.approx(theirs.duration, rel=1e-12)

@@ -9,7 +9,8 @@ from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.downsample import path_parameter
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.result import TimingReport
-from robokin_ros.core.path.timing import ToolSpeedLimit, binding_limits, join_reports, time_optimal
+from robokin_ros.core.path.grid_ratios import binding_limits
+from robokin_ros.core.path.timing import ToolSpeedLimit, join_reports, time_optimal
 
 PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
 RATE = 2000.0       # [Hz] fine output samples: central differences of FK are then exact to ~1e-7 relative

@@ -14,7 +14,8 @@ from typing import NamedTuple
 import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.path.timing import TimedTrajectory, _limit_name, binding_limits, sample_times
+from robokin_ros.core.path.grid_ratios import binding_limits, limit_name
+from robokin_ros.core.path.timing import TimedTrajectory, sample_times
 from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit, tool_speeds
 
 BOUNDARY_TOLERANCE = 1e-9   # relative to the schedule's length: closer to a boundary than this = on it
@@ -213,5 +214,5 @@ def _stretch_limits(trajectory, schedule: LimitSchedule, labels: np.ndarray, joi
     for k in range(schedule.count):
         inside = (stretch == k) & (labels >= 0)
         weights = np.bincount(labels[inside], weights=dt[inside]) if inside.any() else np.zeros(1)
-        names.append(_limit_name(int(weights.argmax()), joint_names) if weights.max() > 0 else "")
+        names.append(limit_name(int(weights.argmax()), joint_names) if weights.max() > 0 else "")
     return names

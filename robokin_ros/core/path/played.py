@@ -16,11 +16,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from robokin_ros.core.outgoing import interval_peaks
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.const_accel import ConstAccelTrajectory
 from robokin_ros.core.path.result import JointTrajectoryArrays
 from robokin_ros.core.path.toppra_constraints import LimitLookup
+from robokin_ros.core.quintic_peaks import quintic_peaks
 
 MAX_DERATINGS = 2        # toppra runs after the first with lowered acceleration limits (each costs a toppra run)
 DERATE_MARGIN = 0.02     # the points fall elsewhere on the new profile: a little below the measured share
@@ -39,10 +39,11 @@ class PlayedRatios(NamedTuple):
         return float(max(self.velocity.max(), np.sqrt(self.acceleration.max()), 1.0))
 
 
-def sampled_points(trajectory: ConstAccelTrajectory, start: np.ndarray, joint_names,
-                   times: np.ndarray) -> JointTrajectoryArrays:
-    """The trajectory's points at `times` [s], the first one exactly `start` (the arm's state)."""
-    _, positions, velocities, accelerations = trajectory.states(times)
+def sampled_points(trajectory: ConstAccelTrajectory, start: np.ndarray, joint_names, times: np.ndarray,
+                   states: tuple | None = None) -> JointTrajectoryArrays:
+    """The trajectory's points at `times` [s], the first one exactly `start` (the arm's state); `states`: their
+    (positions, velocities, accelerations) when the caller has evaluated them."""
+    positions, velocities, accelerations = trajectory.states(times)[1:] if states is None else states
     positions[0] = start
     return JointTrajectoryArrays(tuple(joint_names), times, positions, velocities, accelerations)
 
@@ -53,18 +54,20 @@ def played_ratios(trajectory: ConstAccelTrajectory, points: JointTrajectoryArray
     limits of its two ends (the schedule's, when one is given); `budget` is checked between blocks of intervals."""
     n = points.positions.shape[1]
     velocity, acceleration = np.zeros(n), np.zeros(n)
-    v_lim, a_lim = np.broadcast_to(v_max, points.positions.shape), np.broadcast_to(a_max, points.positions.shape)
     if schedule is not None:
         v_lim, a_lim, _ = schedule.limits_at(trajectory.path_parameter(points.times), v_max, a_max)    # (K, n)
     for first in range(0, len(points.times) - 1, CHECK_BLOCK):
         budget.check("timing")
         k = slice(first, first + CHECK_BLOCK + 1)                      # the block's points, its intervals between
-        played = interval_peaks(points.times[k], points.positions[k], points.velocities[k],
-                                points.accelerations[k])                                          # (B, n)
-        v_ratio = played.velocity / np.minimum(v_lim[k][:-1], v_lim[k][1:])
-        a_ratio = played.acceleration / np.minimum(a_lim[k][:-1], a_lim[k][1:])
-        velocity, acceleration = np.maximum(velocity, v_ratio.max(axis=0)), np.maximum(acceleration,
-                                                                                       a_ratio.max(axis=0))
+        # the exact peaks core/outgoing.py's final check measures too, without its array conversions
+        v_peak, _, a_peak, _ = quintic_peaks(points.times[k], points.positions[k], points.velocities[k],
+                                             points.accelerations[k])                            # (B, n)
+        if schedule is None:        # one limit per joint: the largest peak over it is the largest ratio, exactly
+            v_ratio, a_ratio = v_peak.max(axis=0) / v_max, a_peak.max(axis=0) / a_max
+        else:
+            v_ratio = (v_peak / np.minimum(v_lim[k][:-1], v_lim[k][1:])).max(axis=0)
+            a_ratio = (a_peak / np.minimum(a_lim[k][:-1], a_lim[k][1:])).max(axis=0)
+        velocity, acceleration = np.maximum(velocity, v_ratio), np.maximum(acceleration, a_ratio)
     return PlayedRatios(velocity, acceleration)
 
 

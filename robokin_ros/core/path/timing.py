@@ -27,10 +27,12 @@ Limits along the path (`LimitSchedule`, core/path/limit_schedule.py): the stretc
 so every grid interval lies in one stretch; the joint limits become per-point rows (`VaryingVelocityBound`,
 `VaryingAccelBound`), `IntervalAccelBound` takes each interval's stretch, `ToolSpeedBound` each point's tool
 limits, and the verification compares every control sample against the limits at its own s(t).
+
+Here: the verification and the derating loop. toppra's run and its reuse are core/path/toppra_run.py, the limits its
+solution binds core/path/grid_ratios.py.
 """
 from __future__ import annotations
 
-import logging
 import time
 from typing import NamedTuple
 
@@ -39,30 +41,16 @@ import numpy as np
 from robokin_ros.core.errors import InvalidInputError, TrajectoryTimingError
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.const_accel import ConstAccelTrajectory, ControlSamples
+from robokin_ros.core.path.grid_ratios import limited_by
 from robokin_ros.core.path.played import MAX_DERATINGS, PlayedRatios, derated, played_ratios, sampled_points
 from robokin_ros.core.path.result import JointTrajectoryArrays, TimingReport
-from robokin_ros.core.path.toppra_constraints import (
-    IntervalAccelBound,
-    LimitLookup,
-    ToolSpeedBound,
-    ToolSpeedLimit,
-    limit_vector,
-    scheduled_constraints,
-    tool_speeds,
-)
-from robokin_ros.core.path.toppra_import import import_toppra
-
-ta = import_toppra()          # matplotlib stays unloaded (see toppra_import.py)
-algo, constraint = ta.algorithm, ta.constraint
-
-logging.getLogger("toppra").setLevel(logging.WARNING)
+from robokin_ros.core.path.toppra_constraints import LimitLookup, ToolSpeedLimit, limit_vector, tool_speeds
+from robokin_ros.core.path.toppra_run import Solved, solve
 
 RATIO_TOLERANCE = 1e-3
 _MAX_RETIMINGS = 8
 _RETIME_MARGIN = 2e-3
 _SPLINE_MARGIN = 0.02
-_INTERPOLATION = constraint.DiscretizationType.Interpolation
-_ACTIVE = 1e-2           # a limit binds an interval when it is used to within 1 %
 
 
 def sample_times(duration: float, rate_hz: float) -> np.ndarray:
@@ -73,91 +61,6 @@ def sample_times(duration: float, rate_hz: float) -> np.ndarray:
     if len(times) > 1 and duration - times[-1] < 0.1 * dt:
         times = times[:-1]
     return np.append(times, duration)
-
-
-def _grid(ss: np.ndarray, schedule: LimitLookup | None = None) -> np.ndarray:
-    """toppra grid: every knot of the spline plus midpoints, capped (its cost grows with the grid size), plus the
-    schedule's stretch boundaries inside the path. A boundary closer to a knot than the schedule's boundary
-    tolerance is that knot (no sliver interval: the schedule treats both as the boundary); evenly spaced points
-    that close to a boundary give way to it."""
-    count = int(np.clip(2 * len(ss), 60, 400))
-    even = np.linspace(ss[0], ss[-1], count)
-    if schedule is None:
-        return np.unique(np.concatenate([ss, even]))
-    bounds, tol = schedule.bounds, schedule.tolerance
-    inner = bounds[np.abs(ss[:, None] - bounds).min(axis=0) > tol]                    # not on a knot
-    inner = inner[(inner > ss[0]) & (inner < ss[-1])]
-    near = np.abs(even[:, None] - bounds).min(axis=1) <= tol
-    return np.unique(np.concatenate([ss, even[~near], inner]))
-
-
-_CONSTRAINTS: dict[bytes, list] = {}
-
-
-def _constraints(v_lim: np.ndarray, a_lim: np.ndarray, within: bool = True) -> list:
-    """toppra constraint objects for these limits, reused: they hold only the limits (the path is passed
-    to them per call) and building them formats a description string per joint (~0.1 ms each). `within`
-    adds `IntervalAccelBound`."""
-    key = np.concatenate([v_lim, a_lim, [float(within)]]).tobytes()
-    if key not in _CONSTRAINTS:
-        if len(_CONSTRAINTS) >= 32:
-            _CONSTRAINTS.clear()
-        _CONSTRAINTS[key] = [constraint.JointVelocityConstraint(np.column_stack([-v_lim, v_lim])),
-                             constraint.JointAccelerationConstraint(np.column_stack([-a_lim, a_lim]),
-                                                                    discretization_scheme=_INTERPOLATION)]
-        if within:
-            _CONSTRAINTS[key].append(IntervalAccelBound(a_lim))
-    return _CONSTRAINTS[key]
-
-
-class _PolledSolver:
-    """toppra's solver wrapper, checking the planning budget every TOPPRA_CHECK stage problems: toppra solves one
-    small LP per grid point and pass in a Python loop, seconds in all on a long section."""
-
-    def __init__(self, solver, budget: PlanningBudget) -> None:
-        self._solver, self._budget, self._calls = solver, budget, 0
-
-    def __getattr__(self, name: str):
-        return getattr(self._solver, name)
-
-    def solve_stagewise_optim(self, *args):
-        self._calls += 1
-        if self._calls % TOPPRA_CHECK == 0:
-            self._budget.check("timing")
-        return self._solver.solve_stagewise_optim(*args)
-
-
-TOPPRA_CHECK = 256       # stage problems between budget checks (~5 ms)
-_STAGES_PER_GRID_POINT = 3      # toppra solves ~3 stage problems per grid point (measured: 177 for 60 points)
-
-
-def _toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within: bool = True,
-            schedule: LimitLookup | None = None, budget: PlanningBudget = UNLIMITED) -> ConstAccelTrajectory:
-    path = ta.SplineInterpolator(ss, waypoints, bc_type="not-a-knot")
-    if schedule is None:
-        constraints = _constraints(v_lim, a_lim, within)
-        if tool is not None:
-            constraints = [*constraints, ToolSpeedBound(tool, len(v_lim))]
-    else:
-        constraints = scheduled_constraints(v_lim, a_lim, tool, within, schedule)
-    budget.check("timing")
-    # building the problem evaluates every constraint at every grid point in one go (~5 us per point)
-    instance = algo.TOPPRA(constraints, path, gridpoints=_grid(ss, schedule), parametrizer="ParametrizeConstAccel")
-    if budget is not UNLIMITED and _STAGES_PER_GRID_POINT * len(instance.gridpoints) > TOPPRA_CHECK:
-        # a run of fewer stage problems than TOPPRA_CHECK would never reach a check inside: the ones around it do
-        budget.check("timing")
-        instance.solver_wrapper = _PolledSolver(instance.solver_wrapper, budget)
-    instance.compute_parameterization(0.0, 0.0)
-    data = instance.problem_data
-    if data.return_code != algo.ParameterizationReturnCode.Ok or data.sd_vec is None:
-        raise TrajectoryTimingError("toppra found no feasible time parameterization of the path")
-    trajectory = ConstAccelTrajectory(path, data.gridpoints, data.sd_vec)
-    for bound in constraints:
-        # the tool speeds per unit s at the grid points, which `binding_limits` measures again otherwise
-        if isinstance(bound, ToolSpeedBound) and bound.grid_speeds is not None and \
-                np.array_equal(bound.grid_speeds[0], trajectory.ss):
-            trajectory.grid_tool_speeds = (bound.tool.chain, bound.grid_speeds[1])
-    return trajectory
 
 
 class Peaks(NamedTuple):
@@ -174,97 +77,28 @@ class Peaks(NamedTuple):
         return max(self.velocity_ratio, np.sqrt(self.acceleration_ratio), self.tool_ratio, 1.0)
 
 
-def _peaks(trajectory, times, v_max, a_max, tool: ToolSpeedLimit | None,
-           schedule: LimitLookup | None = None) -> tuple[Peaks, tuple, np.ndarray | None]:
-    """Peaks against the limits at each sample's own s(t) when a schedule is given, the joint positions,
-    velocities and accelerations (K, n) and the tool speeds (K, 2) (None without `tool`) they were measured on."""
-    s, q, qd, qdd = trajectory.states(times)
+def _peaks(states: tuple, v_max, a_max, tool: ToolSpeedLimit | None,
+           schedule: LimitLookup | None = None) -> tuple[Peaks, np.ndarray | None]:
+    """Peaks of the samples `states` = (s (K,), q, qd, qdd (K, n)) against the limits at each sample's own s when a
+    schedule is given, and the tool speeds (K, 2) they were measured on (None without `tool`)."""
+    s, q, qd, qdd = states
     tool_limits = None
     if schedule is not None:
         v_max, a_max, tool_limits = schedule.limits_at(s, v_max, a_max)                 # (K, n), (K, n), (K, 2)
     peaks = Peaks(float((np.abs(qd) / v_max).max()), float((np.abs(qdd) / a_max).max()))
     if tool is None:
-        return peaks, (q, qd, qdd), None
-    peaks, speeds = _with_tool_peaks(peaks, trajectory, times, tool, qd, tool_limits, q)
-    return peaks, (q, qd, qdd), speeds
+        return peaks, None
+    return _with_tool_peaks(peaks, tool, q, qd, tool_limits)
 
 
-def _with_tool_peaks(peaks: Peaks, trajectory, times, tool: ToolSpeedLimit, qd=None, limits=None,
-                     q=None) -> tuple[Peaks, np.ndarray]:
-    """`limits` (K, 2) per sample, None = the tool's own; `qd`, `q` at `times` when the caller has them. Also
-    returns the tool speeds (K, 2)."""
-    qd = trajectory(times, 1) if qd is None else qd
-    speeds = tool_speeds(tool.chain, trajectory(times) if q is None else q, qd)        # (K, 2)
+def _with_tool_peaks(peaks: Peaks, tool: ToolSpeedLimit, q, qd, limits=None) -> tuple[Peaks, np.ndarray]:
+    """`peaks` with the tool's, at joint positions and velocities `q`, `qd` (K, n); `limits` (K, 2) per sample,
+    None = the tool's own. Also returns the tool speeds (K, 2)."""
+    speeds = tool_speeds(tool.chain, q, qd)                                            # (K, 2)
     speed = speeds.max(axis=0)                                                         # (2,)
     ratio = speed / limit_vector(tool) if limits is None else speeds / limits          # 0 where unlimited
     return peaks._replace(tool_ratio=float(ratio.max()), tool_speed=float(speed[0]),
                           tool_angular_speed=float(speed[1])), speeds
-
-
-def binding_limits(trajectory: ConstAccelTrajectory, v_max, a_max, tool: ToolSpeedLimit | None = None,
-                   schedule: LimitLookup | None = None):
-    """The limit each grid interval of toppra's solution runs at (within 1 %), shape (N - 1,) int:
-    j = velocity of joint j, n + j = acceleration of joint j, 2n = tool speed, 2n + 1 = tool angular speed,
-    -1 = none. A velocity binds an interval when it is at its limit at both ends; an acceleration when it
-    is at its limit at either end (toppra's interpolation scheme constrains both). With a schedule, each grid
-    point is measured against its own limits (the tool's limits are then the schedule's)."""
-    return _grid_ratios(trajectory, v_max, a_max, tool, schedule).binding()
-
-
-class GridRatios(NamedTuple):
-    """toppra's solution at its grid points over the limits: speeds per point, accelerations per interval."""
-
-    speed: np.ndarray          # (N, n [+ 2]) |qd| / v_max per joint [, tool speed / limit, angular / limit]
-    accel: np.ndarray          # (N - 1, n) |qdd| / a_max, the larger of the interval's two ends
-
-    def binding(self) -> np.ndarray:
-        """`binding_limits`' labels (N - 1,)."""
-        n = self.accel.shape[1]
-        speed = np.minimum(self.speed[:-1], self.speed[1:])                            # (N - 1, .)
-        ratios = np.hstack([speed[:, :n], self.accel, speed[:, n:]])                   # joint v, joint a, tool
-        label = ratios.argmax(axis=1)
-        return np.where(ratios.max(axis=1) >= 1.0 - _ACTIVE, label, -1)
-
-    def speeds_free(self) -> bool:
-        """No velocity nor tool speed limit within 1 % of its bound at any grid point: the solution is then
-        the acceleration-limited optimum, which lower acceleration limits only slow down uniformly."""
-        return bool(self.speed.size == 0 or self.speed.max() < 1.0 - _ACTIVE)
-
-
-def _grid_ratios(trajectory: ConstAccelTrajectory, v_max, a_max, tool: ToolSpeedLimit | None,
-                 schedule: LimitLookup | None) -> GridRatios:
-    ss, sd, us = trajectory.ss, trajectory.sd, trajectory.us
-    dq, ddq = trajectory.path(ss, 1), trajectory.path(ss, 2)                           # (N, n)
-    tool_limits = None if tool is None else limit_vector(tool)
-    if schedule is not None:
-        v_max, a_max, tool_limits = schedule.limits_at(ss, v_max, a_max)                # (N, n), (N, n), (N, 2)
-    per_s = np.abs(dq) / v_max
-    if tool is not None:
-        known = getattr(trajectory, "grid_tool_speeds", None)
-        speeds = (known[1] if known is not None and known[0] is tool.chain
-                  else tool_speeds(tool.chain, trajectory.path(ss), dq))                       # (N, 2)
-        per_s = np.hstack([per_s, speeds / tool_limits])
-    a_max = np.broadcast_to(a_max, dq.shape)
-    accel = np.maximum(np.abs(ddq[:-1] * sd[:-1, None] ** 2 + dq[:-1] * us[:, None]) / a_max[:-1],
-                       np.abs(ddq[1:] * sd[1:, None] ** 2 + dq[1:] * us[:, None]) / a_max[1:])
-    return GridRatios(per_s * sd[:, None], accel)
-
-
-def _limit_name(label: int, joint_names) -> str:
-    n = len(joint_names)
-    if label < 0:
-        return ""
-    if label < 2 * n:
-        return f"{('velocity', 'acceleration')[label // n]} of {joint_names[label % n]}"
-    return ("tool speed", "tool angular speed")[label - 2 * n]
-
-
-def _limited_by(trajectory: ConstAccelTrajectory, labels: np.ndarray, joint_names) -> str:
-    """The limit that binds the longest share of the duration ("" when none binds), from `binding_limits`."""
-    weights = np.bincount(labels + 1, weights=np.diff(trajectory.ts))                  # slot 0 = none
-    if len(weights) < 2 or weights[1:].max() <= 0:
-        return ""
-    return _limit_name(int(weights[1:].argmax()), joint_names)
 
 
 def join_reports(reports, duration: float) -> TimingReport:
@@ -369,31 +203,33 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
     raise AssertionError("unreachable: the last run stretches until it fits")  # pragma: no cover
 
 
-class Solved(NamedTuple):
-    """A run's toppra solution before any stretch, the acceleration shares it was planned with and its grid
-    ratios: what the next run, planned with lower shares, may reuse instead of running toppra again."""
+class _Measured(NamedTuple):
+    """One verification of a trajectory: control-rate samples and peaks, the points sent and their played peaks."""
 
-    trajectory: ConstAccelTrajectory
-    share: np.ndarray                  # (n,)
-    ratios: GridRatios
+    control_times: np.ndarray          # (K,) [s]
+    positions: np.ndarray              # (K, n) at control_times
+    velocities: np.ndarray             # (K, n)
+    accelerations: np.ndarray          # (K, n)
+    tool_speeds: np.ndarray | None     # (K, 2), None when the tool speed is not limited
+    peaks: Peaks
+    points: JointTrajectoryArrays      # at the trajectory rate
+    played: PlayedRatios
 
 
-def _solve(ss, waypoints, v_max, a_max, share, tool, within: bool, schedule, budget: PlanningBudget,
-           before: Solved | None) -> Solved:
-    """toppra's solution with the acceleration limits times `share`. When the solution `before` touched no speed
-    limit (`GridRatios.speeds_free`) and the shares are all lowered by one factor k, the new optimum is that
-    solution slowed down uniformly by 1 / sqrt(k) (the acceleration-limited problem is homogeneous: sd^2 and s''
-    scale by k, and speeds only drop), so it is stretched instead of solved again: a toppra run saved per derating
-    (pathological paths of hundreds of tiny rest-to-rest sections paid it on every section: issue 24, item 9)."""
-    if before is not None and before.ratios.speeds_free():
-        k = share / before.share                                                       # (n,)
-        if np.ptp(k) <= 1e-12 * k.max() and 0.0 < k[0] <= 1.0:
-            # the grid ratios against the lowered limits are those of before: accelerations fell by k as well
-            return Solved(before.trajectory.stretched(1.0 / np.sqrt(k[0])), share, before.ratios)
-    a_plan = a_max * share
-    trajectory = _toppra(ss, waypoints, v_max, a_plan, tool, within, schedule, budget)
-    budget.check("timing")
-    return Solved(trajectory, share, _grid_ratios(trajectory, v_max, a_plan, tool, schedule))
+def _measure(trajectory: ConstAccelTrajectory, start: np.ndarray, joint_names, v_max, a_max,
+             tool: ToolSpeedLimit | None, schedule, rates: tuple) -> _Measured:
+    """Samples `trajectory` at the control rate and at the trajectory rate (`rates`, as `_timed`'s) and measures the
+    former against the limits (`tool`: only when limited) and the controller's spline through the latter."""
+    duration = trajectory.duration
+    control_times, point_times = sample_times(duration, rates[1]), sample_times(duration, rates[0])
+    # one evaluation for both: `states` is elementwise, so these are the values two calls would give
+    s, q, qd, qdd = trajectory.states(np.concatenate([control_times, point_times]))
+    c = len(control_times)
+    peaks, speeds = _peaks((s[:c], q[:c], qd[:c], qdd[:c]), v_max, a_max, tool, schedule)
+    rates[2].check("timing")
+    points = sampled_points(trajectory, start, joint_names, point_times, (q[c:], qd[c:], qdd[c:]))
+    played = played_ratios(trajectory, points, v_max, a_max, schedule, rates[2])
+    return _Measured(control_times, q[:c], qd[:c], qdd[:c], speeds, peaks, points, played)
 
 
 def _timed(ss, waypoints, joint_names, v_max, a_max, share, tool, limited: bool, within: bool, schedule,
@@ -402,31 +238,24 @@ def _timed(ss, waypoints, joint_names, v_max, a_max, share, tool, limited: bool,
     """toppra with the acceleration limits times `share` (n,), verified against the limits at the control rate
     and (`played_too`) on the controller's spline through the points; stretched uniformly until it fits, except
     that a played acceleration overshoot is left to the caller's next run (returned) unless this is the `last`.
-    `rates`: (trajectory rate, control rate [Hz], budget); `before`: the previous run's solution (`_solve`)."""
+    `rates`: (trajectory rate, control rate [Hz], budget); `before`: the previous run's solution (`solve`)."""
     t0 = time.perf_counter()
     budget = rates[2]
     budget.check("timing")
-    solved = _solve(ss, waypoints, v_max, a_max, share, tool if limited else None, within, schedule, budget, before)
+    solved = solve(ss, waypoints, v_max, a_max, share, tool if limited else None, within, schedule, budget, before)
     trajectory = solved.trajectory
-    binding = solved.ratios.binding()
-    limited_by = _limited_by(trajectory, binding, joint_names)
     verify, retimings, played_stretch = 0.0, 0, 1.0
     for attempt in range(_MAX_RETIMINGS + 1):
         budget.check("timing")
         t1 = time.perf_counter()
-        duration = trajectory.duration
-        control_times = sample_times(duration, rates[1])
-        peaks, (q, qd, qdd), speeds = _peaks(trajectory, control_times, v_max, a_max, tool if limited else None,
-                                             schedule)
-        budget.check("timing")
-        arrays = sampled_points(trajectory, waypoints[0], joint_names, sample_times(duration, rates[0]))
-        played = played_ratios(trajectory, arrays, v_max, a_max, schedule, budget)
+        m = _measure(trajectory, waypoints[0], joint_names, v_max, a_max, tool if limited else None, schedule, rates)
+        peaks, played, speeds = m.peaks, m.played, m.tool_speeds
         budget.check("timing")
         played_worst = (played.worst() if last else float(max(played.velocity.max(), 1.0))) if played_too else 1.0
         fits = peaks.worst() <= 1.0 + RATIO_TOLERANCE and played_worst <= 1.0 + RATIO_TOLERANCE
         if tool is not None and not limited and fits:
             # no tool limit: its speed is only reported, so it is measured once, on the final trajectory
-            peaks, speeds = _with_tool_peaks(peaks, trajectory, control_times, tool, qd, q=q)
+            peaks, speeds = _with_tool_peaks(peaks, tool, m.positions, m.velocities)
         verify += time.perf_counter() - t1
         if fits:
             break
@@ -445,13 +274,14 @@ def _timed(ss, waypoints, joint_names, v_max, a_max, share, tool, limited: bool,
                                     f"the controller's spline {played.velocity.max():.4f}, "
                                     f"{played.acceleration.max():.4f})")
     # the stretch only rescales time: the grid intervals bind the same limits
-    trajectory.verified = ControlSamples(control_times, qd, qdd, speeds, binding, v_max, a_max, schedule,
-                                         None if tool is None else tool.chain)
-    report = TimingReport(duration, peaks.velocity_ratio, peaks.acceleration_ratio, retimings=retimings,
+    trajectory.verified = ControlSamples(m.control_times, m.velocities, m.accelerations, speeds, solved.binding,
+                                         v_max, a_max, schedule, None if tool is None else tool.chain)
+    report = TimingReport(trajectory.duration, peaks.velocity_ratio, peaks.acceleration_ratio, retimings=retimings,
                           compute_time=time.perf_counter() - t0 - verify, verify_time=verify,
                           peak_tool_speed=peaks.tool_speed, peak_tool_angular_speed=peaks.tool_angular_speed,
-                          peak_tool_speed_ratio=peaks.tool_ratio, limited_by=limited_by,
+                          peak_tool_speed_ratio=peaks.tool_ratio,
+                          limited_by=limited_by(trajectory, solved.binding, joint_names),
                           played_velocity_ratio=float(played.velocity.max()),
                           played_acceleration_ratio=float(played.acceleration.max()), played_stretch=played_stretch,
                           planned_acceleration_share=float(share.min()))
-    return TimedTrajectory(arrays, report, trajectory), played, solved
+    return TimedTrajectory(m.points, report, trajectory), played, solved
