@@ -25,6 +25,11 @@ _SCRIPT = """
   window.__robokin = probe;
   const typing = (el) => el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.isContentEditable);
   document.addEventListener('keydown', (event) => {
+    const el = document.activeElement;
+    if (event.key === 'Enter' && el && el.tagName === 'INPUT' && el.inputMode === 'decimal') {
+      el.blur();          // Enter commits a number box as leaving it does (the box clamps its value on blur)
+      return;
+    }
     if (event.ctrlKey || event.metaKey || event.altKey || typing(document.activeElement)) return;
     const suffix = shortcuts[event.key.toLowerCase()] || shortcuts[event.key];
     if (!suffix) return;

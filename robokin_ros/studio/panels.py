@@ -77,6 +77,9 @@ class ArmPanels:
         self.server, self.robot, self.actions = server, robot, actions
         gui = server.gui
         self.folders = []
+        # per slider, the value [deg | mm] the arm was last given from it or shown on it: while the slider holds
+        # another value, a person's entry is in flight (being typed, or not yet applied) and is not overwritten
+        self._settled: list[float] = []
         with self._folder("Tool and gizmo"):
             self.tool_text = gui.add_markdown(tool_pose_text(robot.fk(robot.home())))
             self.translate = gui.add_button("Translate (T)")
@@ -119,11 +122,19 @@ class ArmPanels:
         low, high = slider_value(robot, j, lower), slider_value(robot, j, upper)
         slider = self.server.gui.add_slider(f"{robot.joint_names[j]} [{unit}]", min=round(low, 1), max=round(high, 1),
                                             step=0.1, initial_value=round(slider_value(robot, j, robot.home()[j]), 1))
+        self._settled.append(slider.value)
 
         @slider.on_update
         def _(event: viser.GuiEvent) -> None:
-            if event.client is not None:
-                self.actions.set_joint(j, joint_value(robot, j, slider.value))
+            if event.client is None:
+                return
+            typed = slider.value
+            # the number box sends every keystroke: an out-of-range value is a prefix still being typed ("-3" of
+            # "-39" when the range ends at -4); it is not applied, and the box clamps it itself when it loses
+            # the focus (Enter blurs it, browser_js), which sends the clamped value here
+            if slider.min <= typed <= slider.max:
+                self._settled[j] = typed
+                self.actions.set_joint(j, joint_value(robot, j, typed))
         return slider
 
     def _wire(self) -> None:
@@ -157,7 +168,10 @@ class ArmPanels:
         robot = self.robot
         self.tool_text.content = tool_pose_text(robot.fk(positions))
         for j, slider in enumerate(self.sliders):
-            slider.value = float(np.clip(round(slider_value(robot, j, positions[j]), 1), slider.min, slider.max))
+            if slider.value != self._settled[j]:
+                continue            # rewriting a box mid-entry turned "-39" into -49 (issue 24 item 11)
+            slider.value = self._settled[j] = float(np.clip(round(slider_value(robot, j, positions[j]), 1),
+                                                            slider.min, slider.max))
         self.shares.content = "  \n".join(
             f"{s.name}: " + ("continuous" if math.isnan(s.share) else f"{100 * s.share:.0f} % of range")
             + (" — LOCKED" if s.locked else "") for s in shades)

@@ -102,6 +102,45 @@ def test_a_joint_slider_moves_the_shown_tool_to_the_fk_pose(home, browser):
     assert abs(shown_value - np.degrees(home.robot.home()[0])) > 1.0, "the slider did not move"
 
 
+def _type_slowly(element, text: str, pause: float = 0.15) -> None:
+    """Type `text` one key at a time with a person's pause between keys (the server answers in between)."""
+    for key in text:
+        element.send_keys(key)
+        time.sleep(pause)
+
+
+def test_typing_a_joint_value_key_by_key_applies_what_was_typed(home, browser):
+    """Issue 24 item 11: panda_joint4 spans -176 ... -4 deg, so "-3" and "-1" are out-of-range prefixes of "-39"
+    and "-120"; a prefix pushed back clamped (-4) used to turn "-39" into -49 and "-120" into -176."""
+    from selenium.webdriver.common.by import By
+    label = "panda_joint4 [deg]"
+    box = browser.control(label).find_element(By.XPATH, "./following-sibling::*//input | ./following-sibling::input")
+    lower, upper = np.degrees(home.robot.limits.lower[3]), np.degrees(home.robot.limits.upper[3])
+    assert lower < -120 and -39 < upper < -3           # the prefixes below are out of range, the values within
+    # committed by Enter or by leaving the box (Tab); "-3" is out of range, so the box clamps it when committed
+    for typed, wanted, commit in (("-39", -39.0, Keys.ENTER), ("-120", -120.0, Keys.TAB), ("-60", -60.0, Keys.ENTER),
+                                  ("-3", round(upper, 1), Keys.ENTER), ("-1", round(upper, 1), Keys.TAB)):
+        browser.focus(box)
+        box.send_keys(Keys.CONTROL, "a")
+        box.send_keys(Keys.BACKSPACE)
+        time.sleep(0.3)
+        _type_slowly(box, typed)
+        box.send_keys(commit)
+        try:
+            browser.wait_until(lambda: abs(np.degrees(home.session.positions[3]) - wanted) < 0.06
+                               and float(box.get_attribute("value")) == pytest.approx(wanted, abs=0.06),
+                               timeout=5, what=f"typed {typed!r}")
+        except AssertionError:
+            pytest.fail(f"typed {typed!r} key by key: the box shows {box.get_attribute('value')!r} and the joint is "
+                        f"{np.degrees(home.session.positions[3]):.1f} deg, wanted {wanted:g}")
+        time.sleep(0.5)                                  # nothing rewrites the entry afterwards
+        assert float(box.get_attribute("value")) == pytest.approx(wanted, abs=0.06)
+        assert np.degrees(home.session.positions[3]) == pytest.approx(wanted, abs=0.06)
+        expected = home.robot.fk(home.session.positions).translation
+        browser.wait_until(lambda: np.allclose(shown_tool(browser)[0], expected, atol=6e-5),
+                           what=f"the shown tool at the FK pose of {typed}")
+
+
 def test_a_gizmo_move_brings_the_tool_to_the_target(home, browser):
     tool = home.robot.fk(home.robot.home())
     target = tool.translation + np.array([0.06, -0.04, 0.05])
