@@ -65,7 +65,7 @@ class StudioApp:
         self.picker = RobotPicker(self.server, self.load_robot)
         self.arm: ArmView | None = None
         self.settings = ViewSettings()
-        self.updater = ArmUpdater()
+        self.updater = ArmUpdater(RENDER_STYLES[render].panel_rate)
         self._local_axes, self._rotate = True, False       # kept across robots
         self._live_sent_at = -np.inf          # [s] monotonic time of the last target sent in live mode
         self._live_age, self._live_stale = math.inf, True     # [s] age of the last joint state (live mode)
@@ -310,6 +310,7 @@ class StudioApp:
         """Switch the rendering preset ("standard" or "light", see render_style.py)."""
         with self._lock:
             self.render = name
+            self.updater.panel_rate = RENDER_STYLES[name].panel_rate
             apply_to_server(self.server, RENDER_STYLES[name])
             self.arm.scene.set_style(RENDER_STYLES[name])
 

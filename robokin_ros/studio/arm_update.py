@@ -2,8 +2,9 @@
 
 Nothing is sent when nothing changed (same positions, same overlay settings), so an idle studio is silent; when
 something did, the scene goes out in one viser batch, so the browser never draws a half update. The panels' text
-(tool pose, sliders, measures) follows at most PANEL_RATE times a second while the arm moves, and once more when it
-stops: re-rendering text costs the page as much as a frame, and nobody reads numbers at 60 Hz.
+(tool pose, sliders, measures) follows at most `panel_rate` times a second while the arm moves (the render
+preset's, render_style.py), and once more when it stops: re-rendering text costs the page as much as a frame, and
+nobody reads numbers at 60 Hz.
 The update counter and its send time go to the Performance folder, where the page's probe (browser_js) reads
 them to measure what the browser sees.
 """
@@ -21,7 +22,7 @@ from robokin_ros.studio.panels import DEFAULT_OVERLAYS, ArmPanels
 from robokin_ros.studio.scene import ArmScene
 from robokin_ros.studio.session import ArmSession
 
-PANEL_RATE = 10.0          # [Hz]
+PANEL_RATE = 10.0          # [Hz] the default; the render preset sets its own
 
 
 @dataclass
@@ -46,7 +47,8 @@ class ArmView:
 class ArmUpdater:
     """Pushes the arm view when it changed; counts updates and their server time."""
 
-    def __init__(self) -> None:
+    def __init__(self, panel_rate: float = PANEL_RATE) -> None:
+        self.panel_rate = panel_rate    # [Hz]
         self.updates = 0
         self.server_ms = 0.0            # [ms] the last update's time on the server
         self.frame: OverlayFrame | None = None
@@ -72,7 +74,7 @@ class ArmUpdater:
             arm.scene.update_arm(q, shades, session.target())
             arm.scene.update_overlays(self.frame, settings.show_direction)
             self._shades, self._panels_stale = shades, True
-            if time.monotonic() - self._panels_at >= 1.0 / PANEL_RATE:
+            if time.monotonic() - self._panels_at >= 1.0 / self.panel_rate:
                 self._send_panels(arm, status)
             self.updates += 1
             arm.panels.show_performance(self.updates, int(time.time() * 1e3), self.server_ms)

@@ -2,7 +2,11 @@
 
 "standard" (the default) is for a browser with a GPU: physically based materials lit by an environment map, with
 shadows. "light" is for software WebGL (SwiftShader in a VM, CI, remote desktops) and old laptops: toon materials,
-no environment map and no shadows, about half the frame time there (bench/bench_studio.py measures both).
+no environment map and no shadows, a smaller mesh budget, and the panels' numbers (tool pose, sliders, measures)
+refreshed 3 times a second instead of 10 while the arm moves: on a software-rendered page each text change
+repaints the panel over the 3D view, and at 10 Hz that halved the frame rate (bench/bench_studio.py measures
+both presets). Every overlay stays available in both: with all six on they cost the light page about 2 fps.
+Choose it with `robokin studio --render light` or the "Rendering" dropdown (Help and performance folder).
 """
 from __future__ import annotations
 
@@ -16,11 +20,12 @@ class RenderStyle(NamedTuple):
     shadows: bool
     environment: str | None     # viser environment map (HDRI name), None = lights only
     triangles: int              # robot mesh triangle budget when a robot is loaded in this style
+    panel_rate: float           # [Hz] how often the panels' numbers follow a moving arm
 
 
 RENDER_STYLES = {
-    "standard": RenderStyle("standard", True, "warehouse", 30000),
-    "light": RenderStyle("toon3", False, None, 10000),
+    "standard": RenderStyle("standard", True, "warehouse", 30000, 10.0),
+    "light": RenderStyle("toon3", False, None, 10000, 3.0),
 }
 
 
