@@ -8,7 +8,7 @@ import pytest
 from robokin_ros.core.classroom.workspace import sample_positions
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.studio.joint_colours import LOCKED, NEUTRAL, joint_shades, range_colour
-from robokin_ros.studio.robot_info import RATED_PAYLOAD_KG, robot_info
+from robokin_ros.studio.robot_info import RATED_PAYLOAD_KG, UNKNOWN, product_of, robot_info
 
 SAMPLES = 800
 
@@ -24,18 +24,48 @@ def test_reach_is_the_largest_sampled_radius_from_the_base_axis(request, name):
 
 
 def test_payload_known_for_embedded_arms_and_none_otherwise(panda, ur5):
-    assert robot_info(panda, 50).payload == RATED_PAYLOAD_KG["panda"] == 3.0
+    assert robot_info(panda, 50).payload == RATED_PAYLOAD_KG["Panda"] == 3.0
     assert robot_info(ur5, 50).payload == 5.0
+    # the same arm under another name still says what it is (its URDF's <robot name="panda">) ...
     renamed = RobotModel.from_urdf_string(panda.urdf_xml, panda.base_frame, panda.tip_frame, name="my_arm")
-    info = robot_info(renamed, 50)
-    assert info.payload is None and "payload unknown" in info.markdown()
+    assert robot_info(renamed, 50).brand == "Franka Emika"
+    # ... a URDF no known description names does not
+    xml = re.sub(r'<robot name="[^"]*"', '<robot name="lab_arm"', panda.urdf_xml, count=1)
+    unknown = RobotModel.from_urdf_string(xml, panda.base_frame, panda.tip_frame, name="my_arm")
+    info = robot_info(unknown, 50)
+    assert info.payload is None and info.brand == UNKNOWN and info.model == "my_arm"
+    assert f"| Payload | {UNKNOWN} |" in info.markdown() and f"| Brand | {UNKNOWN} |" in info.markdown()
+
+
+@pytest.mark.parametrize("name, brand, model", [
+    ("panda", "Franka Emika", "Panda"), ("ur5", "Universal Robots", "UR5 (CB3)"),
+    ("ur10e", "Universal Robots", "UR10e"), ("xarm7", "UFactory", "xArm 7"), ("z1", "Unitree", "Z1"),
+    ("so101", "The Robot Studio", "SO-101"), ("kinova", "Kinova", "Jaco Gen2")])
+def test_the_info_names_the_brand_and_model_of_the_embedded_arms(name, brand, model):
+    """Issue 24 item 12: the panel showed no brand."""
+    robot = RobotModel.from_name(name)
+    info = robot_info(robot, 50)
+    assert (info.brand, info.model) == (brand, model)
+    text = info.markdown()
+    assert f"| Brand | {brand} |" in text and f"| Model | {model} |" in text
+    assert f"| Reach | {info.reach * 1e3:.0f} mm |" in text and f"| DOF | {robot.n} |" in text
+
+
+@pytest.mark.parametrize("names, brand", [
+    (("ur5_robot", "ur5"), "Universal Robots"),           # example-robot-data file stems and <robot name>s
+    (("my_copy", "UF_ROBOT"), "UFactory"), (("arm", "z1_description"), "Unitree"),
+    (("so101_new_calib",), "The Robot Studio"), (("baxter",), "Rethink Robotics"),
+    (("lab_arm", "robot"), None), (("uranus", ""), None)])
+def test_product_is_found_from_file_stem_or_urdf_name(names, brand):
+    product = product_of(*names)
+    assert (product.brand if product else None) == brand
 
 
 def test_markdown_lists_every_joint_with_its_limits_in_degrees(panda):
     info = robot_info(panda, 50)
     text = info.markdown()
-    assert f"{panda.n} DOF" in text and "payload 3 kg (rated)" in text
-    assert f"reach {info.reach * 1e3:.0f} mm" in text
+    assert f"{panda.n} DOF" in text and "| Payload | 3 kg (rated) |" in text
+    assert f"| Reach | {info.reach * 1e3:.0f} mm |" in text
     for j, name in enumerate(panda.joint_names):
         row = next(line for line in text.splitlines() if line.startswith(f"| {name} |"))
         numbers = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", row.split("|", 2)[2])]
