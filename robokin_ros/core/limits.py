@@ -21,24 +21,21 @@ LIMIT_POSITION_CLIP = 4     # a final clip to the position bounds changed the re
 
 @njit(cache=True)
 def braking_speed(distance: float, acceleration: float, dt: float) -> float:
-    """Largest speed [rad/s] that can still stop within `distance` [rad] slowing by at most a*dt per tick.
+    """Largest speed [rad/s] that can be held for one period `dt` [s] and then braked continuously at
+    `acceleration` [rad/s^2] to rest within `distance` [rad]: the root of v dt + v^2 / (2 a) = d.
 
-    Exact for the discrete loop: from v = (k + f) a dt (integer k, 0 <= f < 1) the ticks run at v,
-    v - a dt, ..., v - k a dt and cover D = dt (k + 1) (v - a dt k / 2). Inverting for the k whose range
-    holds `distance` gives v = d / ((k + 1) dt) + a dt k / 2 (k = 0: v = d / dt, one tick to the edge). A
-    joint commanded at this speed can take the next bound, exactly v - a dt, without breaking its
-    acceleration limit. inf without an acceleration limit.
+    This is the motion of the servo's window (`servo.window`): the next command holds for dt, then the joint
+    brakes at its limit to stop at the margin. Bounding each tick by it keeps the commands consistent with the
+    windows: from a state on the braking curve (v^2 / (2 a) = d, where a late tick finds it) the next bound is
+    sqrt(v^2 + a^2 dt^2) - a dt, in [v - a dt, v], so the velocity never changes faster than `acceleration` and
+    the window never passes the margin. (Bounding by the period-by-period stop, which covers about v dt / 2
+    less, let the window pass the margin by that much and then called for up to 1.25x the limit after a late
+    tick.) Written as 2 d / (dt + sqrt(dt^2 + 2 d / a)), which has no cancellation for small d, and gives d / dt
+    (one period to the edge) without an acceleration limit; inf without a limit (infinite distance).
     """
-    if not np.isfinite(acceleration):
+    if distance == np.inf:
         return np.inf
-    adt = acceleration * dt
-    u = distance / (adt * dt)
-    k = np.floor(0.5 * (np.sqrt(8.0 * u + 1.0) - 1.0))
-    if 0.5 * (k + 1.0) * (k + 2.0) <= u:        # sqrt rounding put k one too low
-        k += 1.0
-    elif 0.5 * k * (k + 1.0) > u:               # or one too high
-        k -= 1.0
-    return distance / ((k + 1.0) * dt) + 0.5 * adt * k
+    return 2.0 * distance / (dt + np.sqrt(dt * dt + 2.0 * distance / acceleration))
 
 
 @njit(cache=True)
@@ -46,8 +43,8 @@ def position_velocity_bounds(q, lower, upper, margin, dt, acceleration, lo_out, 
     """Velocity bounds that keep every joint inside [lower + margin, upper - margin] after `dt`.
 
     A joint already inside the margin (or beyond its limit) gets a zero bound on that side: it may only
-    move back inward. Elsewhere the bound is the distance to the margin over dt, and no more than the speed
-    from which the joint can still brake before the margin with its acceleration limit.
+    move back inward. Elsewhere the bound is `braking_speed`: the speed the joint can hold for dt and still
+    brake to rest at the margin with its acceleration limit (at most the distance over dt).
 
     Args:
         q: (n,) positions [rad | m]. lower, upper: (n,) limits, +/-inf allowed.
@@ -57,9 +54,8 @@ def position_velocity_bounds(q, lower, upper, margin, dt, acceleration, lo_out, 
     for j in range(q.shape[0]):
         room_up = upper[j] - margin - q[j]
         room_down = q[j] - (lower[j] + margin)
-        hi_out[j] = 0.0 if room_up <= 0.0 else min(room_up / dt, braking_speed(room_up, acceleration[j], dt))
-        lo_out[j] = 0.0 if room_down <= 0.0 else -min(room_down / dt,
-                                                      braking_speed(room_down, acceleration[j], dt))
+        hi_out[j] = 0.0 if room_up <= 0.0 else braking_speed(room_up, acceleration[j], dt)
+        lo_out[j] = 0.0 if room_down <= 0.0 else -braking_speed(room_down, acceleration[j], dt)
 
 
 # A joint moving slower than this [rad/s | m/s] cannot block a halt-all motion: rounding noise of a solve must not
@@ -101,7 +97,7 @@ def halt_all_scale(dq, q, inner_lower, inner_upper, acceleration, dt):
         return 1.0, -1
     if room <= 0.0:
         return 0.0, blocking
-    s = min(room / dt, braking_speed(room, rate, dt))
+    s = braking_speed(room, rate, dt)
     return (1.0, -1) if s >= 1.0 else (s, blocking)
 
 

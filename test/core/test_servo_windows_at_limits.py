@@ -11,7 +11,7 @@ from robokin_ros.core.servo.joint_jog import JointJogCommand
 from robokin_ros.core.servo.servo import Servo
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
-from robokin_ros.core.servo.window import W_VMAX
+from robokin_ros.core.servo.window import W_VMAX, sample_window
 
 DT = 0.002
 AMAX = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
@@ -73,3 +73,37 @@ def test_a_window_the_outgoing_check_refuses_is_replaced_by_a_stop_and_the_reaso
     servo._window_limits[W_VMAX] = panda.limits.velocity
     servo.set_command(TwistCommand(np.array([0.01, 0.0, 0.0]), np.zeros(3), "", 52 * DT))
     assert servo.step(53 * DT).status == ServoStatus.OK
+
+
+# tick intervals [periods] of a loaded timer: on time, late by up to 5 periods, early after a late one
+IRREGULAR_TICKS = (1.0, 1.0, 3.0, 1.0, 0.4, 1.6, 1.0, 5.0, 1.0, 2.0, 1.0, 1.3, 0.7, 4.0)
+
+
+@pytest.mark.parametrize("velocity", [2.0, 0.7])
+def test_irregular_ticks_while_braking_at_a_limit_change_the_velocity_within_the_acceleration_limit(panda, velocity):
+    """Joint 7 jogged into its limit under irregular ticks, the arm where a controller following the windows has
+    it: between consecutive windows the velocity changes by no more than the acceleration limit allows in the time
+    between them, from where the controller leaves the old window and from the old window's start alike; no window
+    passes the limit margin, and the joint stops at it. Before (the servo's bound for braking period by period,
+    the window braking continuously): 1.04x (2 rad/s) and 1.09x (0.7 rad/s) the limit between first points."""
+    servo = jog_servo(panda)
+    amax, inner = np.array(AMAX), panda.limits.upper[6] - 0.02
+    q0 = panda.home()
+    q0[6] = inner - 0.45
+    servo.set_measurement(JointMeasurement(q0, 0.0))
+    now, windows = 0.0, []
+    q, v = np.empty(panda.n), np.empty(panda.n)
+    for k in range(400):
+        now += IRREGULAR_TICKS[k % len(IRREGULAR_TICKS)] * DT
+        servo.set_joint_command(JointJogCommand(("panda_joint7",), (velocity,), (), 0.0, now))
+        w = servo.step(now).window
+        windows.append((now, w))
+        servo.set_measurement(JointMeasurement(w.positions[0].copy(), now))
+    switch = first = 0.0
+    for (t1, w1), (t2, w2) in zip(windows, windows[1:]):
+        sample_window(w1.times, w1.positions, w1.velocities, t2 - t1, q, v)
+        switch = max(switch, float((np.abs(w2.velocities[0] - v) / (amax * (t2 - t1))).max()))
+        first = max(first, float((np.abs(w2.velocities[0] - w1.velocities[0]) / (amax * (t2 - t1))).max()))
+    assert switch <= 1.0 + 1e-9 and first <= 1.0 + 1e-9, (switch, first)
+    assert max(w.positions[:, 6].max() for _, w in windows) <= inner + 1e-12
+    assert windows[-1][1].positions[0, 6] == pytest.approx(inner, abs=1e-9)

@@ -14,8 +14,8 @@ from robokin_ros.core.servo.singularity import direction_guard
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.velocity_ik import DEBOUNCE_STEPS, VelocityIk
 
-# Limits so large they never bind (a config takes finite limits only). With an acceleration a > d / dt^2 the
-# braking speed of `limits.braking_speed` is exactly d / dt, as with no acceleration limit at all.
+# Limits so large they never bind (a config takes finite limits only). With an acceleration a >> d / dt^2 the
+# braking speed of `limits.braking_speed` is d / dt to a relative d / (a dt^2), as with no acceleration limit.
 NEVER_BINDS = 1e9
 PANDA_ACCELERATION = np.array([15, 7.5, 10, 12.5, 15, 20, 20.0])
 MAX_DIRECTION_TOLERANCE = ServoConfig.__dataclass_fields__["locked_direction_tolerance"].metadata["le"]
@@ -44,12 +44,8 @@ def assert_tracks(J, dq, twist, rtol=1e-9):
 
 
 def stopping_distance(v, a, dt):
-    """Distance covered by the discrete loop slowing from v by a*dt per tick until stopped (simulated)."""
-    total = 0.0
-    while v > 0.0:
-        total += v * dt
-        v -= a * dt
-    return total
+    """Distance covered holding v for one period dt, then braking at a to rest (the servo window's motion)."""
+    return v * dt + v * v / (2.0 * a)
 
 
 def braking_bound(d, a, dt):
@@ -226,6 +222,26 @@ def test_braking_speed_is_the_largest_speed_that_stops_in_time(d, a, dt):
     v = braking_speed(d, a, dt)
     assert stopping_distance(v, a, dt) <= d * (1 + 1e-9) + 1e-15
     assert v == pytest.approx(braking_bound(d, a, dt), rel=1e-9, abs=1e-12)
+
+
+def test_braking_speed_without_limits_is_one_period_to_the_edge():
+    assert braking_speed(0.01, np.inf, 0.002) == pytest.approx(5.0, rel=1e-15)
+    assert braking_speed(np.inf, 20.0, 0.002) == np.inf and braking_speed(0.0, 20.0, 0.002) == 0.0
+    assert braking_speed(1e-18, 20.0, 0.002) == pytest.approx(5e-16, rel=1e-9)     # no cancellation
+
+
+@settings(deadline=None, max_examples=300)
+@given(v=st.floats(0.0, 5.0), a=st.floats(0.5, 50.0), dt=st.floats(1e-3, 0.05), late=st.integers(0, 5))
+def test_braking_speed_on_the_braking_curve_changes_by_at_most_the_limit(v, a, dt, late):
+    """The servo's bound agrees with its window (hold v for dt, brake at a to the margin): commanded at its bound,
+    and found `late` periods later on that window's braking curve (a late tick), the joint's next bound is
+    between the speed it has there less a dt and that speed. So the commanded velocity never changes faster than
+    a, however late the tick, and the joint still reaches the margin."""
+    d = stopping_distance(v, a, dt)
+    assert braking_speed(d, a, dt) == pytest.approx(v, rel=1e-9, abs=1e-12)
+    speed = max(v - a * dt * late, 0.0)                   # on the braking curve: speed^2 / 2a left to the margin
+    bound = braking_speed(speed * speed / (2.0 * a), a, dt)
+    assert speed - a * dt * (1 + 1e-9) - 1e-12 <= bound <= speed * (1 + 1e-12)
 
 
 def test_damping_is_continuous_and_zero_above_the_threshold():

@@ -93,17 +93,16 @@ def _braking_times(speed, room, room_limit, a, dt, points, count):
     limit margin and `room_limit` [rad] to its limit, decelerating at `a` [rad/s^2] at most.
 
     It stops at the margin, braking as late as it can, after the first period `dt` [s] (which the next tick
-    starts from). The servo's velocity bounds let a joint stop at its margin braking period by period, which takes
-    a little more room than braking continuously after the first period (up to (v dt + a dt^2) / 2: 2.6 mrad at
-    2.6 rad/s, 20 rad/s^2 and 2 ms): the window's stop then passes the margin by that much, within the limit. Where
-    the margin is too thin for that, braking starts within the first period, and if the joint cannot stop within
-    its limit at `a` at all (only possible from a state the servo did not command), it stops at the limit harder
-    than `a`, which the outgoing check refuses. The times are on, or MIN_POINT_SPACING away from, points[:count],
-    and never later than the ideal ones: an earlier start brakes less hard, an earlier stop stops short."""
+    starts from): the servo's velocity bounds (`limits.braking_speed`) leave exactly the room for that. Only a
+    state the servo did not command (a measured one, or rounding) can have less: then the joint brakes from within
+    the first period at `a`, stopping past the margin only if it must (never past its limit), and if it cannot
+    stop within its limit at `a` at all, it stops at the limit harder than `a`, which the outgoing check refuses.
+    The times are on, or MIN_POINT_SPACING away from, points[:count], and never later than the ideal ones: an
+    earlier start brakes less hard, an earlier stop stops short (both moved, braking starts up to
+    MIN_POINT_SPACING within the first period)."""
     brake = speed * speed / (2.0 * a)                   # [rad] stopping distance at a
-    after_dt = speed * (dt + 2.0 * MIN_POINT_SPACING) + brake     # room to brake after dt, moved times included
-    if after_dt > room:
-        room = max(room, min(room_limit, after_dt))
+    if brake > room:                                    # even braking from now passes the margin
+        room = min(room_limit, brake)
     reach = 2.0 * room / speed                          # start + stop: the distance covered is speed (t_b + t_s) / 2
     stop = _on_point_or_below(_floor_ns(room / speed + 0.5 * speed / a), points, count)
     start = _on_point_or_below(_floor_ns(min(stop - speed / a, reach - stop, stop - MIN_POINT_SPACING)),
