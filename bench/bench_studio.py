@@ -9,13 +9,16 @@ placements) in the same process.
 
 Part 2, the browser: headless Chromium (Debian's, software WebGL through SwiftShader: no GPU here) shows the studio
 while the gizmo circles at 30 Hz. The page's probe (studio/browser_js.py) records requestAnimationFrame intervals
-(the frame time the browser sees) and when each server update reached the page. Rows: the studio with every
-overlay in both render presets (and the light one in a 640x400 window: software rendering pays per pixel), the
-peer scene (ViserUrdf Panda, all meshes, no overlays), and the floor: one box
-moved the same way (the page, the websocket and the probe with nothing to draw). The server and the browser share
-the machine's cores.
+(the frame time the browser sees) and when each server update reached the page; DevTools' Performance metrics give
+the page's main-thread time (JS, layout, style; the rest of a frame is SwiftShader drawing in the GPU process).
+Rows: the studio in both render presets with every overlay and with the default two (`--small`: the light one in a
+640x400 window too, software rendering pays per pixel), repeated `--repeat` times interleaved and reported as
+medians (the machine is shared and noisy), the peer scene (ViserUrdf Panda, all meshes, no overlays), and the
+floor: one box moved the same way (the page, the websocket and the probe with nothing to draw). The server and the
+browser share the machine's cores. `--light-before` gives the light preset as it was before issue 24 item 15
+(panel text at 10 Hz, viser's adaptive pixel density instead of 0.6).
 
-Run: .venv/bin/python bench/bench_studio.py [--updates 300] [--seconds 8] [--no-browser]
+Run: .venv/bin/python bench/bench_studio.py [--updates 300] [--seconds 8] [--repeat 3] [--small] [--no-browser]
 (needs `bash scripts/setup.sh --bench` for the peer and `bash scripts/browser.sh` for Chromium)
 """
 from __future__ import annotations
@@ -104,6 +107,12 @@ def server_part(updates: int) -> None:
     print(f"{'phase':38s} {'median':>8s} {'p95':>8s}")
     for name, values in phases.items():
         print(f"{name:38s} {stats(values)}")
+    from robokin_ros.studio.render_style import RENDER_STYLES
+    scene_ms = np.median(phases["overlays (all six)"]) + np.median(phases["scene push"])
+    panels_ms = np.median(phases["panels push (10 Hz; speed LP)"])
+    for name, style in RENDER_STYLES.items():
+        print(f"  {name} preset at 30 updates/s: overlays + scene {30 * scene_ms:.0f} ms/s, panel text "
+              f"{style.panel_rate:g}/s x {panels_ms:.2f} ms = {style.panel_rate * panels_ms:.0f} ms/s")
     whole = np.median(phases["whole update (ArmUpdater.run)"])
     print(f"-> the server sustains {1000.0 / whole:.0f} updates/s (target >= 30); the studio's loop runs at "
           f"{app.rate:.0f} Hz and sends only when something changed")
@@ -147,45 +156,92 @@ def peer_rows(app, updates: int) -> None:
         print(f"{name:46s} {stats(samples)}   x{np.median(samples) / ours:5.2f}")
 
 
-def browser_row(label: str, url: str, move, seconds: float, size: tuple[int, int] = (1280, 800)) -> None:
+MAIN_THREAD = (("ScriptDuration", "JS"), ("LayoutDuration", "layout"), ("RecalcStyleDuration", "style"))
+
+
+def main_thread_ms(driver) -> dict[str, float]:
+    """Chromium's cumulative main-thread times [ms] (DevTools Performance.getMetrics)."""
+    metrics = {m["name"]: m["value"] for m in driver.execute_cdp_cmd("Performance.getMetrics", {})["metrics"]}
+    return {label: 1e3 * metrics.get(name, 0.0) for name, label in MAIN_THREAD}
+
+
+def browser_row(url: str, move, seconds: float, size: tuple[int, int] = (1280, 800)) -> dict[str, float]:
+    """One measurement: frame interval [ms] (median, p95), fps, updates/s seen, lag [ms], and the main thread's
+    time per second of it [ms/s] in JS, layout and style (the rest of a frame's time is drawing: SwiftShader
+    rasterises in Chromium's GPU process)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "studio"))
     from browser import Browser
     window = Browser(size)
     try:
         window.open(url, "studio update", timeout=60)
         time.sleep(2.0)
+        window.driver.execute_cdp_cmd("Performance.enable", {})
         window.driver.execute_script("window.__robokin.frames.length = 0; window.__robokin.updates.length = 0;")
+        before = main_thread_ms(window.driver)
         started = time.monotonic()
         while (now := time.monotonic() - started) < seconds:
             move(now)
             time.sleep(max(0.0, PERIOD - (time.monotonic() - started - now)))
+        elapsed = time.monotonic() - started
+        after = main_thread_ms(window.driver)
         frames = window.driver.execute_script("return window.__robokin.frames")
         seen = np.array(window.driver.execute_script("return window.__robokin.updates") or [[0.0, 0.0]])
     finally:
         window.close()
-    rate = 1000.0 / np.median(frames)
-    print(f"{label:40s} {stats(frames)} {rate:7.1f} {len(seen) / seconds:9.1f} {np.median(seen[:, 1]):9.0f}")
+    row = {"frame": float(np.median(frames)), "p95": float(np.percentile(frames, 95)),
+           "fps": 1000.0 / float(np.median(frames)), "updates/s": len(seen) / elapsed,
+           "lag": float(np.median(seen[:, 1]))}
+    row.update({f"{label} ms/s": (after[label] - before[label]) / elapsed for _, label in MAIN_THREAD})
+    return row
 
 
-def browser_part(seconds: float) -> None:
+COLUMNS = ("frame", "p95", "fps", "updates/s", "lag", "JS ms/s", "layout ms/s", "style ms/s")
+
+
+def print_row(label: str, rows: list[dict[str, float]]) -> None:
+    """The median over repeats of each column (and the spread of updates/s when repeated)."""
+    medians = [float(np.median([r[c] for r in rows])) for c in COLUMNS]
+    spread = (f"  (updates/s {min(r['updates/s'] for r in rows):.1f}-{max(r['updates/s'] for r in rows):.1f})"
+              if len(rows) > 1 else "")
+    print(f"{label:44s} " + " ".join(f"{v:8.1f}" for v in medians) + spread, flush=True)
+
+
+def studio_rows(seconds: float, repeat: int, small: bool) -> None:
+    """Each render preset with every overlay and with the default two, gizmo circling at 30 Hz."""
     from robokin_ros.studio.app import StudioApp
-    print(f"\nPart 2: headless Chromium (SwiftShader software WebGL), gizmo at 30 Hz for {seconds:.0f} s")
-    print(f"{'scene (window 1280x800 unless named)':40s} {'frame':>8s} {'p95':>8s} {'fps':>7s} {'updates/s':>9s} "
-          f"{'lag [ms]':>9s}")
-    for render, size in (("standard", (1280, 800)), ("light", (1280, 800)), ("light", (640, 400))):
-        app = StudioApp("panda", port=free_port(), render=render)
-        app.settings.shown = ALL
-        app.start()
-        start = app.session.tool_pose().translation.copy()
-        try:
-            browser_row(f"studio, every overlay, {render}, {size[0]}x{size[1]}", app.url,
-                        lambda t: app.move_gizmo(circle(start, t)), seconds, size)
-        finally:
-            app.stop()
+    from robokin_ros.studio.panels import DEFAULT_OVERLAYS
+    cases = [(render, shown, (1280, 800)) for render in ("light", "standard")
+             for shown in (ALL, frozenset(DEFAULT_OVERLAYS))]
+    if small:
+        cases.append(("light", ALL, (640, 400)))
+    results: dict[tuple, list] = {case: [] for case in cases}
+    for _ in range(repeat):                 # interleaved, so a burst of load on the machine hits every row
+        for case in cases:
+            render, shown, size = case
+            app = StudioApp("panda", port=free_port(), render=render)
+            app.settings.shown = shown
+            app.start()
+            start = app.session.tool_pose().translation.copy()
+            try:
+                results[case].append(browser_row(app.url, lambda t: app.move_gizmo(circle(start, t)), seconds,
+                                                 size))
+            finally:
+                app.stop()
+    for (render, shown, size), rows in results.items():
+        overlays = "every overlay" if shown == ALL else "default overlays"
+        print_row(f"studio {render}, {overlays}, {size[0]}x{size[1]}", rows)
+
+
+def browser_part(seconds: float, repeat: int, small: bool) -> None:
+    print(f"\nPart 2: headless Chromium (SwiftShader software WebGL), gizmo at 30 Hz for {seconds:.0f} s, "
+          f"median of {repeat}")
+    print(f"{'scene (window 1280x800 unless named)':44s} " + " ".join(f"{c.split()[0]:>8s}" for c in COLUMNS))
+    studio_rows(seconds, repeat, small)
     peer_browser_row(seconds)
     floor_browser_row(seconds)
     print("(frame: requestAnimationFrame interval [ms], median and p95; updates/s: server updates that reached the "
-          "page; lag: send to arrival [ms])")
+          "page; lag: send to arrival [ms]; JS/layout/style: the page's main thread [ms per s]; the rest of a "
+          "frame is drawing, in the GPU process)")
 
 
 def peer_browser_row(seconds: float) -> None:
@@ -212,7 +268,8 @@ def peer_browser_row(seconds: float) -> None:
             count[0] += 1
             line.content = f"{browser_js.UPDATE_LINE}{count[0]} @ {int(time.time() * 1e3)}"
     try:
-        browser_row("peer: ViserUrdf Panda, no overlays", f"http://127.0.0.1:{server.get_port()}", move, seconds)
+        print_row("peer: ViserUrdf Panda, no overlays",
+                  [browser_row(f"http://127.0.0.1:{server.get_port()}", move, seconds)])
     finally:
         server.stop()
 
@@ -233,8 +290,8 @@ def floor_browser_row(seconds: float) -> None:
             count[0] += 1
             line.content = f"{browser_js.UPDATE_LINE}{count[0]} @ {int(time.time() * 1e3)}"
     try:
-        browser_row("floor: one box, same page and transport", f"http://127.0.0.1:{server.get_port()}", move,
-                    seconds)
+        print_row("floor: one box, same page and transport",
+                  [browser_row(f"http://127.0.0.1:{server.get_port()}", move, seconds)])
     finally:
         server.stop()
 
@@ -244,11 +301,19 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=300, help="server updates to time")
     parser.add_argument("--seconds", type=float, default=8.0, help="browser measurement per scene [s]")
     parser.add_argument("--no-browser", action="store_true", help="only the server part")
+    parser.add_argument("--repeat", type=int, default=1, help="browser measurements per studio row (medians)")
+    parser.add_argument("--small", action="store_true", help="also the light preset in a 640x400 window")
+    parser.add_argument("--light-before", action="store_true",
+                        help="the light preset as it was before issue 24 item 15 (panel text at 10 Hz, viser's "
+                        "adaptive pixel density), for before/after figures from one machine")
     args = parser.parse_args()
+    if args.light_before:
+        from robokin_ros.studio.render_style import RENDER_STYLES
+        RENDER_STYLES["light"] = RENDER_STYLES["light"]._replace(panel_rate=10.0, pixel_ratio=None)
     print(f"robokin studio bench, {os.cpu_count()} cores")
     server_part(args.updates)
     if not args.no_browser:
-        browser_part(args.seconds)
+        browser_part(args.seconds, args.repeat, args.small)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from robokin_ros.studio.panels import ArmPanels
 from robokin_ros.studio.planar_view import PlanarView
 from robokin_ros.studio.robot_info import robot_info
 from robokin_ros.studio.robot_picker import RobotPicker
-from robokin_ros.studio.render_style import RENDER_STYLES, apply_to_server
+from robokin_ros.studio.render_style import RENDER_STYLES, apply_to_server, page_query
 from robokin_ros.studio.robot_visuals import RobotVisuals
 from robokin_ros.studio.scene import ArmScene
 from robokin_ros.studio.session import TRACKING, ArmSession
@@ -62,6 +62,9 @@ class StudioApp:
         apply_to_server(self.server, RENDER_STYLES[render])
         self.view = self.server.gui.add_dropdown("View", (ARM_VIEW, PLANAR_VIEW), initial_value=ARM_VIEW)
         self.view.on_update(lambda _: self._switch_view())
+        # a page opened without the preset's pixel density (a typed address) reloads itself with it
+        self.server.on_client_connect(lambda client: browser_js.send_pixel_ratio(
+            client, RENDER_STYLES[self.render].pixel_ratio, leave_default=True))
         self.picker = RobotPicker(self.server, self.load_robot)
         self.arm: ArmView | None = None
         self.settings = ViewSettings()
@@ -83,7 +86,7 @@ class StudioApp:
 
     @property
     def url(self) -> str:
-        return f"http://{self.server.get_host()}:{self.server.get_port()}"
+        return f"http://{self.server.get_host()}:{self.server.get_port()}{page_query(RENDER_STYLES[self.render])}"
 
     @property
     def session(self) -> ArmSession:
@@ -313,6 +316,8 @@ class StudioApp:
             self.updater.panel_rate = RENDER_STYLES[name].panel_rate
             apply_to_server(self.server, RENDER_STYLES[name])
             self.arm.scene.set_style(RENDER_STYLES[name])
+        for client in self.server.get_clients().values():      # open pages reload with the preset's density
+            browser_js.send_pixel_ratio(client, RENDER_STYLES[name].pixel_ratio, leave_default=False)
 
     def _clients(self, client: viser.ClientHandle | None) -> list[viser.ClientHandle]:
         return [client] if client is not None else list(self.server.get_clients().values())

@@ -1,4 +1,4 @@
-"""The studio's only JavaScript: keyboard shortcuts and a frame-time probe.
+"""The studio's only JavaScript: keyboard shortcuts, a frame-time probe and the render preset's pixel density.
 
 Why our own script: viser 1.1 has no keyboard events (its GUI and scene send clicks, drags and values, not key
 presses), and the frame time the browser sees is only known inside the page. The script does no work of its own:
@@ -74,3 +74,25 @@ def script() -> str:
 def install(server: viser.ViserServer) -> None:
     """Send the script to current and future clients (viser keeps it in the scene state it replays)."""
     server.scene._websock_interface.queue_message(_messages.RunJavascriptMessage(source=script()))
+
+
+def pixel_ratio_script(ratio: float | None, leave_default: bool) -> str:
+    """JavaScript that reloads the page when its `fixedDpr` URL parameter (viser's 3D view pixel density) is not
+    `ratio`; with ratio None it removes the parameter, unless `leave_default` (a person's own URL is kept)."""
+    want = "null" if ratio is None else f"'{ratio:g}'"
+    keep = "true" if leave_default else "false"
+    return f"""
+(() => {{
+  const url = new URL(window.location.href);
+  const want = {want}, have = url.searchParams.get('fixedDpr');
+  if (have === want || (want === null && {keep})) return;
+  if (want === null) url.searchParams.delete('fixedDpr'); else url.searchParams.set('fixedDpr', want);
+  window.location.replace(url.toString());
+}})();
+"""
+
+
+def send_pixel_ratio(client: viser.ClientHandle, ratio: float | None, leave_default: bool) -> None:
+    """Run `pixel_ratio_script` in one client's page (not replayed to others: each page answers for itself)."""
+    client.scene._websock_interface.queue_message(
+        _messages.RunJavascriptMessage(source=pixel_ratio_script(ratio, leave_default)))

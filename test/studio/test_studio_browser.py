@@ -56,13 +56,36 @@ def _close_notifications(browser):
     time.sleep(0.3)
 
 
-def readme_screenshot(app, browser, name: str) -> None:
-    app.set_render("standard")
+def switch_render(app, browser, name: str, ready: str = "tool x =") -> None:
+    """Switch the render preset and wait for the page to reload with the preset's pixel density."""
+    from robokin_ros.studio.render_style import RENDER_STYLES
+    ratio = RENDER_STYLES[name].pixel_ratio
+    app.set_render(name)
+    wanted = f"fixedDpr={ratio:g}" if ratio else ""
+
+    def reloaded() -> bool:
+        query = browser.driver.execute_script("return window.location.search")
+        return (wanted in query if wanted else "fixedDpr" not in query) and ready in browser.page_text()
+    browser.wait_until(reloaded, timeout=60, what=f"the page in the {name} preset")
+    time.sleep(1.0)
+
+
+def canvas_pixel_ratio(browser) -> float:
+    """Drawn pixels per CSS pixel of the 3D view (the canvas drawing the most pixels: viser lays an empty one for
+    box selection over it)."""
+    return browser.driver.execute_script(
+        "const c = [...document.querySelectorAll('canvas')].sort((a, b) => b.width - a.width)[0];"
+        "return c.width / c.clientWidth;")
+
+
+def readme_screenshot(app, browser, name: str, ready: str = "tool x =") -> None:
+    switch_render(app, browser, "standard", ready)
     try:
-        time.sleep(2.0)
+        time.sleep(1.0)
         keep_screenshot(browser, name)
     finally:
-        app.set_render("light")
+        switch_render(app, browser, "light", ready)
+        _close_notifications(browser)
 
 
 def shown_tool(browser) -> tuple[np.ndarray, np.ndarray]:
@@ -141,6 +164,19 @@ def test_typing_a_joint_value_key_by_key_applies_what_was_typed(home, browser):
                            what=f"the shown tool at the FK pose of {typed}")
 
 
+def test_the_light_preset_draws_the_3d_view_at_its_pixel_density(home, browser):
+    """Issue 24 item 15: software WebGL pays per pixel; the light preset draws 0.6 of them per screen pixel."""
+    browser.wait_until(lambda: abs(canvas_pixel_ratio(browser) - 0.6) < 0.02, timeout=10,
+                       what=f"the light 3D view at 0.6 pixels per pixel (it has {canvas_pixel_ratio(browser):.2f})")
+    try:
+        switch_render(home, browser, "standard")     # viser's own adaptive density again, 0.75 ... 1
+        assert canvas_pixel_ratio(browser) >= 0.74
+    finally:
+        switch_render(home, browser, "light")
+    browser.wait_until(lambda: abs(canvas_pixel_ratio(browser) - 0.6) < 0.02, timeout=10, what="light again")
+    _close_notifications(browser)
+
+
 def test_a_gizmo_move_brings_the_tool_to_the_target(home, browser):
     tool = home.robot.fk(home.robot.home())
     target = tool.translation + np.array([0.06, -0.04, 0.05])
@@ -194,7 +230,7 @@ def test_switching_an_overlay_changes_the_scene(home, browser):
         browser.wait_until(lambda: "polytope" in home.settings.shown, what="the polytope on for the README")
         readme_screenshot(home, browser, "overlays")
     finally:
-        browser.click(box)
+        browser.click(browser.checkbox("Force polytope"))       # the page reloaded (pixel density): found anew
     browser.wait_until(lambda: "polytope" not in home.settings.shown, what="the polytope off again")
 
 
@@ -275,7 +311,7 @@ def test_the_view_switches_to_the_planar_2r_and_back(home, browser):
         browser.click_button("Run")                  # a trace and velocity plots for the README picture
         time.sleep(3.0)
         browser.click_button("Pause")
-        readme_screenshot(home, browser, "planar_2r")
+        readme_screenshot(home, browser, "planar_2r", ready="J11 =")
     finally:
         home.view.value = ARM_VIEW
     browser.wait_for_text("Tool and gizmo")
@@ -289,6 +325,8 @@ def test_the_robot_picker_loads_another_robot_and_refuses_a_bad_urdf(home, brows
         browser.click_button("Load robot")
         browser.wait_for_text("ur5: 6 DOF", timeout=30)
         browser.wait_for_text("shoulder_pan_joint [deg]")
+        brand = re.search(r"Brand\s+(.+)", browser.page_text())               # the info table's row
+        assert brand and brand.group(1).strip() == "Universal Robots", "the info panel names no brand"
         assert home.robot.name == "ur5"
         picker.choice.value = URDF_FILE
         picker.path.value, picker.base_frame.value, picker.tip_frame.value = "/nonexistent/arm.urdf", "base", "tool"
