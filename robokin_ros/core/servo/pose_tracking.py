@@ -15,9 +15,12 @@ last two targets by their stamps. Between updates the target is extrapolated alo
 target at speed v would lag by v / gain. The feed-forward velocity follows the estimate only as fast as the tool
 may accelerate (`pose_tracking.max_linear_acceleration` / `max_angular_acceleration`): a stream that jumps is
 not a moving object. Targets alternating +-10 mm every 10 ms estimate +-2 m/s; taken as they came, that velocity
-was extrapolated up to 0.1 s past each target and the tool ran 80-600 mm away (issue 24). Rate-limited, it stays
-within 0.01 m/s and the feedback alone keeps the tool between the targets, while a real motion (whose velocity
-changes no faster than the tool can follow) is estimated as before.
+was extrapolated up to 0.1 s past each target and the tool ran 80-600 mm away (issue 24). A stream whose estimate
+had to be so limited (it jumps) is neither extrapolated nor fed forward: the feedback alone keeps the tool between
+its targets, as for fixed ones. (Fed forward, the limited estimate of a chattering stream wanders: targets skipped
+or bunched by a busy CPU make intervals of 20-30 ms whose estimates pull it one way, and its mean up to 0.04 m/s
+held the tool v / gain = 2 mm past a target.) A real motion (whose velocity changes no faster than the tool can
+follow) is estimated, extrapolated and fed forward as before.
 
 "Reached": both errors within `pose_tracking.linear_tolerance` / `pose_tracking.angular_tolerance`. "Settled":
 reached for `SETTLE_TIME_CONSTANTS` / gain seconds since, by when the proportional term has shrunk what was left
@@ -46,6 +49,8 @@ EXTRAPOLATION_LIMIT = 0.1           # [s] how far past its last update a moving 
 MAX_TARGET_SPEED = 10.0             # [m/s]
 MAX_TARGET_ANGULAR_SPEED = 20.0     # [rad/s]
 SETTLE_TIME_CONSTANTS = 4.0         # e^-4 ~ 2 %
+_AT_REST = np.zeros(6)
+_AT_REST.flags.writeable = False
 
 
 @dataclass(frozen=True)
@@ -85,8 +90,9 @@ def target_transform(target: PoseTarget) -> pin.SE3:
 
 
 @njit(cache=True)
-def _tracking_twist(target_p, target_R, v_target, ahead, feed, tool_p, tool_R, limits, twist):
-    """Fill `twist` (6,) with the tracking twist and return the (linear [m], angular [rad]) errors.
+def _tracking_twist(target_p, target_R, v_target, ahead, feed, tool_p, tool_R, limits, twist, error):
+    """Fill `twist` (6,) with the tracking twist and `error` (6,) with the error [m; rad] (base axes); return
+    its (linear [m], angular [rad]) sizes.
 
     The target is extrapolated `ahead` [s] along v_target (6,), and `feed` (0 or 1) times v_target is the
     feed-forward; limits (2, 3): per part (linear, angular) the
@@ -101,7 +107,6 @@ def _tracking_twist(target_p, target_R, v_target, ahead, feed, tool_p, tool_R, l
         for i in range(3):
             for j in range(3):
                 R[i, j] = e[3 * i] * target_R[0, j] + e[3 * i + 1] * target_R[1, j] + e[3 * i + 2] * target_R[2, j]
-    error = np.empty(6)
     for i in range(3):
         error[i] = target_p[i] + v_target[i] * ahead - tool_p[i]
     D = R @ tool_R.T
@@ -136,9 +141,10 @@ class PoseTracker:
         self._velocity = np.zeros(6)                     # (6,) the target's [v; w], base axes (feed-forward)
         self.stream_note = ""                            # why the feed-forward lags the stream, "" when it does not
         self._moving = False
-        self._feeding = False                            # the feed-forward is on: the stream has not stopped
         self._extrapolated = False                       # the target is extrapolated (its stream does not jump)
         self.error = PoseError(math.inf, math.inf)
+        self.error_vector = np.zeros(6)                  # (6,) the last error [m; rad], base axes (see `twist`)
+        self._ahead_velocity, self._ahead_left = _AT_REST, 0.0          # see `target_motion`
         self.reached = False
         self._reached_at = math.inf                      # [s] when the error last came within tolerance
 
@@ -174,7 +180,7 @@ class PoseTracker:
             velocity, note = self._followed_velocity(estimate, interval)
         self.base_T_target, self._target_time, self._velocity = base_T_target.copy(), received_at, velocity
         self.stream_note = note
-        self._moving = self._feeding = bool(velocity.any())
+        self._moving = bool(velocity.any())
         self._extrapolated = self._moving and not note
         self._target_stamp = stamp
         self.reached = False            # judged again at the next tick, against this target
@@ -204,7 +210,7 @@ class PoseTracker:
         self.reached = False
         self._velocity = np.zeros(6)
         self.stream_note = ""
-        self._moving = self._feeding = self._extrapolated = False
+        self._moving = self._extrapolated = False
 
     def tool_pose(self, positions: np.ndarray) -> pin.SE3:
         """`base_T_tool` at `positions` (n,)."""
@@ -213,20 +219,24 @@ class PoseTracker:
         return self._base_T_world * pin.updateFramePlacement(robot.model, self._data, robot.tip_frame_id)
 
     def twist(self, positions: np.ndarray, now: float) -> np.ndarray:
-        """(6,) tool-origin twist [v; w] in base axes [m/s, rad/s] toward the target at `now`; updates `error`
-        and `reached` (judged against the target as extrapolated to `now`)."""
+        """(6,) tool-origin twist [v; w] in base axes [m/s, rad/s] toward the target at `now`; updates `error`,
+        `error_vector`, `target_motion` and `reached` (judged against the target as extrapolated to `now`)."""
         base_T_tool = self.tool_pose(positions)
         since = max(now - self._target_time, 0.0)
         # a stream silent for EXTRAPOLATION_LIMIT has stopped where it was extrapolated to: no feed-forward after
         # that (it kept the tool moving at the stream's last velocity, settled v / gain past that point)
-        self._feeding = self._moving and since <= EXTRAPOLATION_LIMIT
-        # a stream that jumps is not extrapolated: its targets are where it wants the tool, nothing beyond them
+        feeding = self._moving and since <= EXTRAPOLATION_LIMIT
+        # a stream that jumps is neither extrapolated nor fed forward: its targets are where it wants the tool,
+        # nothing beyond them (its rate-limited velocity, fed forward, held the tool v / gain past them)
         ahead = min(since, EXTRAPOLATION_LIMIT) if self._extrapolated else 0.0
+        runs_ahead = feeding and self._extrapolated
+        self._ahead_velocity = self._velocity if runs_ahead else _AT_REST
+        self._ahead_left = EXTRAPOLATION_LIMIT - since if runs_ahead else 0.0
         target = self.base_T_target
         twist = np.empty(6)
         linear, angular = _tracking_twist(target.translation, target.rotation, self._velocity, ahead,
-                                          1.0 if self._feeding else 0.0, base_T_tool.translation,
-                                          base_T_tool.rotation, self._limits, twist)
+                                          1.0 if runs_ahead else 0.0, base_T_tool.translation,
+                                          base_T_tool.rotation, self._limits, twist, self.error_vector)
         self.error = PoseError(linear, angular)
         reached = linear <= self.config.pose_linear_tolerance and angular <= self.config.pose_angular_tolerance
         if reached and not self.reached:
@@ -239,9 +249,11 @@ class PoseTracker:
         return self.reached and now - self._reached_at >= self._settle_time
 
     @property
-    def target_is_moving(self) -> bool:
-        """True while the target has a feed-forward velocity (a stream of moving targets that has not stopped)."""
-        return self._feeding
+    def target_motion(self) -> tuple[np.ndarray, float]:
+        """How the target the error was last measured against (`twist`) moves on: its velocity (6,) [m/s; rad/s],
+        base axes, and for how long [s] it is extrapolated further. Zero for a target the tool is to stop at: a
+        fixed one, a jumping stream's latest target (not extrapolated), a stream that has stopped."""
+        return self._ahead_velocity, self._ahead_left
 
     def describe_error(self) -> str:
         """The remaining error for a person: "12.3 mm, 4.5 mrad"."""
