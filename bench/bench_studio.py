@@ -206,12 +206,12 @@ def print_row(label: str, rows: list[dict[str, float]]) -> None:
     print(f"{label:44s} " + " ".join(f"{v:8.1f}" for v in medians) + spread, flush=True)
 
 
-def studio_rows(seconds: float, repeat: int, small: bool) -> None:
+def studio_rows(seconds: float, repeat: int, small: bool, light_only: bool = False) -> None:
     """Each render preset with every overlay and with the default two, gizmo circling at 30 Hz."""
     from robokin_ros.studio.app import StudioApp
     from robokin_ros.studio.panels import DEFAULT_OVERLAYS
     cases = [(render, shown, (1280, 800)) for render in ("light", "standard")
-             for shown in (ALL, frozenset(DEFAULT_OVERLAYS))]
+             for shown in (ALL, frozenset(DEFAULT_OVERLAYS))][:1 if light_only else None]
     if small:
         cases.append(("light", ALL, (640, 400)))
     results: dict[tuple, list] = {case: [] for case in cases}
@@ -232,13 +232,14 @@ def studio_rows(seconds: float, repeat: int, small: bool) -> None:
         print_row(f"studio {render}, {overlays}, {size[0]}x{size[1]}", rows)
 
 
-def browser_part(seconds: float, repeat: int, small: bool) -> None:
+def browser_part(seconds: float, repeat: int, small: bool, light_only: bool = False) -> None:
     print(f"\nPart 2: headless Chromium (SwiftShader software WebGL), gizmo at 30 Hz for {seconds:.0f} s, "
           f"median of {repeat}")
     print(f"{'scene (window 1280x800 unless named)':44s} " + " ".join(f"{c.split()[0]:>8s}" for c in COLUMNS))
-    studio_rows(seconds, repeat, small)
-    peer_browser_row(seconds)
-    floor_browser_row(seconds)
+    studio_rows(seconds, repeat, small, light_only)
+    if not light_only:
+        peer_browser_row(seconds)
+        floor_browser_row(seconds)
     print("(frame: requestAnimationFrame interval [ms], median and p95; updates/s: server updates that reached the "
           "page; lag: send to arrival [ms]; JS/layout/style: the page's main thread [ms per s]; the rest of a "
           "frame is drawing, in the GPU process)")
@@ -303,6 +304,7 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true", help="only the server part")
     parser.add_argument("--repeat", type=int, default=1, help="browser measurements per studio row (medians)")
     parser.add_argument("--small", action="store_true", help="also the light preset in a 640x400 window")
+    parser.add_argument("--light-only", action="store_true", help="the browser part's light, every-overlay row only")
     parser.add_argument("--light-before", action="store_true",
                         help="the light preset as it was before issue 24 item 15 (panel text at 10 Hz, viser's "
                         "adaptive pixel density), for before/after figures from one machine")
@@ -313,7 +315,7 @@ def main() -> None:
     print(f"robokin studio bench, {os.cpu_count()} cores")
     server_part(args.updates)
     if not args.no_browser:
-        browser_part(args.seconds, args.repeat, args.small)
+        browser_part(args.seconds, args.repeat, args.small, args.light_only)
 
 
 if __name__ == "__main__":
