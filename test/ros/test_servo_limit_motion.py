@@ -186,6 +186,7 @@ def test_pose_targets_chattering_10_mm_keep_the_tool_between_them(rig):
         if k < 150 or k % 4 < 2:
             rig.pose(pin.SE3(start.rotation, start.translation + [offset, 0.0, 0.0]), stamp=t0 + 0.01 * k)
         spin_for(rig.executor, 0.01)
+    streamed_until = rig.ros_now()
     spin_for(rig.executor, 1.0)
     moved = np.array([panda.fk(q).translation - start.translation for _, q in rig.states[first_state:]])
     along, across = moved[:, 0], np.linalg.norm(moved[:, 1:], axis=1)
@@ -195,10 +196,12 @@ def test_pose_targets_chattering_10_mm_keep_the_tool_between_them(rig):
     print(f"chatter: x {along.min() * 1e3:.2f} .. {along.max() * 1e3:.2f} mm, across {across.max() * 1e3:.2f} mm, "
           f"window spline {spline:.3f} x, consecutive points {points:.3f} x, between windows {switch:.3f} x; "
           f"longest time between windows {np.diff(stamps).max() * 1e3:.0f} ms")
-    assert np.diff(stamps).max() >= 0.9 * STALL, "the servo was not stopped: the case is not exercised"
-    # the bound: the targets, plus what the window's last two periods and its stopping tail carry a tool at the
-    # speed of the feedback near a target (the window brakes after two periods once it would reach the target:
-    # 0.1 m/s * 5 ms ~ 0.5 mm), and the tool stays on the line through the targets
+    gaps = np.diff(stamps[stamps <= streamed_until])
+    assert np.sum(gaps >= 0.9 * STALL) >= len(STALLED_AT), \
+        f"{np.sum(gaps >= 0.9 * STALL)} servo stalls seen, {len(STALLED_AT)} made: the case is not exercised"
+    # the bound, 5 % of the span: a window cut short of its target still runs two periods and its stopping tail
+    # (~5 ms, at most 0.1 of the error at the feedback's speed gain * error: never past the target by itself), and a
+    # joint-space extrapolation bends 0.7 % of its length; measured under a CPU hog: -10.00 .. 9.66 mm
     assert -0.0105 <= along.min() and along.max() <= 0.0105, \
         f"the tool went {along.min() * 1e3:.1f} .. {along.max() * 1e3:.1f} mm along x, targets at +-10 mm"
     assert across.max() <= 0.001, f"the tool left the line between the targets by {across.max() * 1e3:.2f} mm"
