@@ -86,14 +86,34 @@ WARM_UP_TICKS = 3
 WARM_UP_TWIST = 0.1        # each component, in the units of `command_in_type`
 
 
-def _reach_time(speed: float, distance: float, progress: float, lasting: float) -> float:
-    """The time [s] at which a tool moving at `speed` > 0 has covered `distance` >= 0 plus what a target moving away
-    at `progress` for `lasting` [s] (then still) covered meanwhile; inf if never."""
-    gain = speed - progress                     # on the tool's way while the target moves
-    if gain > 0.0 and distance / gain <= lasting:
-        return distance / gain
-    # the target has stopped by the time the tool catches up (what is left then is positive: it has not caught up)
-    return max(distance + progress * max(lasting, 0.0), 0.0) / speed
+@njit(cache=True)
+def _reach_time(tool, error, target_velocity, lasting, linear_floor, angular_floor):
+    """The time [s] at which the tool, moving at the twist `tool` (6,), has covered REACH_MARGIN of the `error` (6,)
+    along its motion, plus what the target covers meanwhile moving at `target_velocity` (6,) for `lasting` [s] (then
+    still); per part (linear, angular) the earlier, inf if never. An error along the motion below the part's floor
+    [m or rad] counts as the floor (rounding noise in a speed at rest must not cut every window)."""
+    reach = np.inf
+    for part in range(2):
+        speed = 0.0
+        along = 0.0
+        progress = 0.0
+        for i in range(3 * part, 3 * part + 3):
+            speed += tool[i] * tool[i]
+        speed = np.sqrt(speed)
+        if speed <= 0.0:
+            continue
+        for i in range(3 * part, 3 * part + 3):
+            along += error[i] * tool[i] / speed
+            progress += target_velocity[i] * tool[i] / speed
+        distance = REACH_MARGIN * max(along, linear_floor if part == 0 else angular_floor)
+        progress *= REACH_MARGIN
+        gain = speed - progress                 # on the tool's way while the target moves
+        if gain > 0.0 and distance / gain <= lasting:
+            reach = min(reach, distance / gain)
+        else:
+            # the target has stopped by the time the tool catches up
+            reach = min(reach, max(distance + progress * max(lasting, 0.0), 0.0) / speed)
+    return reach
 
 
 @njit(cache=True)
@@ -503,20 +523,11 @@ class Servo:
         previous target, has none left to cover: its window brakes after two periods), plus the target's own
         progress along that motion while it is extrapolated (a moving target followed with feed-forward)."""
         J = self.robot.frame_jacobian_fast(self.robot.to_pinocchio_q(q), self.robot.tip_frame_id)     # (6, n)
-        tool = J @ v                                                                                     # (6,)
         tracker = self._pose_tracker
-        error = tracker.error_vector
         target_velocity, left = tracker.target_motion
-        reach = math.inf
-        for part, tolerance in ((0, self.config.pose_linear_tolerance), (1, self.config.pose_angular_tolerance)):
-            rows = slice(3 * part, 3 * part + 3)
-            speed = float(np.linalg.norm(tool[rows]))
-            if speed > 0.0:
-                # [m] or [rad] left to the target along the motion; a thousandth of the tolerance counts as there,
-                # so that rounding noise in a speed at rest does not cut the window
-                remaining = max(float(error[rows] @ tool[rows]) / speed, REACH_FLOOR * tolerance)
-                progress = float(target_velocity[rows] @ tool[rows]) / speed     # the target's speed along it
-                reach = min(reach, _reach_time(speed, REACH_MARGIN * remaining, REACH_MARGIN * progress, left))
+        config = self.config
+        reach = _reach_time(J @ v, tracker.error_vector, target_velocity, left,
+                            REACH_FLOOR * config.pose_linear_tolerance, REACH_FLOOR * config.pose_angular_tolerance)
         last = reach - 0.5 * stop_time(v, self._amax, self._dt)     # the tail covers v T / 2
         if last >= grid[-1]:
             return grid
