@@ -5,8 +5,9 @@ the simulated arm's /joint_states.
 
 One servo_node and one sim_robot process (the shipped configuration with scale.joint 2 rad/s, and without
 self-collision checking, which would halt the arm short of the base before any joint limit) serve the three cases in
-order: pose targets chattering +-10 mm along x (from home; servo_node stopped 80 ms six times), panda_joint7 jogged at 2 rad/s into its upper limit,
-a pose target inside the robot base pursued until joint limits stop it.
+order: pose targets chattering +-10 mm along x (from home; servo_node stopped 80 ms six times meanwhile),
+panda_joint7 jogged at 2 rad/s into its upper limit, a pose target inside the robot base pursued until joint limits
+stop it.
 """
 import os
 import random
