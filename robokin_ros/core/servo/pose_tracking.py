@@ -49,8 +49,7 @@ EXTRAPOLATION_LIMIT = 0.1           # [s] how far past its last update a moving 
 MAX_TARGET_SPEED = 10.0             # [m/s]
 MAX_TARGET_ANGULAR_SPEED = 20.0     # [rad/s]
 SETTLE_TIME_CONSTANTS = 4.0         # e^-4 ~ 2 %
-_AT_REST = np.zeros(6)
-_AT_REST.flags.writeable = False
+_AT_REST = np.zeros(6)         # a target's velocity when it stays put (writeable: one compiled signature with others)
 
 
 @dataclass(frozen=True)
