@@ -29,3 +29,14 @@ def pose_stamped(position, quat_xyzw=(0.0, 0.0, 0.0, 1.0), frame=""):
     o = msg.pose.orientation
     o.x, o.y, o.z, o.w = (float(v) for v in quat_xyzw)
     return msg
+
+
+def se3_pose_stamped(T, frame: str = "", stamp: float = 0.0):
+    """PoseStamped of a pin.SE3 in `frame`, stamped `stamp` [s] (0 = unstamped)."""
+    import pinocchio as pin
+
+    q = pin.Quaternion(T.rotation)
+    msg = pose_stamped(T.translation, (q.x, q.y, q.z, q.w), frame)
+    if stamp:
+        msg.header.stamp.sec, msg.header.stamp.nanosec = int(stamp), int(round((stamp % 1.0) * 1e9)) % 10**9
+    return msg

@@ -24,7 +24,7 @@ from geometry_msgs.msg import PoseStamped
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from ros_helpers import spin_for, spin_until
+from ros_helpers import se3_pose_stamped, spin_for, spin_until
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
@@ -107,15 +107,7 @@ class Rig:
         return self.node.get_clock().now().nanoseconds * 1e-9
 
     def pose(self, T: pin.SE3, stamp: float = 0.0) -> None:
-        msg = PoseStamped()
-        msg.header.frame_id = "panda_link0"
-        if stamp:
-            msg.header.stamp.sec, msg.header.stamp.nanosec = int(stamp), int(round((stamp % 1.0) * 1e9)) % 10**9
-        p, q = T.translation, pin.Quaternion(T.rotation)
-        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in p)
-        msg.pose.orientation.x, msg.pose.orientation.y, msg.pose.orientation.z, msg.pose.orientation.w = \
-            float(q.x), float(q.y), float(q.z), float(q.w)
-        self.poses.publish(msg)
+        self.poses.publish(se3_pose_stamped(T, "panda_link0", stamp))
 
     def close(self) -> None:
         for process in self.processes:
