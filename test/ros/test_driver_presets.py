@@ -90,9 +90,13 @@ def test_path_ik_executes_through_the_scaled_controllers_action(driver, probe):
     node.create_subscription(String, "/sim_robot/rejected", lambda m: rejected.append(m.data), 10)
     client = ActionClient(node, ExecuteCartesianPath, "/path_ik_node/execute_cartesian_path")
     assert spin_until(executor, lambda: client.server_is_ready() and states, READY_TIMEOUT), _log(procs)
+    # the graph lists another process's action server once discovery has reached this node: wait for it (on a
+    # loaded machine it came after the path action's server and the joint states)
+    wanted = f"/{CONTROLLER}/follow_joint_trajectory"
+    assert spin_until(executor, lambda: wanted in {name for name, _ in get_action_names_and_types(node)},
+                      READY_TIMEOUT), sorted(name for name, _ in get_action_names_and_types(node))
     actions = {name for name, _ in get_action_names_and_types(node)}
-    assert f"/{CONTROLLER}/follow_joint_trajectory" in actions and \
-        "/joint_trajectory_controller/follow_joint_trajectory" not in actions, sorted(actions)
+    assert "/joint_trajectory_controller/follow_joint_trajectory" not in actions, sorted(actions)
 
     ur5 = RobotModel.from_name("ur5")
     q0 = np.array([dict(zip(states[-1].name, states[-1].position))[n] for n in ur5.joint_names])
