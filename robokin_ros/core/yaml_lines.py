@@ -75,6 +75,19 @@ def yaml_problem(err: yaml.YAMLError) -> tuple[int, str]:
     return 0, " ".join(str(err).split())
 
 
+def read_text(path: str | Path, what: str, reading: str = "") -> str:
+    """The text of a file; InvalidInputError "<path>: <what> not found" or "<path>: cannot read <reading or what>:
+    <reason>" in one line."""
+    path = Path(path)
+    if not path.is_file():
+        raise InvalidInputError(f"{path}: {what} not found")
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InvalidInputError(f"{path}: cannot read {reading or what}: "
+                                f"{getattr(err, 'strerror', None) or err}") from None
+
+
 def read_yaml(path: str | Path, what: str = "YAML file") -> Any:
     """The parsed YAML of `path`, mappings and lists carrying their lines.
 
@@ -83,12 +96,7 @@ def read_yaml(path: str | Path, what: str = "YAML file") -> Any:
             "<path>: cannot read <what>: <reason>".
     """
     path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"{path}: {what} not found")
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as err:
-        raise InvalidInputError(f"{path}: cannot read {what}: {getattr(err, 'strerror', None) or err}") from None
+    text = read_text(path, what)
     try:
         return yaml.load(text, Loader=_LineLoader)
     except yaml.YAMLError as err:

@@ -13,6 +13,7 @@ import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.yaml_lines import read_text
 from robokin_ros.tools.cli_errors import report
 
 HELP = "calibrate joint origins from tracker measurements (CSV: joints, x, y, z[, qx, qy, qz, qw])"
@@ -52,12 +53,7 @@ def read_csv(path: str | Path, n: int) -> tuple[np.ndarray, np.ndarray]:
         InvalidInputError: naming the file and the line (1-based, as an editor shows it) of the first bad row.
     """
     path = Path(path)
-    if not path.is_file():
-        raise InvalidInputError(f"{path}: data file not found")
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as err:
-        raise InvalidInputError(f"{path}: cannot read the data file: {getattr(err, 'strerror', None) or err}") from None
+    text = read_text(path, "data file", reading="the data file")
     widths = (n + 3, n + 7)
     rows = []
     for line, content in enumerate(text.splitlines(), start=1):
