@@ -33,9 +33,13 @@ LAGGING_BOUND = 2.0      # the same for an arm that saturates its velocities (se
 LENGTH = 0.25            # [m]
 
 
+_RUNNING: list[PathGraph] = []     # the graph a test runs on, whose process logs a missing result reports
+
+
 def _graph(log_dir, sim_args=(), node_args=()):
     """(executor, node, client, states) of a started PathGraph, and the graph to close."""
     graph = PathGraph(log_dir, "path_stop_client", sim_args, node_args, state_depth=100)
+    _RUNNING[:] = [graph]
     try:
         graph.wait_ready()
     except AssertionError:
@@ -124,8 +128,11 @@ def start_at_progress(executor, client, goal, progress):
 
 
 def result_of(executor, handle):
+    """The goal's result; a failure with the nodes' logs when none comes (every goal must get one: the wait is
+    long enough for each controller call of a stop to take its full controller_response_timeout on a busy CPU)."""
     future = handle.get_result_async()
-    assert spin_until(executor, future.done, 20.0), "no result"
+    assert spin_until(executor, future.done, 45.0), "no result within 45 s\n" + "\n".join(
+        f"--- {p.log_path.name}:\n{p.output[-4000:]}" for graph in _RUNNING for p in graph.procs)
     return future.result()
 
 

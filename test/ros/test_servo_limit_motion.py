@@ -27,12 +27,11 @@ from rclpy.node import Node
 from ros_helpers import se3_pose_stamped, spin_for, spin_until
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
+from window_judge import BETWEEN, WITHIN, between_windows, within_windows
 
 from robokin_interfaces.msg import ServoStatus as StatusMsg
-from robokin_ros.core.outgoing import interval_peaks
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.core.servo.window import sample_window
 
 os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(1, 100)))
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -43,11 +42,6 @@ from node_process import Process  # noqa: E402
 TRAJECTORY_TOPIC = "/joint_trajectory_controller/joint_trajectory"
 AMAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])     # config/panda_servo.yaml
 MARGIN = 0.02                                                  # joint_limit_margins' default [rad]
-# the outgoing check's tolerance (core/outgoing.py LIMIT_TOLERANCE); messages carry times in whole nanoseconds
-WITHIN = 1.002
-# between windows the time is the stamps' difference, which carries the jitter of reading the ROS clock (a few us
-# against 2 ms periods; see core/servo/tick_stamps.py)
-BETWEEN = 1.01
 # servo_node stopped (SIGSTOP) for STALL [s], longer than its windows' 50 ms look-ahead, before these chatter targets
 STALLED_AT = (30, 60, 90, 120, 180, 240)
 STALL = 0.08
@@ -125,38 +119,6 @@ def rig(tmp_path_factory):
     rig.close()
 
 
-def within_windows(windows: list[Window]) -> tuple[float, float, str]:
-    """(peak |acceleration| / limit on the cubic spline JTC plays through each window, the same from the velocities
-    of consecutive points, where the first peak is), over the windows."""
-    worst_spline, worst_points, where = 0.0, 0.0, ""
-    for i, w in enumerate(windows):
-        peaks = interval_peaks(w.times, w.positions, w.velocities).acceleration / AMAX         # (k - 1, n)
-        points = np.abs(np.diff(w.velocities, axis=0)) / np.diff(w.times)[:, None] / AMAX
-        worst_points = max(worst_points, float(points.max()))
-        if peaks.max() > worst_spline:
-            worst_spline = float(peaks.max())
-            k, j = np.unravel_index(np.argmax(peaks), peaks.shape)
-            span = f"{w.times[k] * 1e3:.2f}-{w.times[k + 1] * 1e3:.2f} ms"
-            where = f"window {i}, joint {j + 1}, points {k}-{k + 1} ({span})"
-    return worst_spline, worst_points, where
-
-
-def between_windows(windows: list[Window]) -> tuple[float, float]:
-    """(largest velocity step from the previous window, sampled where the controller leaves it, to the next one's
-    start, over the acceleration limit times the time between their stamps; the same from first point to first
-    point)."""
-    worst_switch = worst_first = 0.0
-    q, v = np.empty(AMAX.size), np.empty(AMAX.size)
-    for w1, w2 in zip(windows, windows[1:]):
-        gap = w2.stamp - w1.stamp
-        if gap <= 0.0:
-            continue
-        sample_window(w1.times, w1.positions, w1.velocities, gap, q, v)
-        worst_switch = max(worst_switch, float((np.abs(w2.velocities[0] - v) / (AMAX * gap)).max()))
-        worst_first = max(worst_first, float((np.abs(w2.velocities[0] - w1.velocities[0]) / (AMAX * gap)).max()))
-    return worst_switch, worst_first
-
-
 def test_pose_targets_chattering_10_mm_keep_the_tool_between_them(rig):
     """150 targets alternating +-10 mm along x, stamped 10 ms apart (the stamped feed-forward differentiates them
     into +-2 m/s), while servo_node is stopped (SIGSTOP) for 80 ms four times, as a busy CPU stops it (the client
@@ -183,8 +145,8 @@ def test_pose_targets_chattering_10_mm_keep_the_tool_between_them(rig):
     spin_for(rig.executor, 1.0)
     moved = np.array([panda.fk(q).translation - start.translation for _, q in rig.states[first_state:]])
     along, across = moved[:, 0], np.linalg.norm(moved[:, 1:], axis=1)
-    spline, points, where = within_windows(rig.windows[first_window:])
-    switch, _ = between_windows(rig.windows[first_window:])
+    spline, points, where = within_windows(rig.windows[first_window:], AMAX)
+    switch, _ = between_windows(rig.windows[first_window:], AMAX)
     stamps = np.array([w.stamp for w in rig.windows[first_window:]])
     print(f"chatter: x {along.min() * 1e3:.2f} .. {along.max() * 1e3:.2f} mm, across {across.max() * 1e3:.2f} mm, "
           f"window spline {spline:.3f} x, consecutive points {points:.3f} x, between windows {switch:.3f} x; "
@@ -220,8 +182,8 @@ def test_jogging_joint_7_into_its_upper_limit_stays_within_the_acceleration_limi
     windows = rig.windows[first:]
     upper = rig.panda.limits.upper[6]
     stopped = rig.states[-1][1][6]
-    spline, points, where = within_windows(windows)
-    switch, first_points = between_windows(windows)
+    spline, points, where = within_windows(windows, AMAX)
+    switch, first_points = between_windows(windows, AMAX)
     print(f"jog: joint 7 stopped {(upper - stopped) * 1e3:.2f} mrad inside its limit; window spline {spline:.3f} x, "
           f"consecutive points {points:.3f} x, between windows {switch:.3f} x (first points {first_points:.3f} x)")
     furthest = max(w.positions[:, 6].max() for w in windows)
@@ -245,8 +207,8 @@ def test_a_pose_target_inside_the_base_stops_at_the_joint_limits_within_the_acce
     rig.pose(pin.SE3(tool.rotation, np.array([0.0, 0.0, 0.05])))
     spin_for(rig.executor, 2.5)
     windows = rig.windows[first:]
-    spline, points, where = within_windows(windows)
-    switch, _ = between_windows(windows)
+    spline, points, where = within_windows(windows, AMAX)
+    switch, _ = between_windows(windows, AMAX)
     bound = [s for s in rig.statuses[first_status:] if s.code == ServoStatus.JOINT_BOUND]
     print(f"inside the base: window spline {spline:.3f} x, consecutive points {points:.3f} x, between windows "
           f"{switch:.3f} x; {len(bound)} JOINT_BOUND statuses")
