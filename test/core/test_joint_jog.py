@@ -72,7 +72,7 @@ def _run(servo, q0, command, ticks, start=0):
 
 def test_a_jogged_joint_ramps_within_its_acceleration_limit_to_the_commanded_speed_and_nothing_else_moves(panda):
     servo = Servo(panda, ServoConfig(publish_period=DT, command_in_type="speed_units"))
-    amax = servo._ik.acceleration_limits
+    amax = servo.acceleration_limits
     outs = _run(servo, panda.home(), jog(["panda_joint2"], [0.4]), 300)
     positions = np.array([o.positions for o in outs])
     velocity = np.diff(positions, axis=0) / DT                      # what the commanded positions amount to

@@ -41,7 +41,7 @@ def test_a_step_target_10_cm_away_settles_within_tolerance_without_overshoot(pan
     v = np.array([o.velocities for o in arm.outputs])
     speeds = np.abs(v).max(axis=0)
     accelerations = np.abs(np.diff(v, axis=0)).max(axis=0) / DT
-    assert np.all(speeds <= arm.servo._ik.velocity_limits + 1e-9)
+    assert np.all(speeds <= arm.servo.velocity_limits + 1e-9)
     assert np.all(accelerations <= cfg.default_joint_acceleration * (1 + 1e-6))
     # the tool speed stayed within the pose speed limit (FK difference of consecutive commands)
     tool = np.array([panda.fk(o.positions).translation for o in arm.outputs])
@@ -121,7 +121,7 @@ def test_bad_targets_are_refused_and_the_previous_one_is_kept(panda, position, q
     bad = PoseTarget(np.asarray(position, float), np.asarray(quaternion, float), "", 0.0, arm.now)
     with pytest.raises(InvalidInputError, match=why):
         arm.servo.set_pose_target(bad)
-    assert arm.servo._command is good
+    assert arm.servo.command.source is good
 
 
 def test_unknown_frame_and_impossible_target_speed_are_refused(panda):

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from robokin_ros.core.errors import ConfigError, InvalidInputError, UnknownFrameError
 from robokin_ros.core.servo.command_type import CommandType, CommandTypeSwitch
+from robokin_ros.core.servo.commanded_state import DIVERGENCE_PERSISTENCE, max_abs_difference
 from robokin_ros.core.servo.config import ServoConfig
-from robokin_ros.core.servo.servo import DIVERGENCE_PERSISTENCE, Servo, _max_abs_difference, warm_up
+from robokin_ros.core.servo.servo import Servo, warm_up
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
 from robokin_ros.core.servo.tick_stamps import RESYNC_AFTER_S, TickStamps
@@ -125,7 +126,7 @@ def test_spatial_twist_about_base_origin_moves_the_tool_by_w_cross_p(panda):
 # ---- timeouts ------------------------------------------------------------------------------------------
 def test_stale_command_ramps_to_zero_within_acceleration_limits_then_holds(panda):
     loop = Loop(panda, command_in_type="speed_units", num_outgoing_halt_msgs_to_publish=4)
-    amax = loop.servo._ik.acceleration_limits
+    amax = loop.servo.acceleration_limits
     twist = cmd([0.1, 0.0, 0.0])
     loop.run(150, twist)
     timeout_ticks = int(round(loop.servo.config.incoming_command_timeout / DT))
@@ -167,7 +168,7 @@ def test_stale_joint_state_halts_and_no_state_publishes_nothing(panda):
     assert len(missing) >= 40 and all(o.publish for o in missing)
     assert "of running time (timeout 0.1 s)" in missing[0].message
     # a controlled stop: velocity falls within the acceleration limits (no step to zero), then holds
-    amax = loop.servo._ik.acceleration_limits
+    amax = loop.servo.acceleration_limits
     velocities = [loop.outputs[len(loop.outputs) - len(outs) - 1].velocities] + [o.velocities for o in outs]
     for a, b in zip(velocities, velocities[1:]):
         assert np.all(np.abs(b - a) <= amax * DT * (1 + 1e-9))
@@ -183,7 +184,7 @@ def test_pause_and_resume_never_jump(panda):
     v_before = loop.outputs[-1].velocities
     loop.servo.pause()
     ramp = [loop.tick(cmd([0.05, 0, 0])) for _ in range(60)]     # commands are ignored while paused
-    amax = loop.servo._ik.acceleration_limits
+    amax = loop.servo.acceleration_limits
     for a, b in zip([v_before] + [o.velocities for o in ramp], [o.velocities for o in ramp]):
         assert np.all(np.abs(b - a) <= amax * DT * (1 + 1e-9)), "pausing must decelerate, not stop dead"
     assert all(o.status == ServoStatus.PAUSED for o in ramp)
@@ -202,7 +203,7 @@ def test_pause_and_resume_never_jump(panda):
 
 def _velocity_steps_over_limit(loop, outputs, before):
     """Largest per-tick velocity change of `outputs` (after `before`), as a multiple of the acceleration limit."""
-    amax = loop.servo._ik.acceleration_limits
+    amax = loop.servo.acceleration_limits
     velocities = [before] + [o.velocities for o in outputs]
     return max(float(np.max(np.abs(b - a) / (amax * DT))) for a, b in zip(velocities, velocities[1:]))
 
@@ -324,8 +325,8 @@ def test_integrates_from_command_and_reanchors_on_a_lasting_divergence(panda):
     # re-anchored at the measurement, carried on by the commanded velocity for the measurement's age (one tick)
     np.testing.assert_allclose(anchored.positions, far + before * DT + anchored.velocities * DT, atol=1e-12)
     # the commanded velocity carries on through the re-anchoring: no step beyond the acceleration limits
-    assert np.all(np.abs(anchored.velocities - before) <= loop.servo._ik.acceleration_limits * DT * (1 + 1e-9))
-    assert np.max(np.abs(before)) > 10 * np.max(loop.servo._ik.acceleration_limits) * DT    # it was moving
+    assert np.all(np.abs(anchored.velocities - before) <= loop.servo.acceleration_limits * DT * (1 + 1e-9))
+    assert np.max(np.abs(before)) > 10 * np.max(loop.servo.acceleration_limits) * DT    # it was moving
 
 
 def test_a_measurement_that_only_lags_by_its_age_or_briefly_is_no_divergence(panda):
@@ -420,7 +421,7 @@ def window_check(window, servo):
     """The outgoing check's verdict on a servo window (None: it may be sent)."""
     robot = servo.robot
     return window_rejection(window.times, window.positions, window.velocities, robot.joint_names,
-                            robot.limits.lower, robot.limits.upper, robot.limits.velocity, servo._amax)
+                            robot.limits.lower, robot.limits.upper, robot.limits.velocity, servo.acceleration_limits)
 
 
 def fill_window(q, v, lower, upper, amax, grid, margins=None, dt=DT, hold=1.0):
@@ -532,7 +533,7 @@ def _drive_then_stall(robot, keep_tail=True, ticks=150, stall_s=0.4):
         sim.step(now + DT + i * 0.001)
         stalled.append(sim.positions.copy())
     # velocities from the positions (the sim's own reported velocity is differenced over uneven intervals)
-    return out.velocities, np.array(streaming), np.diff(stalled, axis=0) / 0.001, loop.servo._ik.acceleration_limits
+    return out.velocities, np.array(streaming), np.diff(stalled, axis=0) / 0.001, loop.servo.acceleration_limits
 
 
 def test_the_arm_moves_at_the_commanded_velocity_and_stops_within_the_acceleration_limits_after_a_stall(panda):
@@ -591,7 +592,7 @@ def test_after_a_stall_longer_than_the_window_the_servo_continues_from_where_the
     loop.servo.set_command(cmd([0.0, 0.1, 0.0], at=later))
     out = loop.servo.step(later)
     np.testing.assert_allclose(out.window.positions[0], tail_end, atol=1e-12)
-    assert np.all(np.abs(out.velocities) <= loop.servo._ik.acceleration_limits * DT * (1 + 1e-9))
+    assert np.all(np.abs(out.velocities) <= loop.servo.acceleration_limits * DT * (1 + 1e-9))
 
 
 def test_a_window_without_limits_in_reach_is_sparse_and_describes_the_same_motion(panda):
@@ -605,7 +606,7 @@ def test_a_window_without_limits_in_reach_is_sparse_and_describes_the_same_motio
     assert len(sparse.times) == 5 and len(grid) > 3
     np.testing.assert_array_equal(sparse.times[:3], grid[[0, 1, -1]])
     full = fill_window(sparse.positions[0], sparse.velocities[0], panda.limits.lower, panda.limits.upper,
-                       loop.servo._ik.acceleration_limits, grid)
+                       loop.servo.acceleration_limits, grid)
     assert len(full[0]) == len(grid) + 2
     n = panda.n
     q_sparse, v_sparse, q_full, v_full = (np.empty(n) for _ in range(4))
@@ -646,7 +647,7 @@ def test_limits_hold_over_long_random_command_sequences(panda, seed):
     q0 = panda.random_positions(rng, 0.0)
     loop = Loop(panda, q0=q0, command_in_type="unitless", scale_linear=0.5, scale_rotational=1.5,
                 posture_gain=float(rng.uniform(0, 2)))
-    vmax, amax = loop.servo._ik.velocity_limits, loop.servo._ik.acceleration_limits
+    vmax, amax = loop.servo.velocity_limits, loop.servo.acceleration_limits
     command, prev = None, np.zeros(panda.n)
     for _ in range(400):
         if rng.random() < 0.05:
@@ -733,8 +734,8 @@ def test_impossible_speed_units_twists_are_rejected_and_state_stays_finite(panda
 
 
 def test_a_corrupted_state_always_counts_as_diverged():
-    assert _max_abs_difference(np.array([0.0, np.nan]), np.zeros(2)) == np.inf
-    assert _max_abs_difference(np.array([0.1, -0.3]), np.zeros(2)) == pytest.approx(0.3)
+    assert max_abs_difference(np.array([0.0, np.nan]), np.zeros(2)) == np.inf
+    assert max_abs_difference(np.array([0.1, -0.3]), np.zeros(2)) == pytest.approx(0.3)
 
 
 def test_tf_style_and_world_frame_names(panda):

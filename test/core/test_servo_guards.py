@@ -125,7 +125,7 @@ def test_motion_toward_an_obstacle_decelerates_then_halts_at_the_minimum_distanc
     assert np.all(accelerations(arm.outputs) <= arm.servo.config.default_joint_acceleration * (1 + 1e-6))
     # an independent look: coal's distance from the block's top face to the fingers, by the arm's FK, is the minimum
     from robokin_ros.core.collision.clearance import ClearanceChecker
-    fresh = ClearanceChecker(panda, objects=arm.servo._collision.checker.objects).check(arm.outputs[-1].positions)
+    fresh = ClearanceChecker(panda, objects=arm.servo.collision_guard.checker.objects).check(arm.outputs[-1].positions)
     assert abs(fresh.distance - clearance.distance) < 1e-3
     # backing out is never blocked
     z = panda.fk(arm.outputs[-1].positions).translation[2]

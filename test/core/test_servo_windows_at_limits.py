@@ -59,18 +59,18 @@ def test_a_window_the_outgoing_check_refuses_is_replaced_by_a_stop_and_the_reaso
     command arrives."""
     servo = jog_servo(panda)
     jog(servo, 50, velocity=0.5)
-    servo._window_limits[W_VMAX] = 0.1                 # below the jog's 0.5 rad/s
+    servo.windows.limits[W_VMAX] = 0.1                 # below the jog's 0.5 rad/s
     out = jog(servo, 1, velocity=0.5, start=50)[0]
     assert out.status == ServoStatus.INVALID and out.publish
     assert "not published" in out.message and "velocity" in out.message and "panda_joint7" in out.message
     assert "holding the arm" in out.message
     w = out.window
     assert window_violation(w.times, w.positions, w.velocities, panda.limits.lower, panda.limits.upper,
-                            servo._window_limits[W_VMAX], np.array(AMAX), 2e-3)[0] == 0
+                            servo.windows.limits[W_VMAX], np.array(AMAX), 2e-3)[0] == 0
     assert not out.velocities.any()                    # held where it was
     after = servo.step(51 * DT + DT)
     assert after.status == ServoStatus.INVALID and after.message == out.message     # until a new command
-    servo._window_limits[W_VMAX] = panda.limits.velocity
+    servo.windows.limits[W_VMAX] = panda.limits.velocity
     servo.set_command(TwistCommand(np.array([0.01, 0.0, 0.0]), np.zeros(3), "", 52 * DT))
     assert servo.step(53 * DT).status == ServoStatus.OK
 

@@ -181,7 +181,7 @@ def test_an_internal_error_in_the_tick_stops_the_arm_within_the_limits_and_names
     executor.add_node(SimRobot(context=context, parameter_overrides=[Parameter("rate", value=200.0)]))
     probe = Probe(ros)
     probe.wait_connected()
-    amax = servo._servo._amax
+    amax = servo._servo.acceleration_limits
     real_step, failing = servo._servo.step, []
 
     def step(now):

@@ -191,7 +191,7 @@ def test_the_simulated_arm_moves_at_the_commanded_velocity_and_stops_smoothly_wh
     executor.add_node(SimRobot(context=context, parameter_overrides=[Parameter("rate", value=200.0)]))
     probe = Probe(ros)
     probe.wait_connected()
-    amax = servo._servo._amax
+    amax = servo._servo.acceleration_limits
     probe.stream(1.0, linear=(0.0, 0.3, 0.0))
     # each joint state of the last 0.4 s (0.5 s after the first command: past the acceleration ramp) beside the
     # velocity of the newest command received before it

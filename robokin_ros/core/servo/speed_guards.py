@@ -96,3 +96,48 @@ class CollisionGuard:
         status = ServoStatus.HALT_FOR_COLLISION if scaling.verdict == CollisionVerdict.HALT \
             else ServoStatus.DECELERATE_FOR_COLLISION
         return GuardVerdict(scaling.scale, status, scaling.message)
+
+
+class SpeedGuards:
+    """Both guards of one servo: the collision guard (built on the first configuration that checks collisions,
+    kept while it is off) and the separation guard; the smallest factor wins."""
+
+    def __init__(self, robot: RobotModel, config: ServoConfig, acceleration_limits: np.ndarray) -> None:
+        self.robot = robot
+        self.separation = SeparationGuard(robot, config)
+        self.collision: CollisionGuard | None = None
+        self.update_config(config, acceleration_limits)
+
+    def update_config(self, config: ServoConfig, acceleration_limits: np.ndarray) -> None:
+        self.config = config
+        self.separation.update_config(config)
+        if config.check_collisions:
+            if self.collision is None:
+                self.collision = CollisionGuard(self.robot, config, acceleration_limits)
+            else:
+                self.collision.update_config(config, acceleration_limits)
+
+    @property
+    def checking_collisions(self) -> bool:
+        return self.collision is not None and self.config.check_collisions
+
+    def judge(self, positions: np.ndarray, twist: np.ndarray | None, joint_velocities: np.ndarray | None,
+              velocities: np.ndarray, now: float, unlimited_share) -> GuardVerdict | None:
+        """The factor for the IK's joint velocities (n,) at positions (n,), solved for a tool twist (6,) [v; w] in
+        base axes or, when `twist` is None, for `joint_velocities` (n,); None when no guard speaks.
+        `unlimited_share(velocities)`: their share of the same command without the acceleration window."""
+        verdict = None
+        if self.checking_collisions:
+            collision = self.collision.judge(positions, velocities, now)
+            if collision is not None:
+                # a scale judged on an accelerating result applies to the command as that share of it, or the
+                # speed would creep past it tick by tick
+                verdict = collision._replace(scale=collision.scale * unlimited_share(velocities))
+        if self.config.separation_enabled:
+            # judged on the command, not on the acceleration-limited result: a factor taken from a result still
+            # ramping up would let the speed creep past the limit tick by tick
+            separation = self.separation.judge(positions, twist, None if twist is not None else joint_velocities,
+                                               now)
+            if separation is not None and separation.scale < (1.0 if verdict is None else verdict.scale):
+                verdict = separation
+        return verdict

@@ -16,7 +16,8 @@ controller plays through them is exactly that motion: within the limits in posit
 (Clamping the extrapolation at the limit instead put a stop from full speed between two points 2 ms apart: 66x
 the acceleration limit on the spline a controller plays, which it followed whenever the servo stalled.)
 
-numba kernels on plain float64 arrays (`cache=True`), called once per tick by `servo.Servo`.
+numba kernels on plain float64 arrays (`cache=True`), called once per tick through `WindowBuilder`, which also
+runs the outgoing check on every window and builds the stop that replaces a refused one.
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ import math
 import numpy as np
 from numba import njit
 
-from robokin_ros.core.outgoing import window_violation
+from robokin_ros.core.outgoing import LIMIT_TOLERANCE, WINDOW_OK, window_rejection, window_violation
+from robokin_ros.core.servo.types import TrajectoryWindow, frozen
 
 # Points after the next command: beyond dt the window only extrapolates the velocity, so a coarse grid
 # describes the same motion and keeps the message small at 1 kHz.
@@ -241,3 +243,66 @@ def sample_window(times, positions, velocities, t, q_out, v_out):
         q_out[j] = (2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * m1
         v_out[j] = ((6 * s2 - 6 * s) * p0 + (3 * s2 - 4 * s + 1) * m0 + (-6 * s2 + 6 * s) * p1
                     + (3 * s2 - 2 * s) * m1) / h
+
+
+class WindowBuilder:
+    """The windows of one configuration: built from the state now on the sparse grid, each checked on the way
+    (core/outgoing.py), and the stop that replaces a window that broke the check."""
+
+    def __init__(self, dt: float, latency: float, hold_until: float, limits: np.ndarray) -> None:
+        """`dt` [s] the period, `latency` [s] `max_expected_latency`, `hold_until` [s] `max_delivery_delay`,
+        `limits` (6, n) see `window_limits`."""
+        self.dt, self.hold_until, self.limits = dt, hold_until, limits
+        self.grid = sparse_window_times(window_times(dt, latency))      # (3,) [s]
+        self.rows = window_capacity(len(self.grid), limits.shape[1])     # every grid has 3 times
+        self.verdict = WINDOW_OK - 1        # the outgoing check of the last window built (WINDOW_*), or below OK
+
+    @property
+    def point_counts(self) -> tuple[int, ...]:
+        """The numbers of points a window can have (with its tail and hold): the grid's, and two more for each
+        joint that brakes for a limit within the window."""
+        first = len(self.grid) + 2
+        return tuple(range(first, self.rows + 1))
+
+    def build(self, q: np.ndarray, v: np.ndarray, grid: np.ndarray) -> tuple[TrajectoryWindow, int]:
+        """The window from positions q (clamped into the limits) and velocities v (n,) at time 0 on `grid` (see
+        `window_arrays`), its points views of arrays sized for the most it can have; and the index of its point at
+        dt. The outgoing check runs in the same compiled call: its verdict is kept in `verdict`."""
+        n, rows = len(q), self.rows
+        t, positions, velocities = np.empty(rows), np.empty((rows, n)), np.empty((rows, n))     # (k,), (k, n) ...
+        k, first_period, self.verdict = checked_window(q, v, self.limits, self.dt, grid, self.hold_until,
+                                                       LIMIT_TOLERANCE, t, positions, velocities)
+        window = frozen(TrajectoryWindow, {"times": t[:k], "positions": positions[:k], "velocities": velocities[:k]})
+        return window, first_period
+
+    def check(self, window: TrajectoryWindow) -> int:
+        """The outgoing check's WINDOW_* code of a window, built here or not."""
+        limits = self.limits
+        return window_violation(window.times, window.positions, window.velocities, limits[W_LOWER],
+                                limits[W_UPPER], limits[W_VMAX], limits[W_AMAX], LIMIT_TOLERANCE)[0]
+
+    def replacement(self, window: TrajectoryWindow, joint_names) -> tuple[TrajectoryWindow, str]:
+        """What is published in place of a window that broke the outgoing check: a stop from its state now, every
+        joint decelerating at its acceleration limit, or, if even that breaks a limit, the arm held where it is;
+        and the sentence that says why."""
+        limits = self.limits
+        args = (joint_names, limits[W_LOWER], limits[W_UPPER], limits[W_VMAX], limits[W_AMAX])
+        reason = window_rejection(window.times, window.positions, window.velocities, *args)
+        stop, what = self.stopping(window.positions[0], window.velocities[0]), "stopping"
+        if window_rejection(stop.times, stop.positions, stop.velocities, *args) is not None:
+            stop, what = self.stopping(window.positions[0], np.zeros(len(window.positions[0]))), "holding the arm"
+        return stop, f"a servo window was not published, it broke the outgoing check: {reason}; {what} " \
+                     "within the limits instead, command dropped"
+
+    def stopping(self, q: np.ndarray, v: np.ndarray) -> TrajectoryWindow:
+        """From positions q and velocities v (n,) at time 0, every joint decelerating at its acceleration limit to
+        rest, then the hold: the points at 0, at each joint's stop and the hold (v = 0: the arm held at q)."""
+        amax = self.limits[W_AMAX]
+        stops = np.abs(v) / amax                                                                        # (n,) [s]
+        deceleration = np.sign(v) * np.where(np.isfinite(amax), amax, 0.0)   # no limit: stops at once
+        t = np.unique(np.concatenate(([0.0], stops[stops > 0.0])))
+        times = np.append(t, max(self.hold_until, t[-1] + 1e-3))                                      # (k,)
+        tau = np.minimum(times[:, None], stops)                                                       # (k, n)
+        positions = q + v * tau - 0.5 * deceleration * tau**2
+        velocities = np.where(times[:, None] < stops, v - deceleration * tau, 0.0)
+        return frozen(TrajectoryWindow, {"times": times, "positions": positions, "velocities": velocities})

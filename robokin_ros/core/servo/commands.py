@@ -1,0 +1,144 @@
+"""The commands the servo tracks: each resolves its frame once, on arrival, and answers "what motion now".
+
+One interface for every kind (`TrackedCommand`): the servo holds one active command and asks it, each tick, for
+the tool twist to follow (base axes, about the tool origin) or, for a joint jog, for no twist and its joint
+velocities; after the IK, for the status it reports. A command that is not refused on arrival is stored whole:
+a bad one raises before anything changes, and the previous one keeps ageing.
+
+The pose target lives in pose_command.py (it also shortens the window near its goal).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.guiding_input import GuidingInput
+from robokin_ros.core.servo.joint_jog import JointJogCommand, chain_velocities
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.twist import TwistConverter, command_to_si
+from robokin_ros.core.servo.types import TwistCommand
+from robokin_ros.core.validation import check_time, check_vector
+
+
+class TrackedCommand:
+    """What every command answers; the defaults are a plain command's (a twist's)."""
+
+    source: object = None               # the input it came from: its identity keeps its running age (servo)
+    received_at: float = 0.0            # [s] on the servo's clock
+    times_out = True                    # stale after `incoming_command_timeout` (unless `pending`)
+    halt_all: bool | None = None        # the IK's halt_all (None: the configured halt_all_joints_in_cartesian_mode)
+    joint_velocities: np.ndarray | None = None      # (n,) a joint jog's velocities, chain order, SI
+    halted = ""                         # why it cannot move this tick (set by `twist`; "" = it can)
+    stopped = ""                        # why it has ended ("" = it has not)
+
+    def twist(self, positions: np.ndarray, now: float) -> np.ndarray | None:
+        """(6,) the tool origin's twist [m/s, rad/s] in base axes at positions (n,) and `now` [s]; None: follow
+        `joint_velocities` instead."""
+        raise NotImplementedError
+
+    def pending(self, now: float) -> bool:
+        """True while it still has somewhere to go after `incoming_command_timeout` (a pose target, guiding)."""
+        return False
+
+    def outcome(self, result) -> tuple[ServoStatus | None, str | None]:
+        """Its own status and message after the IK's `result`; (None, None): the IK's."""
+        return None, None
+
+    def window_grid(self, positions: np.ndarray, velocities: np.ndarray, grid: np.ndarray, amax: np.ndarray,
+                    dt: float) -> np.ndarray:
+        """The grid of this tick's window (see `window.window_arrays`)."""
+        return grid
+
+    def idle(self) -> tuple[ServoStatus, str] | None:
+        """The status of the ramp to rest once it no longer moves the arm, when it is not a timed-out command."""
+        return None
+
+    def update_config(self, config: ServoConfig) -> None:
+        """A new configuration; raises RobokinError when the command is no longer valid in it."""
+
+
+class TwistMotion(TrackedCommand):
+    """A twist in any model frame, or in a TF frame placed by the caller, in SI units."""
+
+    def __init__(self, command: TwistCommand, frame: int | pin.SE3 | None, converter: TwistConverter,
+                 config: ServoConfig) -> None:
+        self.source, self.received_at = command, command.received_at
+        self._frame, self._converter = frame, converter     # model frame id (None = base), or base_T_frame (TF)
+        self._about_tool = config.apply_twist_about_tool
+        self._si = command_to_si(command.linear, command.angular, config)
+
+    @classmethod
+    def resolve(cls, command: TwistCommand, base_T_frame: pin.SE3 | None, robot: RobotModel,
+                converter: TwistConverter, config: ServoConfig) -> TwistMotion:
+        """The command checked, its frame resolved (see `Servo.set_command`)."""
+        check_vector("twist command linear", command.linear, 3)
+        check_vector("twist command angular", command.angular, 3)
+        check_time("twist command received_at", command.received_at)
+        if base_T_frame is None:
+            frame = robot.resolve_frame(command.frame)
+            frame = None if frame == robot.base_frame_id else frame
+        else:
+            frame = base_T_frame.copy()
+        return cls(command, frame, converter, config)
+
+    def twist(self, positions: np.ndarray, now: float) -> np.ndarray:
+        return self._converter.to_tool_twist_base(positions, self._si, self._frame, self._about_tool)
+
+    def update_config(self, config: ServoConfig) -> None:
+        self._about_tool = config.apply_twist_about_tool      # units and scales may have changed too
+        self._si = command_to_si(self.source.linear, self.source.angular, config)
+
+
+class JointJogMotion(TrackedCommand):
+    """Joint velocities by name, in chain order and SI; they go through the same joint limits as a twist's."""
+
+    def __init__(self, command: JointJogCommand, joint_names: tuple[str, ...], config: ServoConfig) -> None:
+        check_time("joint jog received_at", command.received_at)
+        self.source, self.received_at, self._joint_names = command, command.received_at, joint_names
+        self.joint_velocities = chain_velocities(command, joint_names, config)
+
+    def twist(self, positions: np.ndarray, now: float) -> None:
+        return None
+
+    def update_config(self, config: ServoConfig) -> None:
+        self.joint_velocities = chain_velocities(self.source, self._joint_names, config)
+
+
+class GuidingMotion(TrackedCommand):
+    """Hand guiding is on: the admittance's twist about the sensor's origin is the command; it never times out,
+    a wrench gap pauses it and a long one ends it (guiding_input.py)."""
+
+    times_out = False
+
+    def __init__(self, guiding: GuidingInput, converter: TwistConverter, robot: RobotModel, now: float) -> None:
+        self.received_at = now
+        self._guiding, self._converter, self._robot = guiding, converter, robot
+        self._message = ""
+
+    @property
+    def stopped(self) -> str:
+        return self._guiding.stopped
+
+    def stop(self, why: str) -> None:
+        self._guiding.stopped = why
+
+    def pending(self, now: float) -> bool:
+        return not self._guiding.stopped
+
+    def twist(self, positions: np.ndarray, now: float) -> np.ndarray | None:
+        guiding = self._guiding
+        guided = guiding.step(now)
+        if guided.stale:        # paused (resumes by itself) or stopped: a ramp to rest either way
+            self.halted = guiding.stopped or guiding.paused
+            return None
+        self.halted = ""
+        self._message = f"{ServoStatus.HAND_GUIDING.sentence}: {guided.message}"
+        return self._converter.to_tool_twist_base(positions, guided.twist, guiding.sensor_origin(self._robot,
+                                                                                                 positions), False)
+
+    def outcome(self, result) -> tuple[ServoStatus, str]:
+        if result.status != ServoStatus.OK:
+            return result.status, f"{result.message}; {self._message}"
+        return ServoStatus.HAND_GUIDING, self._message
