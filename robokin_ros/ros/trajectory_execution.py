@@ -1,5 +1,6 @@
-"""A FollowJointTrajectory client for a blocking action execute callback (path_ik_node's), as MoveIt executes, and
-the check every trajectory passes before it leaves path_ik_node (`check_outgoing`).
+"""A FollowJointTrajectory client for a blocking action execute callback (path_ik_node's, through
+ros/trajectory_executor.py), as MoveIt executes, and the check every trajectory passes before it leaves path_ik_node
+(`check_outgoing`, which TrajectoryExecutor.check runs).
 
 One ActionClient per action name (the name is a runtime parameter), all in the caller's reentrant callback group,
 so the executor's other threads complete the futures this thread waits on; thread-safe on Jazzy too

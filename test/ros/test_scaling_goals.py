@@ -125,7 +125,7 @@ def test_program_goal_and_move_fractions(graph, panda, limits, value):
 
 
 def test_a_trajectory_beyond_the_limits_never_leaves(panda, limits):
-    """What the node runs on everything it sends or returns (path_ik_node._check): a trajectory its planners would
+    """What the node runs on everything it sends or returns (TrajectoryExecutor.check): a trajectory its planners would
     never make, 3x the velocity limit of joint 1 on the controller's spline, is an INTERNAL_ERROR naming the joint,
     the peak and the limit; the controller's rules are checked first."""
     msg = JointTrajectory(joint_names=list(panda.joint_names))
