@@ -3,7 +3,9 @@
 Every row times one call per tick over a moving configuration (the tool follows a slow twist and the
 configuration is reset to home every 500 ticks), after a warm-up. Also times the linear-algebra options
 considered for the kernel and numba's compile / cached-load time (in fresh subprocesses).
-Run: .venv/bin/python bench/bench_servo_core.py [--ticks 20000]
+Run: .venv/bin/python bench/bench_servo_core.py [--ticks 20000] [--servo-only]
+(`--servo-only`: the robokin rows alone, for before/after comparisons: `PYTHONPATH=<an old tree>` runs them on it.
+Configurations are built from parameter names, which every tree since issue 25 accepts.)
 Targets: core tick median <= 10 us and p99 <= 40 us; >= 8x faster than pink, >= 2x faster than OInK.
 """
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.schema import config_from_mapping
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.pose_tracking import PoseTarget
 from robokin_ros.core.servo.servo import Servo
@@ -27,6 +30,11 @@ from robokin_ros.core.servo.velocity_ik import VelocityIk
 
 DT = 0.002
 TWIST = np.array([0.05, -0.03, 0.02, 0.1, -0.05, 0.08])
+
+
+def servo_config(**params) -> ServoConfig:
+    """A ServoConfig from {parameter name: value} (dotted names as keyword `**{"separation.enabled": True}`)."""
+    return config_from_mapping(ServoConfig, params)
 
 
 def timed(step, ticks: int, warmup: int = 2000, prepare=None) -> tuple[float, float]:
@@ -75,7 +83,7 @@ def robokin_solve(robot, check: bool):
 
 def robokin_servo(robot):
     """Servo.step alone; the callbacks (set_command, set_measurement) run untimed in `prepare`."""
-    servo = Servo(robot, ServoConfig(command_in_type="speed_units", publish_period=DT))
+    servo = Servo(robot, servo_config(command_in_type="speed_units", publish_period=DT))
     last = [robot.home()]
 
     def prepare(k):
@@ -90,7 +98,7 @@ def robokin_servo(robot):
 
 def robokin_pose_servo(robot):
     """Servo.step tracking a target moving along TWIST (a 100 Hz stamped stream, set untimed in `prepare`)."""
-    servo = Servo(robot, ServoConfig(publish_period=DT))
+    servo = Servo(robot, servo_config(publish_period=DT))
     last, start = [robot.home()], robot.fk(robot.home())
 
     def prepare(k):
@@ -109,7 +117,8 @@ def robokin_pose_servo(robot):
 
 def robokin_guarded_servo(robot):
     """Servo.step with separation monitoring on (a person at 0.5 m: every tick is scaled and solved again)."""
-    servo = Servo(robot, ServoConfig(command_in_type="speed_units", publish_period=DT, separation_enabled=True))
+    config = servo_config(command_in_type="speed_units", publish_period=DT, **{"separation.enabled": True})
+    servo = Servo(robot, config)
     last = [robot.home()]
 
     def prepare(k):
@@ -227,8 +236,12 @@ def numba_load_times() -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ticks", type=int, default=20000)
+    parser.add_argument("--servo-only", action="store_true", help="only the robokin rows (before/after checks)")
     args = parser.parse_args()
     robot = RobotModel.from_name("panda")
+    if args.servo_only:
+        servo_rows(robot, args.ticks)
+        return
     rows = [("robokin VelocityIk.solve, check=False", "numba kernels, fused DLS+null space+limits",
              robokin_solve(robot, False), None),
             ("robokin VelocityIk.solve, check=True", "same + input validation", robokin_solve(robot, True), None),
@@ -262,6 +275,17 @@ def main() -> None:
         print(f"speed-up vs {peer}: {results[peer][0] / core:.1f}x (target >= {target}x)")
     cold, warm = numba_load_times()
     print(f"numba: import + first solve {cold:.1f} s with an empty cache (compile), {warm:.2f} s cached")
+
+
+def servo_rows(robot, ticks: int) -> None:
+    """The robokin rows alone, each as (median, p99) [us]."""
+    rows = [("VelocityIk.solve, check=False", robokin_solve(robot, False), None),
+            ("Servo.step (full tick)", *robokin_servo(robot)),
+            ("Servo.step, pose target", *robokin_pose_servo(robot)),
+            ("Servo.step, separation limited", *robokin_guarded_servo(robot))]
+    for name, step, prepare in rows:
+        median, p99 = timed(step, ticks, prepare=prepare)
+        print(f"| {name:32} | {median:6.2f} | {p99:6.2f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,14 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.commanded_state import CommandedState
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.guiding_input import GuidingInput
 from robokin_ros.core.servo.joint_jog import JointJogCommand, chain_velocities
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.twist import TwistConverter, command_to_si
-from robokin_ros.core.servo.types import TwistCommand
+from robokin_ros.core.servo.types import TwistCommand, VelocityIkResult
+from robokin_ros.core.servo.velocity_ik import VelocityIk
 from robokin_ros.core.validation import check_time, check_vector
 
 
@@ -142,3 +144,25 @@ class GuidingMotion(TrackedCommand):
         if result.status != ServoStatus.OK:
             return result.status, f"{result.message}; {self._message}"
         return ServoStatus.HAND_GUIDING, self._message
+
+
+def solve(ik: VelocityIk, command: TrackedCommand, positions: np.ndarray, twist: np.ndarray | None, scale: float,
+          state: CommandedState) -> VelocityIkResult:
+    """The IK from the commanded state for the tool twist (6,), or when `twist` is None for the command's joint
+    velocities (a joint jog; none: a stop), times `scale`."""
+    if twist is None:
+        jog = command.joint_velocities
+        velocities = np.zeros(len(positions)) if jog is None else jog if scale == 1.0 else jog * scale
+        return ik.limit_joint_velocities(positions, velocities, dt=state.dt, previous_velocities=state.velocities,
+                                         accel_dt=state.accel_dt)
+    return ik.solve(positions, twist if scale == 1.0 else twist * scale, dt=state.dt,
+                    previous_velocities=state.velocities, check=False, accel_dt=state.accel_dt,
+                    halt_all=command.halt_all)
+
+
+def unlimited_share(ik: VelocityIk, command: TrackedCommand, positions: np.ndarray, twist: np.ndarray | None,
+                    velocities: np.ndarray, dt: float) -> float:
+    """|velocities| / |the same command without the acceleration window| (see `SpeedGuards.judge`)."""
+    free = command.joint_velocities if twist is None else ik.solve(positions, twist, dt=dt, check=False).velocities
+    size = float(np.linalg.norm(free))
+    return min(1.0, float(np.linalg.norm(velocities)) / size) if size > 0.0 else 1.0

@@ -32,14 +32,20 @@ import math
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.collision.scene_change import SceneChange, apply_scene_change
+from robokin_ros.core.collision.scene_change import SceneChange
 from robokin_ros.core.errors import InvalidInputError, RobokinError
-from robokin_ros.core.limits import limit_velocity, motion_limits
+from robokin_ros.core.limits import limit_velocity
 from robokin_ros.core.outgoing import WINDOW_OK
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.schema import per_joint_values
 from robokin_ros.core.servo.commanded_state import CommandedState
-from robokin_ros.core.servo.commands import GuidingMotion, JointJogMotion, TrackedCommand, TwistMotion
+from robokin_ros.core.servo.commands import (
+    GuidingMotion,
+    JointJogMotion,
+    TrackedCommand,
+    TwistMotion,
+    solve,
+    unlimited_share,
+)
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.guiding_input import GuidingInput
 from robokin_ros.core.servo.joint_jog import JointJogCommand
@@ -47,13 +53,12 @@ from robokin_ros.core.servo.pose_command import PoseMotion
 from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker
 from robokin_ros.core.servo.speed_guards import CollisionGuard, SpeedGuards
 from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.stopping import Stopping
 from robokin_ros.core.servo.twist import TwistConverter
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TwistCommand, frozen
 from robokin_ros.core.servo.velocity_ik import VelocityIk
-from robokin_ros.core.servo.window import WindowBuilder, clamped, sample_window, window_limits
+from robokin_ros.core.servo.window import WindowBuilder, sample_window
 from robokin_ros.core.validation import check_time
-
-_NAN = float("nan")
 
 # The warm-up: a few ticks of a small twist along every axis, enough to run every compiled kernel once.
 WARM_UP_TICKS = 3
@@ -70,12 +75,11 @@ class Servo:
         self._pose_tracker = PoseTracker(robot, config)
         self._guiding = GuidingInput(config)
         self._state = CommandedState(robot, config.publish_period)
+        self._stopping = Stopping(robot, self._state)
         self._command: TrackedCommand | None = None
         self._guards: SpeedGuards | None = None         # built with the first configuration's acceleration limits
         self.update_config(config)
         self._paused = False
-        self._hold_ticks = 0
-        self._engaged = False       # True from a tracked command until the hold messages are sent
         self._refusal = ""          # why the outgoing check refused a window: the status until a new command
 
     # ---- inputs -----------------------------------------------------------------------------------
@@ -97,14 +101,8 @@ class Servo:
                     raise
                 self._command = None        # no longer a valid command in the new units: it stops being tracked
         self._amax = ik.acceleration_limits
-        margins = np.array(per_joint_values(config.joint_limit_margins, self.robot.n))                  # (n,)
-        # what the outgoing check holds every window to: the joints' own velocity limits (velocity_scaling is the
-        # servo's choice within them) and the acceleration limits
-        velocity_limits = motion_limits(self.robot, config.max_joint_velocity, config.max_joint_acceleration,
-                                        config.default_joint_acceleration).velocity
-        limits = window_limits(self.robot.limits.lower, self.robot.limits.upper, margins, self._amax, velocity_limits)
-        self.windows = WindowBuilder(config.publish_period, config.max_expected_latency, config.max_delivery_delay,
-                                     limits)
+        self.windows = WindowBuilder.for_config(self.robot, config, self._amax)
+        self._stopping.update_config(config, self.windows, self._amax)
 
     @property
     def window_point_counts(self) -> tuple[int, ...]:
@@ -262,17 +260,7 @@ class Servo:
             InvalidInputError: collision checking is off, or the change is malformed (see `apply_scene_change`).
             UnknownFrameError: `change.frame` is not a frame of the model (and no `base_T_frame` is given).
         """
-        guard = self.collision_guard
-        if guard is None:
-            raise InvalidInputError(f"scene object '{change.id}' ignored: collision checking is off "
-                                    "(check_collisions: false)")
-        if base_T_frame is None:
-            frame = self.robot.resolve_frame(change.frame)
-            base_T_frame = pin.SE3.Identity() if frame == self.robot.base_frame_id else \
-                self._state.frame_pose(frame, change.frame)
-        text = apply_scene_change(guard.checker, change, base_T_frame)
-        guard.clearance = None          # the next tick checks against the new scene
-        return text
+        return self._guards.update_scene(change, base_T_frame, self._state.frame_pose)
 
     @property
     def clearance(self):
@@ -318,13 +306,10 @@ class Servo:
     def _decide(self, now: float) -> ServoOutput:
         state, config = self._state, self.config
         if self._paused:
-            if state.positions is not None and state.velocities.any():
-                state.ramp_down(self._amax)
-                return self._output(ServoStatus.PAUSED, f"{ServoStatus.PAUSED.sentence} (decelerating)", True)
-            return self._hold(ServoStatus.PAUSED, ServoStatus.PAUSED.sentence, publish=False)
+            return self._stopping.paused()
         m = state.measurement
         if m is None or state.running_age("state", m, m.received_at, now) > config.joint_state_timeout:
-            return self._joint_state_missing(now)
+            return self._stopping.joint_state_missing(now)
         state.anchor_if_needed(m, now, config.max_state_divergence)
         c = self._command
         if c is None:
@@ -337,23 +322,22 @@ class Servo:
         return self._track(c, now)
 
     def _track(self, command: TrackedCommand, now: float) -> ServoOutput:
-        state = self._state
+        state, ik = self._state, self._ik
         q = state.positions
         twist = command.twist(q, now)
         if command.halted:
             return self._stale(False, ServoStatus.STALE_COMMAND, command.halted)
-        self._hold_ticks = 0
-        self._engaged = True
-        result = self._solve(q, twist, 1.0, command)
+        self._stopping.tracking()
+        result = solve(ik, command, q, twist, 1.0, state)
         status, message = command.outcome(result)
         # the guards: the smallest factor wins, solved again once through the same limits and acceleration window (a
         # stop is a ramp, never a step; at 0 the null-space motion stops too)
         verdict = self._guards.judge(q, twist, command.joint_velocities, result.velocities, now,
-                                     lambda velocities: self._unlimited_share(q, twist, velocities, command))
+                                     lambda velocities: unlimited_share(ik, command, q, twist, velocities, state.dt))
         if verdict is not None:
             status, message = verdict.status, verdict.message
             if verdict.scale < 1.0:
-                result = self._solve(q, twist if verdict.scale > 0.0 else None, verdict.scale, command)
+                result = solve(ik, command, q, twist if verdict.scale > 0.0 else None, verdict.scale, state)
         v = result.velocities
         window, i = self.windows.build(q, v, command.window_grid(q, v, self.windows.grid, self._amax, state.dt))
         # the next tick starts where this window takes the arm in one period (q + v dt, unless a joint brakes for
@@ -362,8 +346,8 @@ class Servo:
         if not math.isfinite(q_out.sum() + v_out.sum()):
             # Never publish a non-finite command: drop it, re-sync to the measured state and hold.
             state.request_anchor()
-            return self._hold(ServoStatus.INVALID, "internal error: a non-finite command was discarded; "
-                              "re-synced to the measured state", publish=False)
+            return self._stopping.hold(ServoStatus.INVALID, "internal error: a non-finite command was discarded; "
+                                       "re-synced to the measured state", publish=False)
         state.velocities, state.positions = v_out, q_out
         return frozen(ServoOutput, {"positions": q_out, "velocities": v_out, "window": window,
                                     "status": status or result.status, "message": message or result.message,
@@ -371,90 +355,13 @@ class Servo:
                                     "condition_number": result.condition_number,
                                     "velocity_scale": result.velocity_scale, "publish": True})
 
-    def _solve(self, q: np.ndarray, twist: np.ndarray | None, scale: float, command: TrackedCommand):
-        """The IK for the tool twist (6,), or the joint jog's velocities when `twist` is None, times `scale`."""
-        state = self._state
-        if twist is None:
-            jog = command.joint_velocities
-            velocities = np.zeros(self.robot.n) if jog is None else jog if scale == 1.0 else jog * scale
-            return self._ik.limit_joint_velocities(q, velocities, dt=state.dt, previous_velocities=state.velocities,
-                                                   accel_dt=state.accel_dt)
-        return self._ik.solve(q, twist if scale == 1.0 else twist * scale, dt=state.dt,
-                              previous_velocities=state.velocities, check=False, accel_dt=state.accel_dt,
-                              halt_all=command.halt_all)
-
-    def _unlimited_share(self, q: np.ndarray, twist: np.ndarray | None, velocities: np.ndarray,
-                         command: TrackedCommand) -> float:
-        """|velocities| / |the same command without the acceleration window| (see `SpeedGuards.judge`)."""
-        free = command.joint_velocities if twist is None else \
-            self._ik.solve(q, twist, dt=self._state.dt, check=False).velocities
-        size = float(np.linalg.norm(free))
-        return min(1.0, float(np.linalg.norm(velocities)) / size) if size > 0.0 else 1.0
-
     def _stale(self, never_commanded: bool, status: ServoStatus | None = None, text: str = "") -> ServoOutput:
-        """Ramp to rest, then hold; `status` and `text` say why when it is not a timed-out command."""
+        """Ramp to rest, then hold (`Stopping.stale`); the refusal or the command's idle status says why, if any."""
         if status is None and self._refusal:
             status, text = ServoStatus.INVALID, self._refusal
         if status is None and self._command is not None and self._command.idle() is not None:
             status, text = self._command.idle()
-        if self._state.velocities.any():
-            self._state.ramp_down(self._amax)
-            return self._output(status or ServoStatus.STALE_COMMAND, text or ServoStatus.STALE_COMMAND.sentence,
-                                True)
-        output = self._stale_hold(never_commanded)
-        if status is None:
-            return output
-        return frozen(ServoOutput, {**output.__dict__, "status": status, "message": text})
-
-    def _stale_hold(self, never_commanded: bool) -> ServoOutput:
-        self._hold_ticks += 1
-        limit = self.config.num_outgoing_halt_msgs_to_publish
-        # Hold messages follow motion the servo commanded; a servo that never moved the arm, or has gone
-        # silent, stays silent (another controller, e.g. a path execution, may be driving the arm) unless
-        # it is told to hold forever (limit 0: the servo owns the arm).
-        publish = limit == 0 or (self._engaged and self._hold_ticks <= limit)
-        if not publish:
-            # Silent: another controller may move the arm now, so the next command starts from where the
-            # arm is, not from where the servo last left it (no jump after e.g. a path execution).
-            self._engaged = False
-            self._state.request_anchor()
-        why = "no command received yet" if never_commanded else "the last command timed out"
-        return self._hold(ServoStatus.STOPPED, f"{ServoStatus.STOPPED.sentence} ({why})", publish)
-
-    def _joint_state_missing(self, now: float) -> ServoOutput:
-        state = self._state
-        m = state.measurement
-        state.request_anchor()          # resync on the next fresh state: the arm may have moved
-        if m is None:
-            why = "no joint state received yet"
-        else:
-            why = f"no joint state for {state.running_age('state', m, m.received_at, now):.3f} s of running " \
-                  f"time (timeout {self.config.joint_state_timeout} s)"
-        text = f"{ServoStatus.JOINT_STATE_MISSING.sentence} ({why})"
-        if state.positions is not None and state.velocities.any():
-            # A controlled stop along the commanded path, within the acceleration limits, rather than a
-            # velocity step to zero (which the arm would have to follow as a jerk).
-            state.ramp_down(self._amax)
-            return self._output(ServoStatus.JOINT_STATE_MISSING, text, True)
-        holding = self._engaged or (self.config.num_outgoing_halt_msgs_to_publish == 0
-                                    and state.positions is not None)
-        return self._hold(ServoStatus.JOINT_STATE_MISSING, text, publish=holding)
-
-    def _hold(self, status: ServoStatus, message: str, publish: bool) -> ServoOutput:
-        self._state.velocities = np.zeros(self.robot.n)
-        return self._output(status, message, publish)
-
-    def _output(self, status: ServoStatus, message: str, publish: bool) -> ServoOutput:
-        """The output of a tick that tracks no command: the window from the commanded state (time 0 is one period
-        before it, where this tick started: see `window.window_arrays`)."""
-        state = self._state
-        q = state.positions if state.positions is not None else self.robot.home()
-        q = clamped(q, self.robot.limits.lower, self.robot.limits.upper)      # a measured state may sit a hair outside
-        v = state.velocities
-        window = self.windows.build(q - v * state.dt, v, self.windows.grid)[0]
-        return frozen(ServoOutput, {"positions": q, "velocities": v.copy(), "window": window, "status": status,
-                                    "message": message, "locked_joints": (), "sigma_min": _NAN,
-                                    "condition_number": _NAN, "velocity_scale": 1.0, "publish": publish})
+        return self._stopping.stale(never_commanded, status, text)
 
 
 def warm_up(robot: RobotModel, config: ServoConfig) -> ServoOutput:

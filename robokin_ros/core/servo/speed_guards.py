@@ -7,14 +7,18 @@ by a velocity step. A guard that does not limit (factor 1) says nothing.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
+import pinocchio as pin
 
 from robokin_ros.core.collision.clearance import Clearance, ClearanceChecker
 from robokin_ros.core.collision.geometry import build_robot_geometry
 from robokin_ros.core.collision.scaling import CollisionVerdict, collision_scaling
 from robokin_ros.core.collision.scene import load_scene
+from robokin_ros.core.collision.scene_change import SceneChange, apply_scene_change
+from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.separation import SeparationMonitor, speed_scale
@@ -141,3 +145,17 @@ class SpeedGuards:
             if separation is not None and separation.scale < (1.0 if verdict is None else verdict.scale):
                 verdict = separation
         return verdict
+
+    def update_scene(self, change: SceneChange, base_T_frame: pin.SE3 | None,
+                     place: Callable[[int, str], pin.SE3]) -> str:
+        """Add, move or remove a collision scene object (see `Servo.update_scene`); `place(frame_id, name)` gives a
+        model frame's pose now."""
+        if not self.checking_collisions:
+            raise InvalidInputError(f"scene object '{change.id}' ignored: collision checking is off "
+                                    "(check_collisions: false)")
+        if base_T_frame is None:
+            frame = self.robot.resolve_frame(change.frame)
+            base_T_frame = pin.SE3.Identity() if frame == self.robot.base_frame_id else place(frame, change.frame)
+        text = apply_scene_change(self.collision.checker, change, base_T_frame)
+        self.collision.clearance = None          # the next tick checks against the new scene
+        return text

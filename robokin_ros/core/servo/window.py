@@ -26,7 +26,11 @@ import math
 import numpy as np
 from numba import njit
 
+from robokin_ros.core.limits import motion_limits
 from robokin_ros.core.outgoing import LIMIT_TOLERANCE, WINDOW_OK, window_rejection, window_violation
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.schema import per_joint_values
+from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.types import TrajectoryWindow, frozen
 
 # Points after the next command: beyond dt the window only extrapolates the velocity, so a coarse grid
@@ -256,6 +260,17 @@ class WindowBuilder:
         self.grid = sparse_window_times(window_times(dt, latency))      # (3,) [s]
         self.rows = window_capacity(len(self.grid), limits.shape[1])     # every grid has 3 times
         self.verdict = WINDOW_OK - 1        # the outgoing check of the last window built (WINDOW_*), or below OK
+
+    @classmethod
+    def for_config(cls, robot: RobotModel, config: ServoConfig, acceleration: np.ndarray) -> WindowBuilder:
+        """The windows of a servo configuration, whose IK keeps the acceleration limits `acceleration` (n,)."""
+        margins = np.array(per_joint_values(config.joint_limit_margins, robot.n))                       # (n,)
+        # what the outgoing check holds every window to: the joints' own velocity limits (velocity_scaling is the
+        # servo's choice within them) and the acceleration limits
+        velocity = motion_limits(robot, config.max_joint_velocity, config.max_joint_acceleration,
+                                 config.default_joint_acceleration).velocity
+        limits = window_limits(robot.limits.lower, robot.limits.upper, margins, acceleration, velocity)
+        return cls(config.publish_period, config.max_expected_latency, config.max_delivery_delay, limits)
 
     @property
     def point_counts(self) -> tuple[int, ...]:
