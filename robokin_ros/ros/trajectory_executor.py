@@ -118,6 +118,7 @@ class ActionBackend:
                                                                  f"{deadline:.2f} s; asked it to cancel")
 
     def answered(self) -> bool:
+        """The controller has sent its result."""
         return self._result.done()
 
     def outcome(self) -> None:
@@ -138,6 +139,7 @@ class ActionBackend:
         return "the controller's goal was cancelled (the controller holds the arm)"
 
     def forget(self, msg: JointTrajectory, on_rejected: Callable[[str], None]) -> None:
+        """Send a goal without waiting; `on_rejected(words)` if the controller refuses it."""
         self._controller.send_and_forget(self._action, self._goal(msg, self._cfg.execution_timeout_margin),
                                          on_rejected)
 
@@ -159,6 +161,7 @@ class TopicBackend:
 
     @staticmethod
     def answered() -> bool:
+        """Never: a topic has no result; the joint states end the run."""
         return False
 
     def outcome(self) -> None:
@@ -169,6 +172,7 @@ class TopicBackend:
 
     @staticmethod
     def give_up() -> str:
+        """No stop could be sent (no measured state to plan one from): a topic has no goal to cancel."""
         return "no joint state to stop from: the controller was left with its trajectory"
 
     def forget(self, msg: JointTrajectory, on_rejected: Callable[[str], None]) -> None:
