@@ -110,6 +110,8 @@ def test_every_code_block_has_a_known_language_and_only_runnable_ones_carry_a_ma
         assert block.language in KNOWN_LANGUAGES, f"{block.id}: a ```{block.language} block; use one of " \
                                                   f"{KNOWN_LANGUAGES} (docs/testing.md)"
         assert not block.not_run or block.language in ("bash", "python"), f"{block.id}: only code is marked"
+        if block.not_run and block.language == "python":
+            compile(block.code, block.id, "exec")                  # what cannot run must at least be Python
     assert sum(1 for b in BLOCKS if b.language in RUNNABLE and not b.not_run) >= 10
 
 
