@@ -27,7 +27,6 @@ from scipy.spatial import cKDTree
 
 from robokin_ros.core.embedded import embedded_robot, example_robot_data_dir
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.robot import RobotModel
 
 warnings.filterwarnings("ignore")
@@ -244,8 +243,12 @@ def best(run):
 
 
 def ours(planner, robot, waypoints, blend):
+    # imported here: bench/identical_plans.py imports this module's cases with older trees too
+    from robokin_ros.core.program.moves import waypoint_program
     q0 = robot.home()
-    plan = min((planner.plan(q0, waypoints, blend) for _ in range(REPEATS)), key=lambda p: p.ik.compute_time)
+    program = waypoint_program(waypoints, blend)
+    plan = min((planner.plan(program, q0, solved_part=False).path_plan() for _ in range(REPEATS)),
+               key=lambda p: p.ik.compute_time)
     ik = plan.ik
     steps = np.abs(np.diff(ik.positions, axis=0)).max(axis=1)
     seg = np.linalg.norm(np.diff(ik.path.positions[:len(ik.positions)], axis=0), axis=1)
@@ -254,14 +257,15 @@ def ours(planner, robot, waypoints, blend):
 
 
 def main() -> None:
+    from robokin_ros.core.program.planner import MotionPlanner
     print(__doc__.split("\n")[0])
     print("ms/m = nan on pure-rotation paths (no translation); us/sample is comparable there")
     for name in ("panda", "ur5"):
         robot = RobotModel.from_name(name)
-        planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=ACC[name]))
+        planner = MotionPlanner(robot, PathConfig(max_joint_acceleration=ACC[name]))
         ets, peer = rtb_ets(robot), RoboPlanPeer(name, robot)
         q0 = robot.home()
-        planner.plan(q0, [pin.SE3(robot.fk(q0).rotation, robot.fk(q0).translation + [0, 0, -0.01])])  # warm-up
+        planner.warm_up()
         print(f"\n## {name}  (ours: 1 mm / 1 mrad samples, checks on, tolerance 0.1 mm / 1 mrad)\n")
         print("| path | L [m] | ours: result | dev sample / mid / timed [mm] | dev [mrad] | max step "
               "[rad/mm] | IK [ms/m] | us/sample | timing [ms] | T [s] | v/a ratio | (a) numpy DLS ms/m, dev mm "

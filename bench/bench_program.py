@@ -1,7 +1,7 @@
 """Motion program benchmark: the 20-move pick-and-place of examples/programs, planned by robokin_ros with zones and
 with exact stops, next to peers planning the same targets as one waypoint path, in the same process.
 
-Peers: (a) robokin's own CartesianPathPlanner on the program's targets as one waypoint path (MoveJ as lines, a MoveC
+Peers: (a) robokin's own planner (MotionPlanner) on the program's targets as one waypoint path (MoveJ as lines, a MoveC
 as via + end waypoints, 50 mm corners, clamped), what a user had before programs; (b) RoboPlan's CartesianPathPlanner
 (TimeOptimal) on the same waypoints, same URDF and acceleration limits. The peers do not honour per-move speeds or
 zones, so their cycle time is not comparable move for move; the plan time is. Run: .venv/bin/python
@@ -19,9 +19,7 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.program.moves import MoveKind
-from robokin_ros.core.program.planner import ProgramPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
 from robokin_ros.core.robot import RobotModel
 
@@ -55,11 +53,13 @@ def waypoints_of(program, robot) -> list[pin.SE3]:
 
 
 def main() -> None:
+    # imported here: bench/identical_plans.py imports this module's cases with older trees too
+    from robokin_ros.core.program.moves import waypoint_program
+    from robokin_ros.core.program.planner import MotionPlanner
     print(__doc__.split("\n")[0])
     robot = RobotModel.from_name("panda")
     config = PathConfig(robot="panda", max_joint_acceleration=ACC["panda"], clamp_blend_radius=True)
-    paths = CartesianPathPlanner(robot, config)
-    planner = ProgramPlanner(paths)
+    planner = MotionPlanner(robot, config)
     q0, start = robot.home(), robot.fk(robot.home())
     rows, programs, phases = [], {}, {}
     for kind in ("zoned", "fine"):
@@ -71,10 +71,11 @@ def main() -> None:
         rows.append((f"robokin program, {kind} ({len(program)} moves)", seconds, plan.cycle_time,
                      "ok" if plan.success else plan.message[:40], plan.dense_samples))
     waypoints = waypoints_of(programs["zoned"], robot)
-    seconds, plan = timed(lambda: paths.plan(q0, waypoints, 0.05))
+    path = waypoint_program(waypoints, 0.05)
+    seconds, plan = timed(lambda: planner.plan(path, q0, solved_part=False))
     rows.append((f"(a) robokin waypoint path ({len(waypoints)} wp, 50 mm)", seconds,
                  plan.timing.duration if plan.success else float("nan"),
-                 "ok" if plan.success else plan.ik.message[:40], plan.ik.path.size))
+                 "ok" if plan.success else plan.message[:40], plan.dense_samples))
     try:
         peer = RoboPlanPeer("panda", robot)
         seconds, (traj, _, note) = timed(lambda: peer.plan(waypoints, q0), 3)

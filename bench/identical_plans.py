@@ -80,12 +80,14 @@ def picture(plan):
     return out
 
 
-def outcome(plan, goal, planner=None):
+def outcome(plan, goal, planner=None, one_planner=False):
     """The ExecuteCartesianPath result fields path_conversions / program_conversions fill from a plan."""
     if pc is None:
         return "no ROS environment"
     result = pc.Result()
-    if hasattr(plan, "ik"):
+    if one_planner:
+        got = prc.goal_outcome(result, plan, goal)
+    elif hasattr(plan, "ik"):
         solved = None if plan.ik.success else pc.solved_part(planner, plan, goal)
         got = pc.path_outcome(result, plan, solved, goal)
     else:
@@ -113,21 +115,48 @@ def goal_of(**fields):
 
 
 results = {}
+try:                                       # the one planner of issue 25, where the tree has it
+    from robokin_ros.core.program.planner import MotionPlanner
+    from robokin_ros.core.program.moves import waypoint_program
+except ImportError:
+    MotionPlanner = None
+MODE = ["former"]      # "former": the calls both trees have; "one planner": MotionPlanner.plan with the same request
+
+
+def path_plan(planner, q0, waypoints, blend=None, approach=0, **options):
+    if MODE[0] == "former":
+        return plan_with_approach(planner, q0, waypoints, blend, approach, **options) if approach else \
+            planner.plan(q0, waypoints, blend, **options)
+    blend = planner.config.blend_radius if blend is None else blend
+    return MotionPlanner.plan(planner, waypoint_program(waypoints, blend, approach), q0, **options)
+
+
+def program_plan(programs, program, q0):
+    if MODE[0] == "former":
+        return programs.plan(program, q0)
+    return MotionPlanner.plan(programs.paths, program, q0)
 
 
 def record(name, call, goal=None, planner=None):
-    try:
-        plan = call()
-    except Exception as err:                   # a refusal is a result too: its type and text
-        results[name] = {"raised": type(err).__name__, "text": str(err)}
-        return
-    entry = {"plan": picture(plan)}
-    if hasattr(plan, "ik") and not plan.ik.success and planner is not None:
-        prefix = planner.time_prefix(plan.ik)
-        entry["prefix"] = None if prefix is None else plain(prefix)
-    if goal is not None:
-        entry["outcome"] = outcome(plan, goal, planner)
-    results[name] = entry
+    for mode in ("former", "one planner") if MotionPlanner is not None else ("former",):
+        MODE[0] = mode
+        key = name if mode == "former" else f"{name} [one planner]"
+        try:
+            plan = call()
+        except Exception as err:                   # a refusal is a result too: its type and text
+            results[key] = {"raised": type(err).__name__, "text": str(err)}
+            continue
+        if mode == "one planner" and plan.path_ik is not None:
+            entry = {"plan": picture(plan.path_plan())}
+        else:
+            entry = {"plan": picture(plan)}
+        ik = plan.ik if mode == "former" and hasattr(plan, "ik") else getattr(plan, "path_ik", None)
+        if ik is not None and not ik.success and planner is not None:
+            prefix = planner.time_prefix(ik)
+            entry["prefix"] = None if prefix is None else plain(prefix)
+        if goal is not None:
+            entry["outcome"] = outcome(plan, goal, planner, mode == "one planner")
+        results[key] = entry
 
 
 # ---- bench_path's suite --------------------------------------------------------------------------------
@@ -136,30 +165,30 @@ for robot_name in ("panda", "ur5"):
     planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=ACC[robot_name]))
     q0 = robot.home()
     for title, waypoints, blend in suite(robot):
-        record(f"path {robot_name}: {title}", lambda: planner.plan(q0, waypoints, blend), goal_of(), planner)
+        record(f"path {robot_name}: {title}", lambda: path_plan(planner, q0, waypoints, blend), goal_of(), planner)
     if robot_name == "panda":
         waypoints = suite(robot)[2][1]
         record("path panda: rectangle, scalings 0.5/0.25, no timing",
-               lambda: planner.plan(q0, waypoints, 0.03, time_parameterize=False))
+               lambda: path_plan(planner, q0, waypoints, 0.03, time_parameterize=False))
         record("path panda: rectangle, scalings 0.5/0.25",
-               lambda: planner.plan(q0, waypoints, 0.03, velocity_scaling=0.5, acceleration_scaling=0.25),
+               lambda: path_plan(planner, q0, waypoints, 0.03, velocity_scaling=0.5, acceleration_scaling=0.25),
                goal_of(velocity_scaling=0.5, acceleration_scaling=0.25), planner)
         record("path panda: rectangle, plan_only",
-               lambda: planner.plan(q0, waypoints, 0.03), goal_of(plan_only=True), planner)
+               lambda: path_plan(planner, q0, waypoints, 0.03), goal_of(plan_only=True), planner)
         record("path panda: rectangle, axis mask xyz in tool",
-               lambda: planner.plan(q0, waypoints, 0.03, axis_mask=np.array([1, 1, 1, 0, 0, 0], bool),
+               lambda: path_plan(planner, q0, waypoints, 0.03, axis_mask=np.array([1, 1, 1, 0, 0, 0], bool),
                                     axis_frame="tool"),
                goal_of(axis_mask=[True, True, True, False, False, False], axis_mask_frame="tool"), planner)
-        record("path panda: bad scaling", lambda: planner.plan(q0, waypoints, 0.03, velocity_scaling=1.5))
+        record("path panda: bad scaling", lambda: path_plan(planner, q0, waypoints, 0.03, velocity_scaling=1.5))
         T0 = robot.fk(q0)
-        record("path panda: already at the goal", lambda: planner.plan(q0, [T0, T0], 0.0), goal_of(), planner)
-        record("path panda: no waypoints", lambda: planner.plan(q0, [], 0.0))
+        record("path panda: already at the goal", lambda: path_plan(planner, q0, [T0, T0], 0.0), goal_of(), planner)
+        record("path panda: no waypoints", lambda: path_plan(planner, q0, [], 0.0))
         absurd = [pin.SE3(T0.rotation, T0.translation + np.array([120.0, 0.0, 0.0]))]
-        record("path panda: absurd waypoint", lambda: planner.plan(q0, absurd, 0.0))
+        record("path panda: absurd waypoint", lambda: path_plan(planner, q0, absurd, 0.0))
         beyond = [pin.SE3(T0.rotation, T0.translation + np.array(d)) for d in ([0.1, 0, 0], [0.9, 0, 0])]
         for partial in (True, False):
             record(f"path panda: unreachable waypoint, execute_partial={partial}",
-                   lambda: planner.plan(q0, beyond, 0.02), goal_of(execute_partial=partial), planner)
+                   lambda: path_plan(planner, q0, beyond, 0.02), goal_of(execute_partial=partial), planner)
 
 # ---- approach variants ----------------------------------------------------------------------------------
 robot = RobotModel.from_name("panda")
@@ -179,14 +208,14 @@ for solver_name, pose_solver in (("iterative", None), ("nearest branch", nearest
                 options = dict(velocity_scaling=0.5, acceleration_scaling=0.4) if scaled else {}
                 goal = goal_of(approach=int(approach), **options)
                 record(f"approach {solver_name} {approach.name}: {case}{', scaled' if scaled else ''}",
-                       lambda: plan_with_approach(planner, q0, waypoints, blend, approach, **options), goal, planner)
+                       lambda: path_plan(planner, q0, waypoints, blend, approach, **options), goal, planner)
     unreachable = [pin.SE3(T0.rotation, T0.translation + np.array([0.7, 0.0, -0.3]))] + away[1:]
     for approach in (Approach.JOINT, Approach.LINEAR):
         record(f"approach {solver_name} {approach.name}: unreachable first waypoint",
-               lambda: plan_with_approach(planner, q0, unreachable, 0.0, approach), goal_of(approach=int(approach)),
+               lambda: path_plan(planner, q0, unreachable, 0.0, approach), goal_of(approach=int(approach)),
                planner)
     record(f"approach {solver_name}: bad scaling",
-           lambda: plan_with_approach(planner, q0, away, 0.0, Approach.JOINT, acceleration_scaling=-1.0))
+           lambda: path_plan(planner, q0, away, 0.0, Approach.JOINT, acceleration_scaling=-1.0))
 
 # ---- bench_program's programs, and failing ones -------------------------------------------------------------
 config = PathConfig(robot="panda", max_joint_acceleration=ACC["panda"], clamp_blend_radius=True)
@@ -200,14 +229,14 @@ for solver_name, pose_solver in (("iterative", None), ("nearest branch", nearest
         program = program_from_mapping(load_program_file(Path(examples) / f"pick_place_{kind}.yaml"), start,
                                        robot.n, robot.fk)
         loaded[kind] = program
-        record(f"program {solver_name}: pick_place_{kind}", lambda: programs.plan(program, q0), goal_of())
-        record(f"program {solver_name}: pick_place_{kind}, plan_only", lambda: programs.plan(program, q0),
+        record(f"program {solver_name}: pick_place_{kind}", lambda: program_plan(programs, program, q0), goal_of())
+        record(f"program {solver_name}: pick_place_{kind}, plan_only", lambda: program_plan(programs, program, q0),
                goal_of(plan_only=True))
         record(f"program {solver_name}: pick_place_{kind}, scalings",
-               lambda: programs.plan(dataclasses.replace(program, velocity_scaling=0.6, acceleration_scaling=0.3),
-                                     q0), goal_of())
+               lambda: program_plan(programs, dataclasses.replace(program, velocity_scaling=0.6,
+                                                                   acceleration_scaling=0.3), q0), goal_of())
     waypoints = waypoints_of(loaded["zoned"], robot)
-    record(f"path {solver_name}: bench_program's waypoint path", lambda: paths.plan(q0, waypoints, 0.05),
+    record(f"path {solver_name}: bench_program's waypoint path", lambda: path_plan(paths, q0, waypoints, 0.05),
            goal_of(), paths)
 
     def at(d):
@@ -226,10 +255,10 @@ for solver_name, pose_solver in (("iterative", None), ("nearest branch", nearest
     }
     for case, moves in failing.items():
         program = MotionProgram(tuple(moves))
-        record(f"program {solver_name}: {case}", lambda: programs.plan(program, q0), goal_of())
-        record(f"program {solver_name}: {case}, execute_partial=False", lambda: programs.plan(program, q0),
+        record(f"program {solver_name}: {case}", lambda: program_plan(programs, program, q0), goal_of())
+        record(f"program {solver_name}: {case}, execute_partial=False", lambda: program_plan(programs, program, q0),
                goal_of(execute_partial=False))
-    record(f"program {solver_name}: empty", lambda: programs.plan(MotionProgram(()), q0))
+    record(f"program {solver_name}: empty", lambda: program_plan(programs, MotionProgram(()), q0))
 
 # ---- bench_path's huge goals --------------------------------------------------------------------------------
 if huge:
@@ -245,7 +274,7 @@ if huge:
              "square loops 1 mm, 400 sharp corners": np.resize(square, (400, 3))}
     for name, offsets in cases.items():
         waypoints = [pin.SE3(T0.rotation, T0.translation + d) for d in offsets]
-        record(f"huge: {name}", lambda: planner.plan(q0, waypoints, 0.0), goal_of(), planner)
+        record(f"huge: {name}", lambda: path_plan(planner, q0, waypoints, 0.0), goal_of(), planner)
 
 with open(out_file, "wb") as f:
     pickle.dump(results, f)
@@ -258,24 +287,34 @@ def plan_all(source_dir: Path, huge: bool) -> dict:
         out = Path(f.name)
     try:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source_dir), os.environ.get("PYTHONPATH", "")])}
-        subprocess.run([sys.executable, "-c", PLAN_SCRIPT, str(ROOT / "bench"), str(ROOT / "examples" / "programs"),
-                        str(out), "1" if huge else "0"], cwd=source_dir, env=env, check=True)
+        done = subprocess.run([sys.executable, "-c", PLAN_SCRIPT, str(ROOT / "bench"),
+                               str(ROOT / "examples" / "programs"), str(out), "1" if huge else "0"], cwd=source_dir,
+                              env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"planning with {source_dir} failed:\n{done.stderr[-3000:]}")
         with open(out, "rb") as f:
             return pickle.load(f)
     finally:
         out.unlink(missing_ok=True)
 
 
+RENAMED = {("ProgramPlan", "MotionPlan")}          # result types renamed by issue 25 (same fields, and more)
+
+
 def differences(a, b, where: str = "") -> list[str]:
-    """Where two pictures differ (arrays by np.array_equal, NaN equal to NaN)."""
+    """Where two pictures differ (arrays by np.array_equal, NaN equal to NaN); fields only `b` has are allowed."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         same = (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
                 and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
         return [] if same else [f"{where}: arrays differ"]
     if isinstance(a, dict) and isinstance(b, dict):
-        out = [f"{where}.{k}: only {'before' if k in a else 'now'}" for k in sorted(set(a) ^ set(b))]
-        for k in sorted(set(a) & set(b)):
+        # fields the new result adds are not differences; every field of the old one must be there, equal
+        out = [f"{where}.{k}: only before" for k in sorted(set(a) - set(b))]
+        for k in sorted(set(a) & set(b) - {"@type"}):
             out += differences(a[k], b[k], f"{where}.{k}")
+        types = (a.get("@type"), b.get("@type"))
+        if types[0] != types[1] and types not in RENAMED:
+            out.append(f"{where}: a {types[0]} before, a {types[1]} now")
         return out
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
@@ -302,6 +341,15 @@ def main() -> int:
     now = plan_all(ROOT, not args.no_huge)
     failed = 0
     for name in sorted(set(before) | set(now)):
+        if name.endswith(" [one planner]"):         # MotionPlanner.plan against the former call, before
+            if name.removesuffix(" [one planner]") in before:
+                found = differences(before[name.removesuffix(" [one planner]")], now[name])
+                if found:
+                    failed += 1
+                    print(f"DIFFERENT  {name}")
+                    for line in found[:12]:
+                        print(f"    {line}")
+            continue
         if name not in before or name not in now:
             print(f"DIFFERENT  {name}: only {'before' if name in before else 'now'}")
             failed += 1
@@ -313,7 +361,10 @@ def main() -> int:
             for line in found[:12]:
                 print(f"    {line}")
     ros = any(isinstance(v, dict) and isinstance(v.get("outcome"), dict) for v in now.values())
-    print(f"{len(now) - failed} of {len(now)} cases identical to {args.rev[:12]}"
+    compared = len(set(before) | {n for n in now if not n.endswith(" [one planner]")}) + \
+        sum(n.removesuffix(" [one planner]") in before for n in now if n.endswith(" [one planner]"))
+    print(f"{compared - failed} of {compared} plans identical to {args.rev[:12]} "
+          f"({sum(n.endswith(' [one planner]') for n in now)} of them through MotionPlanner.plan)"
           + ("" if ros else " (action results not compared: no ROS environment)"))
     return 1 if failed else 0
 

@@ -6,8 +6,10 @@ The public Python API is the ROS-free core; importing it never imports rclpy or 
 - `ServoConfig`, `Servo`: the twist servo state machine (time is an argument; it never reads a clock), fed with
   `TwistCommand` and `JointMeasurement`, one `ServoOutput` per `step`; `ServoStatus` says why.
 - `VelocityIk`: one velocity-IK step (damped least squares, null-space tasks, joint limits, singularities).
-- `PathConfig`, `CartesianPathPlanner`: Cartesian paths (blended polylines, 1 mm incremental IK, checks,
-  toppra timing) into a `PathPlan`; `PathStatus` names the outcome; `path_report` prints a plan.
+- `PathConfig`, `MotionPlanner`: the one planner of motion programs (`MotionProgram`) and waypoint paths
+  (`waypoint_program`: blended polylines, 1 mm incremental IK, checks, toppra timing) into a `MotionPlan`;
+  `PathStatus` names the outcome; `path_report` prints a waypoint path's plan (`MotionPlan.path_plan()`).
+  `CartesianPathPlanner` (deprecated) plans waypoints into a `PathPlan` through it.
 - `analyze`, `CapabilityAnalysis`, `torque_limits_of`, `force_polytope`, `tool_force_polytope`, `max_force`,
   `write_stl`, `measure_rows`, `format_table`: velocity / acceleration / force ellipsoids, measures and the
   force polytope at one configuration, and their text table.
@@ -30,6 +32,10 @@ _HOMES = {
     "ServoOutput": "robokin_ros.core.servo.types",
     "VelocityIk": "robokin_ros.core.servo.velocity_ik",
     "PathConfig": "robokin_ros.core.path.config",
+    "MotionPlanner": "robokin_ros.core.program.planner",
+    "MotionPlan": "robokin_ros.core.program.result",
+    "MotionProgram": "robokin_ros.core.program.moves",
+    "waypoint_program": "robokin_ros.core.program.moves",
     "CartesianPathPlanner": "robokin_ros.core.path.planner",
     "PathPlan": "robokin_ros.core.path.result",
     "PathStatus": "robokin_ros.core.path.result",

@@ -11,10 +11,12 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_ros.core.errors import PathInputError, UnknownFrameError
-from robokin_ros.core.path.approach import Approach
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
-from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.result import JointTrajectoryArrays, PathIkResult, PathPlan, concatenate_trajectories
+from robokin_ros.core.path.result import JointTrajectoryArrays, PathPlan
+from robokin_ros.core.program.moves import Approach
+from robokin_ros.core.program.planner import MotionPlanner
+from robokin_ros.core.program.result import MotionPlan
+from robokin_ros.core.program.waypoint_plans import solved_trajectory
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.ros.conversions import duration_msg
 
@@ -104,21 +106,21 @@ def joint_trajectory_msg(trajectory: JointTrajectoryArrays, frame_id: str = "", 
 
 
 def plan_options(goal) -> dict:
-    """An ExecuteCartesianPath goal's optional fields as `CartesianPathPlanner.plan` keyword arguments: an
-    all-false mask and empty strings mean the node's defaults; the scalings go as they are, and the planner applies
-    core/scaling.py's rule to them (0 = the node's default)."""
+    """An ExecuteCartesianPath goal's optional fields as `MotionPlanner.plan` keyword arguments: an all-false mask
+    and empty strings mean the node's defaults; the scalings go as they are, and the planner applies core/scaling.py's
+    rule to them (0 = the node's default)."""
     return dict(tip_frame=goal.tip_frame, axis_mask=np.array(goal.axis_mask, dtype=bool) if any(goal.axis_mask)
                 else None, axis_frame=goal.axis_mask_frame or None, velocity_scaling=goal.velocity_scaling,
                 acceleration_scaling=goal.acceleration_scaling)
 
 
-def failure_result(result, ik: PathIkResult, prefix: JointTrajectoryArrays | None) -> None:
-    """Fill an ExecuteCartesianPath result for a path IK failure: code, reason, failed joint and pose, and the
-    timed solved prefix (nothing solved is lost)."""
-    result.error_code, result.message, result.failed_joint = int(ik.status), ik.message, ik.failed_joint
-    result.failure_pose = pose_msg(ik.failure_pose)
-    if prefix is not None:
-        result.trajectory = joint_trajectory_msg(prefix)
+def failure_result(result, plan: MotionPlan) -> None:
+    """Fill an ExecuteCartesianPath result for a waypoint path's IK failure: code, reason, failed joint and pose,
+    and the timed solved part (nothing solved is lost)."""
+    result.error_code, result.message, result.failed_joint = int(plan.status), plan.message, plan.failed_joint
+    result.failure_pose = pose_msg(plan.failure_pose)
+    if plan.trajectory is not None:
+        result.trajectory = joint_trajectory_msg(plan.trajectory)
 
 
 def approach_from_goal(goal) -> Approach:
@@ -130,13 +132,12 @@ def approach_from_goal(goal) -> Approach:
         raise PathInputError(f"approach {goal.approach} is not one of {choices}") from None
 
 
-def solved_part(planner: CartesianPathPlanner, plan: PathPlan, goal) -> JointTrajectoryArrays | None:
-    """The timed solved part of a failed path plan: its approach move (if one was planned), then the timed IK
-    prefix; None when nothing moves."""
+def solved_part(planner: MotionPlanner, plan: PathPlan, goal) -> JointTrajectoryArrays | None:
+    """Deprecated (`MotionPlanner.plan` returns it as a failed plan's trajectory): the timed solved part of a failed
+    PathPlan, its approach move (if one was planned), then the timed IK prefix; None when nothing moves."""
     options = plan_options(goal)
-    prefix = planner.time_prefix(plan.ik, goal.tip_frame, options["axis_mask"], options["axis_frame"])
-    parts = [part for part in (plan.approach, prefix) if part is not None]
-    return concatenate_trajectories(parts) if parts else None
+    solver = planner.solver(goal.tip_frame)
+    return solved_trajectory(planner, plan, solver, solver.axes(options["axis_mask"], options["axis_frame"]))
 
 
 @dataclass(frozen=True)
@@ -151,13 +152,20 @@ class GoalOutcome:
 
 
 def path_outcome(result, plan: PathPlan, solved: JointTrajectoryArrays | None, goal) -> GoalOutcome:
-    """Fill a waypoint goal's result from its plan (`solved`: the solved part of a failed plan, `solved_part`)
-    and say what to execute: the trajectory unless plan_only; on failure the solved part with execute_partial."""
-    ik = plan.ik
+    """Deprecated (`waypoint_outcome` takes the MotionPlan): a waypoint goal's result from a PathPlan and its solved
+    part (`solved_part`)."""
+    return waypoint_outcome(result, MotionPlan.of_path(plan, solved, 0, 0), goal)
+
+
+def waypoint_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
+    """Fill a waypoint goal's result from its plan (`MotionPlanner.plan` of `waypoint_program`) and say what to
+    execute: the trajectory unless plan_only; on failure the solved part with execute_partial."""
+    ik = plan.path_ik
     result.fraction, result.arc_length, result.failed_sample = ik.fraction, ik.arc_length, ik.failed_sample
     result.failed_move = -1
     if not ik.success:
-        failure_result(result, ik, solved)
+        failure_result(result, plan)
+        solved = plan.trajectory
         if not goal.execute_partial or goal.plan_only or solved is None or solved.duration <= 0.0:
             return GoalOutcome(int(ik.status), ik.message)
         after = " after the approach move" if plan.approach is not None else ""

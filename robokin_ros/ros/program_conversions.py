@@ -16,7 +16,7 @@ from robokin_ros.core.errors import PathInputError, UnknownFrameError
 from robokin_ros.core.frames import TransformLookupError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
-from robokin_ros.core.program.result import ProgramPlan
+from robokin_ros.core.program.result import MotionPlan
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.scaling import resolve_scaling
 from robokin_ros.ros.path_conversions import (
@@ -27,6 +27,7 @@ from robokin_ros.ros.path_conversions import (
     plan_options,
     pose_from_msg,
     pose_msg,
+    waypoint_outcome,
 )
 
 MOVE_KINDS = {MotionMove.MOVE_L: MoveKind.LINEAR, MotionMove.MOVE_J: MoveKind.JOINT,
@@ -140,12 +141,13 @@ def _joints(robot: RobotModel, msg: MotionMove, where: str, index: int) -> np.nd
 
 
 def program_plan_options(goal) -> dict:
-    """The goal fields `ProgramPlanner.plan` takes as keyword arguments (the scalings are in the program)."""
+    """The goal fields `MotionPlanner.plan` takes for a program goal as keyword arguments (the goal's scalings are
+    in the program: `program_from_goal`)."""
     options = plan_options(goal)
     return {key: options[key] for key in ("tip_frame", "axis_mask", "axis_frame")}
 
 
-def move_report_msgs(plan: ProgramPlan) -> list[MoveReport]:
+def move_report_msgs(plan: MotionPlan) -> list[MoveReport]:
     """The cycle-time report as robokin_interfaces/MoveReport messages, one per move in program order."""
     return [MoveReport(name=m.label, start_time=float(m.start_time), duration=float(m.duration),
                        peak_tool_speed=float(m.peak_tool_speed),
@@ -153,7 +155,7 @@ def move_report_msgs(plan: ProgramPlan) -> list[MoveReport]:
                        limited_by=m.limited_by) for m in plan.moves]
 
 
-def program_outcome(result, plan: ProgramPlan, goal) -> GoalOutcome:
+def program_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
     """Fill a program goal's result from its plan and say what to execute: the trajectory unless plan_only; on
     failure the solved part (which ends at rest) with execute_partial."""
     result.fraction, result.failed_move, result.failed_sample = float(plan.fraction), int(plan.failed_move), -1
@@ -177,3 +179,11 @@ def program_outcome(result, plan: ProgramPlan, goal) -> GoalOutcome:
     if goal.plan_only:
         return GoalOutcome(Result.SUCCESS, f"planned (plan_only): {summary}")
     return GoalOutcome(Result.SUCCESS, f"planned: {summary}", plan.trajectory, f"executed: {summary}")
+
+
+def goal_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
+    """Fill an ExecuteCartesianPath result from the plan of its goal, a waypoint path (`waypoint_outcome`) or a
+    program (`program_outcome`), and say what to execute."""
+    if plan.path_ik is not None:
+        return waypoint_outcome(result, plan, goal)
+    return program_outcome(result, plan, goal)

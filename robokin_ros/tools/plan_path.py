@@ -27,13 +27,11 @@ import pinocchio as pin
 
 from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
 from robokin_ros.core.errors import ConfigError, InvalidInputError, PathInputError, RobokinError
-from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.report import report_text
 from robokin_ros.core.path.result import JointTrajectoryArrays, PathPlan
-from robokin_ros.core.program.moves import MotionProgram
-from robokin_ros.core.program.planner import ProgramPlanner
+from robokin_ros.core.program.moves import Approach, MotionProgram, waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
 from robokin_ros.core.program.result import cycle_report_text
 from robokin_ros.core.robot import RobotModel
@@ -155,7 +153,7 @@ def _start_positions(args, request: dict, path: str) -> np.ndarray | None:
         raise InvalidInputError(f"{where(path, line_of(request, 'start_positions'))}: {err}") from None
 
 
-def _planner_and_start(args, request: dict, path: str) -> tuple[CartesianPathPlanner, np.ndarray, pin.SE3]:
+def _planner_and_start(args, request: dict, path: str) -> tuple[MotionPlanner, np.ndarray, pin.SE3]:
     """The planner for the file's (or --robot's) robot and the start state (--start, the file's, else home) with
     its tool pose."""
     robot_name = args.robot or request.get("robot", "panda")
@@ -164,7 +162,7 @@ def _planner_and_start(args, request: dict, path: str) -> tuple[CartesianPathPla
                                 f"got {robot_name!r}")
     config = _config(args, robot_name)
     robot = RobotModel.load(robot_name, config.base_frame, config.tip_frame)
-    planner = CartesianPathPlanner(robot, config, nearest_branch_solver(robot))
+    planner = MotionPlanner(robot, config, nearest_branch_solver(robot))
     start = _start_positions(args, request, path)
     start = robot.home() if start is None else start
     try:
@@ -209,9 +207,12 @@ def main(argv: list[str] | None = None) -> int:
         poses = waypoint_poses(request, start_pose)
         mask = _axis_mask(args.axis_mask)
         blend = args.blend_radius if args.blend_radius is not None else request.get("blend_radius")
-        plan = plan_with_approach(planner, start, poses, blend, Approach[args.approach.upper()], tip_frame=args.tip,
-                                  axis_mask=mask, axis_frame=args.axis_frame, velocity_scaling=args.velocity_scaling,
-                                  acceleration_scaling=args.acceleration_scaling)
+        program = waypoint_program(poses, planner.config.blend_radius if blend is None else blend,
+                                   Approach[args.approach.upper()])
+        # the path's report and files as before: no trajectory file when the path failed
+        plan = planner.plan(program, start, tip_frame=args.tip, axis_mask=mask, axis_frame=args.axis_frame,
+                            velocity_scaling=args.velocity_scaling, acceleration_scaling=args.acceleration_scaling,
+                            solved_part=False).path_plan()
     except PathInputError as err:
         line = waypoint_line(args.waypoints, err.waypoint)
         return report("plan_path", f"{args.waypoints}:{line}: {err}" if line else err)
@@ -267,8 +268,8 @@ def program_main(args) -> int:
             except PathInputError as err:
                 raise PathInputError(f"{where(path, _program_line(data, err))}: {err}", err.waypoint) from None
             program = _with_scalings(program, args)
-            plan = ProgramPlanner(paths).plan(program, start, tip_frame=args.tip, axis_mask=_axis_mask(args.axis_mask),
-                                              axis_frame=args.axis_frame)
+            plan = paths.plan(program, start, tip_frame=args.tip, axis_mask=_axis_mask(args.axis_mask),
+                              axis_frame=args.axis_frame)
             name = Path(path).stem
             plans[name] = plan
             print(f"== {path}\n{cycle_report_text(plan)}")

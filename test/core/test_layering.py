@@ -2,7 +2,8 @@
 
 Layers, lowest first: the shared core (errors, validation, schema, embedded, robot, so3, limits, dls), the
 core features (servo, path, capability, sim: each on its own, none imports another), motion programs (`program`,
-built on path) and the classroom toolbox (`classroom`, on path and capability), then `ros`, the
+the one planner, built on path's declared surface `core/path/surface.py` and nothing else of it) and the classroom
+toolbox (`classroom`, on path and capability), then `ros`, the
 ROS-free `tools` and `launch_support` (what the launch files share), then `nodes` and the ROS `demo`. Imports
 are read from the source (also those inside functions and under TYPE_CHECKING), so a cycle cannot hide behind a
 late import.
@@ -15,6 +16,10 @@ import robokin_ros
 PACKAGE_DIR = Path(robokin_ros.__file__).parent
 FEATURES = ("servo", "path", "capability", "sim")
 COMPOSED_FEATURES = ("program", "classroom")       # built on the features above
+PATH_SURFACE = "robokin_ros.core.path.surface"      # all of core/path/ that core/program/ may import
+# the former planners' names, kept call-compatible for path_ik_node, the studio and examples/03 until they use
+# MotionPlanner: they plan through core/program/, the only imports from path into program
+DEPRECATED_SHIMS = {"robokin_ros.core.path.planner", "robokin_ros.core.path.approach"}
 
 
 def module_name(path: Path) -> str:
@@ -99,9 +104,24 @@ def test_there_is_no_import_cycle():
     assert cycles(graph) == []
 
 
+def private_reaches(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from core/program/ into core/path/ other than its declared surface."""
+    return sorted(f"{module} imports {target}" for module, imported in graph.items()
+                  if module.startswith("robokin_ros.core.program.")
+                  for target in imported if target.startswith("robokin_ros.core.path") and target != PATH_SURFACE)
+
+
+def test_programs_use_only_the_declared_surface_of_path():
+    graph = import_graph()
+    assert PATH_SURFACE in graph["robokin_ros.core.program.planner"]
+    assert private_reaches(graph) == []
+
+
 def test_no_module_imports_a_layer_above_it_or_a_sibling_feature():
     problems = []
     for module, imported in import_graph().items():
+        if module in DEPRECATED_SHIMS:
+            continue
         rank, group = layer(module)
         for target in imported:
             target_rank, target_group = layer(target)
@@ -118,3 +138,5 @@ def test_the_checks_catch_what_they_are_meant_to_catch():
     assert layer("robokin_ros.core.limits") < layer("robokin_ros.core.servo.servo") < layer("robokin_ros.ros.params")
     assert layer("robokin_ros.core.path.solver")[0] == layer("robokin_ros.core.servo.servo")[0]
     assert layer("robokin_ros.core.path.solver")[1] != layer("robokin_ros.core.servo.servo")[1]
+    reach_in = {"robokin_ros.core.program.pieces": {"robokin_ros.core.path.solver", PATH_SURFACE}}
+    assert private_reaches(reach_in) == ["robokin_ros.core.program.pieces imports robokin_ros.core.path.solver"]

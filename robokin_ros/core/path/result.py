@@ -88,6 +88,13 @@ class JointTrajectoryArrays:
         return float(self.times[-1])
 
 
+def hold_trajectory(joint_names, q: np.ndarray) -> JointTrajectoryArrays:
+    """The one-point trajectory that holds the arm at rest at `q` (duration 0): the plan of a request that does
+    not move the arm."""
+    zeros = np.zeros((1, len(q)))
+    return JointTrajectoryArrays(tuple(joint_names), np.zeros(1), np.asarray(q)[None].copy(), zeros, zeros.copy())
+
+
 # [s] between the end of one rest-to-rest piece and the start of the next when their accelerations differ: the
 # arm rests at one pose for this long, and the controller's quintic turns one acceleration into the other there
 # instead of inside the next piece's first interval, where it would overshoot the limit by up to 37 %

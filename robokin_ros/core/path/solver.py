@@ -77,8 +77,9 @@ class PathIkSolver:
             raise InvalidInputError(f"axis_mask_frame='{axis_frame}' must be 'tool' or 'base'")
         return AxisSelection(np.flatnonzero(mask), axis_frame == "tool")
 
-    def _settings(self, axis_mask: np.ndarray | None, axis_frame: str | None) -> _Settings:
-        axes = self.axes(axis_mask, axis_frame)
+    def _settings(self, axis_mask, axis_frame: str | None) -> _Settings:
+        # a planner validates a request's mask once (`axes`) and passes the selection on
+        axes = axis_mask if isinstance(axis_mask, AxisSelection) else self.axes(axis_mask, axis_frame)
         # with all six axes constrained the DLS step is the same in any axes (an orthogonal change of
         # coordinates of J and b), so it is solved in base axes
         kernel = self._kernel._replace(rows=axes.rows, tool_axes=axes.tool_axes and len(axes.rows) < 6)
@@ -91,7 +92,8 @@ class PathIkSolver:
         Args:
             path: dense geometric path in the base frame; sample 0 should be FK(start_positions).
             start_positions: current joint positions.
-            axis_mask: bool (6,) constrained axes (vx, vy, vz, wx, wy, wz), None = config.
+            axis_mask: bool (6,) constrained axes (vx, vy, vz, wx, wy, wz), None = config, or the
+                `AxisSelection` `axes` made of them.
             axis_frame: "tool" or "base", None = config.
             budget: checked before every block of CHECK_BLOCK samples.
 

@@ -7,10 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robokin_ros.core.path.budget import PlanningBudget
-from robokin_ros.core.path.checks import AxisSelection
-from robokin_ros.core.path.downsample import downsample, path_parameter
-from robokin_ros.core.path.geometry import DensePath
+from robokin_ros.core.path.surface import AxisSelection, DensePath, PlanningBudget, downsample, path_parameter
 from robokin_ros.core.program.joint_blends import incoming_cut, joint_blend, outgoing_cut, unit_direction
 from robokin_ros.core.program.pieces import Piece
 

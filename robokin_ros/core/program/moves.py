@@ -67,16 +67,47 @@ class Move:
         return f"{index} {self.kind.value}" + (f" {self.name}" if self.name else "")
 
 
+class Approach(enum.IntEnum):
+    """How a waypoint path begins; numbered as ExecuteCartesianPath's APPROACH_* constants.
+
+    - PATH: the path starts at the current tool pose; the line to waypoints[0] is its first segment (blended there).
+    - JOINT: the path starts at waypoints[0]; a synchronised joint-space move (the configured `joint_move_profile`)
+      takes the arm there first, to the planner's `pose_solver` solution (the current branch).
+    - LINEAR: the same with a straight tool line that ends at rest at waypoints[0].
+    - REFUSE: the path starts at waypoints[0]; refused when the tool is not there.
+    "Not there" means farther than the path tolerance (max_position_deviation, max_orientation_deviation); a tool
+    that is there starts the path where it is, as PATH does.
+    """
+
+    PATH = 0
+    JOINT = 1
+    LINEAR = 2
+    REFUSE = 3
+
+
+@dataclass(frozen=True)
+class WaypointPath:
+    """What makes a program a waypoint path (an ExecuteCartesianPath goal's `waypoints`): its MoveL moves are one
+    blended path with `blend_radius` at every corner, where an unblended corner stops only when it is sharp
+    (`geometry.unstopped_turn_limit`), timed per rest-to-rest section under the request's scalings; with an
+    `approach` other than PATH, moves[0] is the approach to waypoints[0] (MoveJ for JOINT, else MoveL)."""
+
+    blend_radius: float
+    approach: Approach = Approach.PATH
+
+
 @dataclass(frozen=True)
 class MotionProgram:
     """Moves in order; `velocity_scaling` / `acceleration_scaling` apply where a move sets no fraction; 0 = the
-    planner's (path_ik_node's parameters of the same names), as core/scaling.py rules."""
+    planner's (path_ik_node's parameters of the same names), as core/scaling.py rules. `waypoint_path` is set for
+    a waypoint path (`waypoint_program`), None for a motion program."""
 
     moves: tuple[Move, ...]
     velocity_scaling: float = 0.0
     acceleration_scaling: float = 0.0
     name: str = ""
     notes: tuple[str, ...] = field(default=())
+    waypoint_path: WaypointPath | None = None
 
     def __len__(self) -> int:
         return len(self.moves)
@@ -124,3 +155,13 @@ def check_program(program: MotionProgram, joint_count: int) -> None:
             raise PathInputError(problem)
     for i, move in enumerate(program.moves):
         check_move(move, i, joint_count)
+
+
+def waypoint_program(waypoints, blend_radius: float, approach: Approach = Approach.PATH) -> MotionProgram:
+    """A waypoint path as a program: one MoveL per waypoint (base frame poses) with `blend_radius` [m] as its zone,
+    led by the approach to waypoints[0] (a MoveJ for Approach.JOINT, a MoveL for LINEAR and REFUSE)."""
+    approach = Approach(approach)
+    lead = [] if approach is Approach.PATH or len(waypoints) == 0 else \
+        [Move(MoveKind.JOINT if approach is Approach.JOINT else MoveKind.LINEAR, pose=waypoints[0], name="approach")]
+    moves = lead + [Move(MoveKind.LINEAR, pose=pose, zone=blend_radius) for pose in waypoints[len(lead):]]
+    return MotionProgram(tuple(moves), waypoint_path=WaypointPath(blend_radius, approach))

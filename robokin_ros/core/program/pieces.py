@@ -11,10 +11,15 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.errors import EmptyPathError, PathInputError
-from robokin_ros.core.path.budget import PlanningBudget
-from robokin_ros.core.path.geometry import DUPLICATE_TOLERANCE, DensePath, build_path
-from robokin_ros.core.path.result import PathStatus
-from robokin_ros.core.path.solver import PathIkSolver
+from robokin_ros.core.path.surface import (
+    DUPLICATE_TOLERANCE,
+    AxisSelection,
+    DensePath,
+    PathIkSolver,
+    PathStatus,
+    PlanningBudget,
+    build_path,
+)
 from robokin_ros.core.program.joint_blends import joint_line
 from robokin_ros.core.program.moves import MotionProgram, MoveKind
 
@@ -57,7 +62,7 @@ def groups(program: MotionProgram, run: list[int]) -> list[list[int]]:
 
 
 def solve_cartesian(program: MotionProgram, moves: list[int], q0: np.ndarray, solver: PathIkSolver, c,
-                    max_unstopped_turn: float, axis_mask, axis_frame,
+                    max_unstopped_turn: float, axes: AxisSelection,
                     budget: PlanningBudget) -> tuple[Piece | None, PieceFailure | None]:
     """One blended path through the targets of `moves` (MoveL lines, MoveC arcs) from the tool pose at q0."""
     R0, p0 = solver.fk(q0[None])
@@ -73,7 +78,7 @@ def solve_cartesian(program: MotionProgram, moves: list[int], q0: np.ndarray, so
     except PathInputError as err:
         index = moves[err.waypoint] if 0 <= err.waypoint < len(moves) else moves[0]
         raise PathInputError(f"{program.moves[index].label(index)}: {_without_waypoint(err)}", index) from None
-    ik = solver.solve(path, q0, axis_mask, axis_frame, budget)
+    ik = solver.solve(path, q0, axes, None, budget)
     index = np.asarray(moves)
     labels = index[path.segment[:len(ik.positions)]]
     corners = np.array([m.pose.translation for m in targets])
@@ -134,9 +139,10 @@ def _split_blends(path: DensePath, moves: np.ndarray, labels: np.ndarray, corner
 
 
 def solve_joint_move(program: MotionProgram, index: int, q0: np.ndarray, robot, solver: PathIkSolver,
-                     margin: float, pose_solver) -> tuple[Piece | None, PieceFailure | None]:
-    """The joint-space line of a MoveJ from q0 to its joint target, or to its pose solved by `pose_solver`
-    (`CartesianPathPlanner.pose_solver`: q0's branch, or the nearest closed-form solution)."""
+                     joint_target) -> tuple[Piece | None, PieceFailure | None]:
+    """The joint-space line of a MoveJ from q0 to its joint target, or to its pose solved by
+    `joint_target(pose, seed) -> PoseIkResult` (`MotionPlanner.joint_target`: q0's branch, or the nearest
+    closed-form solution)."""
     move = program.moves[index]
     label = move.label(index)
     if move.joints is not None:
@@ -149,7 +155,7 @@ def solve_joint_move(program: MotionProgram, index: int, q0: np.ndarray, robot, 
                                       f"{label}: {robot.joint_names[j]}={target[j]:.4f} is outside its limits "
                                       f"[{lower[j]:.4f}, {upper[j]:.4f}]")
     else:
-        found = pose_solver(robot, move.pose, q0, solver.frame_id, margin)
+        found = joint_target(move.pose, q0)
         if not found.success:
             return None, PieceFailure(index, PathStatus.SINGULARITY,
                                       f"{label}: no joint configuration on the current branch reaches the pose "

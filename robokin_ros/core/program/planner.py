@@ -1,21 +1,22 @@
-"""Motion programs -> one trajectory: runs between exact stops, each timed time-optimally as one joint path under
-every move's own limits, and the cycle-time report.
+"""The one planner: a program (motion program or waypoint path) from a start state -> one `MotionPlan`.
 
-Pipeline per run (the moves up to and including the next "fine" one):
-1. pieces: consecutive MoveL/MoveC as one blended Cartesian path through the path IK (`pieces.solve_cartesian`),
-   each MoveJ as a joint-space line (`pieces.solve_joint_move`);
-2. assembly: zones next to a MoveJ become joint-space blends, Cartesian parts are downsampled (`assembly`);
-3. timing: toppra over the run's spline with a `LimitSchedule`: each move's joint-speed and acceleration fractions
-   and tool speeds, the stricter of two moves inside a zone;
-4. verification: the played trajectory against each Cartesian move's geometry (`deviation`).
-A run that is one MoveJ without tool speeds is timed by the point-to-point profile instead (`point_to_point`).
-Runs are joined rest to rest. A move that cannot be planned ends the program there: the solved part is timed,
-ending at rest, and returned with the failure.
+`MotionPlanner.plan(program, start)` is the only orchestrator. It checks the request once (tool frame, start state,
+scalings by core/scaling.py's rule, axis mask, reach), then plans the program's runs on the path library's surface
+(`core/path/surface.py`: dense geometry, dense solve, timing of a run, verification):
+- a motion program, run by run (the moves up to and including the next "fine" one):
+  1. pieces: consecutive MoveL/MoveC as one blended Cartesian path through the path IK (`pieces.solve_cartesian`),
+     each MoveJ as a joint-space line (`pieces.solve_joint_move`);
+  2. assembly: zones next to a MoveJ become joint-space blends, Cartesian parts are downsampled (`assembly`);
+  3. timing: toppra over the run's spline under each move's limits (`run_timing`);
+  4. verification: the played trajectory against each Cartesian move's geometry.
+  Runs are joined rest to rest. A move that cannot be planned ends the program there: the solved part is timed,
+  ending at rest, and returned with the failure.
+- a waypoint path (`moves.waypoint_program`): its approach move, then its MoveL moves as one blended path, timed per
+  rest-to-rest section under the request's scalings (`waypoint_plans`).
 """
 from __future__ import annotations
 
 import dataclasses
-
 import time
 from collections.abc import Callable
 
@@ -23,30 +24,243 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.errors import PathInputError
-from robokin_ros.core.path.budget import PlanningBudget
-from robokin_ros.core.path.deviation import played_deviation
-from robokin_ros.core.path.fk_kernel import chain_fk
-from robokin_ros.core.path.limit_schedule import LimitSchedule, stretch_reports
-from robokin_ros.core.path.planner import CartesianPathPlanner, ensure_compiled
-from robokin_ros.core.path.reach import ArmReach
-from robokin_ros.core.path.result import JointTrajectoryArrays, PathStatus, concatenate_trajectories, piece_offsets
-from robokin_ros.core.path.timing import join_reports, time_optimal
-from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit
-from robokin_ros.core.program.assembly import AssembledRun, build_run, stretches
-from robokin_ros.core.program.moves import MotionProgram, check_program
-from robokin_ros.core.program.pieces import (
-    Piece,
-    PieceFailure,
-    groups,
-    solve_cartesian,
-    solve_joint_move,
-    zero_length_moves,
+from robokin_ros.core.limits import MotionLimits, motion_limits
+from robokin_ros.core.path.surface import (
+    ArmReach,
+    PathConfig,
+    PathIkSolver,
+    PathStatus,
+    PlanningBudget,
+    arm_reach,
+    build_path,
+    concatenate_trajectories,
+    hold_trajectory,
+    join_reports,
+    piece_offsets,
+    unstopped_turn_limit,
 )
-from robokin_ros.core.program.point_to_point import point_to_point
-from robokin_ros.core.program.result import MoveReport, ProgramPlan
+from robokin_ros.core.pose_ik import solve_pose
+from robokin_ros.core.program.moves import MotionProgram, check_program, waypoint_program
+from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_cartesian, solve_joint_move, \
+    zero_length_moves
+from robokin_ros.core.program.result import MotionPlan
+from robokin_ros.core.program.run_timing import TimedRun, empty_reports, move_reports, runs_deviation, time_run
+from robokin_ros.core.program.waypoint_plans import plan_waypoints
+from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.scaling import resolve_scaling
 
-PHASES = ("geometry and IK", "blends and downsampling", "timing", "verification")     # ProgramPlan.timings keys
+PHASES = ("geometry and IK", "blends and downsampling", "timing", "verification")     # a program's timings keys
+WARM_UP_STEP = 0.002      # [m] length of the path `warm_up` solves (compiles and loads the kernels)
+WARM_UP_TURN = 0.002      # [rad] the compile run also rotates, so the projections of rotating paths compile too
+
+
+class MotionPlanner:
+    """Plans programs and waypoint paths for one robot and config; keeps the per-tip solvers (their batched FK)
+    between calls. `plan` returns a MotionPlan (never raises for a move the arm cannot follow)."""
+
+    def __init__(self, robot: RobotModel, config: PathConfig | None = None, pose_solver=None) -> None:
+        """`pose_solver(robot, pose, seed, frame_id, margin) -> PoseIkResult` solves joint-space targets given as
+        poses (MoveJ, approach moves); default `core/pose_ik.solve_pose` (iterative, on the seed's branch)."""
+        self.robot = robot
+        self.config = config or PathConfig()
+        self.pose_solver = pose_solver or solve_pose
+        self.config.check_joint_lists(robot.joint_names)
+        self._solvers: dict[str, PathIkSolver] = {}
+
+    def reach(self, tip_frame: str = "") -> ArmReach:
+        """The reach sphere of a tool frame (empty = configured/robot tip), sampled once (`core/path/reach.py`)."""
+        return arm_reach(self.robot, self.solver(tip_frame).frame_id)
+
+    def solver(self, tip_frame: str = "") -> PathIkSolver:
+        """The cached solver of a tool frame (empty = configured/robot tip); UnknownFrameError if absent."""
+        tip = tip_frame or self.config.tip_frame or self.robot.tip_frame
+        if tip not in self._solvers:
+            self._solvers[tip] = PathIkSolver(self.robot, self.config, tip)
+        return self._solvers[tip]
+
+    def warm_up(self) -> None:
+        """Compile the numba kernels (once per process) and solve a short path with the default solver, so the
+        first request pays no compile time."""
+        ensure_compiled(self)
+        self.reach()                          # sampled now, not by the first request
+        start = self.robot.fk(self.robot.home())
+        target = start.copy()
+        target.translation = target.translation + np.array([0.0, 0.0, WARM_UP_STEP])
+        self.solver().solve(build_path(start, [target]), self.robot.home())
+
+    def unstopped_turn(self) -> float:
+        """Largest turn [rad] of an unblended corner passed without stopping: rounding it within one dense
+        sample stays within the downsampling tolerances (`geometry.unstopped_turn_limit`)."""
+        c = self.config
+        return unstopped_turn_limit(c.downsample_position_tolerance, c.downsample_orientation_tolerance,
+                                    c.sample_step, c.sample_angle_step)
+
+    def limits(self) -> MotionLimits:
+        """Velocity [rad/s] and acceleration [rad/s^2] limits: config overrides, else URDF / defaults."""
+        c = self.config
+        return motion_limits(self.robot, c.max_joint_velocity, c.max_joint_acceleration, c.default_joint_acceleration)
+
+    def joint_target(self, pose: pin.SE3, seed: np.ndarray, solver: PathIkSolver):
+        """The joint move to a pose: `pose_solver`'s solution for the tool frame of `solver` from `seed` (its
+        branch, or the nearest closed-form solution), within the joint limits minus the margin (PoseIkResult)."""
+        return self.pose_solver(self.robot, pose, seed, solver.frame_id, self.config.joint_limit_margin)
+
+    def plan(self, program: MotionProgram, start_positions, *, tip_frame: str = "", axis_mask=None,
+             axis_frame: str | None = None, velocity_scaling: float | None = None,
+             acceleration_scaling: float | None = None, should_stop: Callable[[], bool] | None = None,
+             budget: PlanningBudget | None = None, time_parameterize: bool = True,
+             solved_part: bool = True) -> MotionPlan:
+        """Plan `program` (a motion program, or a waypoint path from `moves.waypoint_program`) from
+        `start_positions`.
+
+        Args:
+            axis_mask: bool (6,) constrained axes, None = the config's. axis_frame: "tool" / "base", None = config.
+            velocity_scaling, acceleration_scaling: the request's fractions of the limits in (0, 1]; None or 0 =
+                the program's, then the config's (core/scaling.py: NaN, inf, negative or above 1 raise
+                InvalidInputError).
+            should_stop: polled between units of work in every phase; True ends planning (None = never).
+            budget: the planning budget to spend, None = a new one of `config.planning_timeout` polling
+                `should_stop`.
+            time_parameterize: False stops a waypoint path after its IK (no trajectory).
+            solved_part: False leaves a failed waypoint path without its timed solved part (trajectory None).
+
+        Returns:
+            MotionPlan: on failure its trajectory is the solved part (ending at rest), None when nothing was.
+
+        Raises:
+            PathInputError (and subclasses), InvalidInputError, UnknownFrameError: a bad request, including a
+                target ABSURD_REACH_FACTOR reaches away (`core/path/reach.py`), a waypoint path's REFUSE approach
+                with the tool away from waypoints[0], or its MoveJ approach without an IK solution.
+            TrajectoryTimingError: the solved path cannot be timed within the limits.
+            PlanningStopped: `should_stop` returned True (CANCELED) or planning took longer than
+                `config.planning_timeout` (TIMEOUT); the exception says in which phase and how far it got.
+        """
+        ensure_compiled(self)                # outside the budget: planning_timeout is about planning, not JIT
+        c = self.config
+        path = program.waypoint_path
+        if path is not None:                 # a goal's scalings are refused before anything else is looked at
+            scalings = self._scalings(program, velocity_scaling, acceleration_scaling)
+        budget = PlanningBudget(c.planning_timeout, should_stop) if budget is None else budget
+        if path is not None:
+            approaching = path.approach != 0 and len(program.moves) > 0
+            q0 = self.robot.check_positions(start_positions, "start positions") if approaching else None
+            solver = self.solver(tip_frame)
+            q0 = self.robot.check_positions(start_positions, "start positions") if q0 is None else q0
+            return plan_waypoints(self, program, q0, solver, axis_mask, axis_frame, scalings, budget,
+                                  time_parameterize, solved_part)
+        return self._plan_program(program, start_positions, tip_frame, axis_mask, axis_frame, velocity_scaling,
+                                  acceleration_scaling, budget)
+
+    def _scalings(self, program: MotionProgram, velocity, acceleration) -> tuple[float, float]:
+        """The request's (velocity, acceleration) fractions, by core/scaling.py's rule: 0 or None = the program's,
+        whose 0 is the config's (a program's own fractions are checked by `check_program`)."""
+        c = self.config
+        return (resolve_scaling("velocity_scaling", velocity,
+                                resolve_scaling("program velocity_scaling", program.velocity_scaling,
+                                                c.velocity_scaling)),
+                resolve_scaling("acceleration_scaling", acceleration,
+                                resolve_scaling("program acceleration_scaling", program.acceleration_scaling,
+                                                c.acceleration_scaling)))
+
+    def _move_limits(self, program: MotionProgram, velocity: float, acceleration: float) -> np.ndarray:
+        """(moves, 4): each move's joint speed and acceleration fractions (0 = the program's `velocity`,
+        `acceleration`) and its tool speed [m/s] and angular speed [rad/s] (0 = none), capped by the config's."""
+        c = self.config
+        return np.array([(resolve_scaling(f"move {i} joint_speed", m.joint_speed, velocity),
+                          resolve_scaling(f"move {i} acceleration", m.acceleration, acceleration),
+                          _min_set(m.speed, c.max_cartesian_speed),
+                          _min_set(m.angular_speed, c.max_cartesian_angular_speed))
+                         for i, m in enumerate(program.moves)])
+
+    def _plan_program(self, program: MotionProgram, start_positions, tip_frame, axis_mask, axis_frame, velocity,
+                      acceleration, budget: PlanningBudget) -> MotionPlan:
+        t0 = time.perf_counter()
+        phases = dict.fromkeys(PHASES, 0.0)
+        solver = self.solver(tip_frame)
+        axes = solver.axes(axis_mask, axis_frame)
+        q = self.robot.check_positions(start_positions, "start positions").copy()
+        check_program(program, self.robot.n)
+        move_limits = self._move_limits(program, *self._scalings(program, velocity, acceleration))
+        check_program_reach(program, self.reach(tip_frame))
+        R0, p0 = solver.fk(q[None])
+        zero_length = zero_length_moves(program, pin.SE3(R0[0], p0[0]), solver.fk)    # named in the message
+        limits = self.limits()
+        timed_runs: list[TimedRun] = []
+        failure: PieceFailure | None = None
+        dense = 0
+        for r, run in enumerate(runs_of(program)):
+            budget.check("program", r, len(program))
+            t1 = time.perf_counter()
+            pieces, failure = self._pieces(program, run, q, solver, axes, budget)
+            phases["geometry and IK"] += time.perf_counter() - t1
+            if pieces:
+                timed_runs.append(time_run(program, pieces, move_limits, solver.fk, self.robot.joint_names, limits,
+                                           self.config, axes, budget, phases))
+                dense += len(timed_runs[-1].run.positions)
+                q = pieces[-1].positions[-1]
+            if failure is not None:
+                break
+        notes = _zero_length_notes(program, zero_length)
+        if not timed_runs:
+            return self._unmoved(program, failure, q, notes, t0)
+        return self._joined(program, timed_runs, failure, solver, axes, dense, notes, phases, t0, budget)
+
+    def _pieces(self, program, run, q, solver, axes, budget) -> tuple[list[Piece], PieceFailure | None]:
+        """The solved pieces of a run (up to a failure) and the failure, if any."""
+        pieces: list[Piece] = []
+        for group in groups(program, run):
+            if program.moves[group[0]].kind.cartesian:
+                piece, failure = solve_cartesian(program, group, q, solver, self.config, self.unstopped_turn(),
+                                                 axes, budget)
+            else:
+                piece, failure = solve_joint_move(program, group[0], q, self.robot, solver,
+                                                  lambda pose, seed: self.joint_target(pose, seed, solver))
+            if piece is not None:
+                pieces.append(piece)
+                q = piece.positions[-1]
+            if failure is not None:
+                return pieces, failure
+        return pieces, None
+
+    def _unmoved(self, program, failure, q, notes, started: float) -> MotionPlan:
+        """The plan of a program none of whose moves moves the arm: its first move failed, or all are zero-length
+        (a hold at the start)."""
+        message = (failure.message if failure else "already there: no move of the program moves the arm"
+                   + "".join(f"; note: {note}" for note in notes))
+        hold = None if failure else hold_trajectory(self.robot.joint_names, q)
+        return MotionPlan(failure.status if failure else PathStatus.SUCCESS, message, hold,
+                          tuple(empty_reports(program)), failed_move=failure.move if failure else -1,
+                          timings={"total": time.perf_counter() - started}, notes=notes)
+
+    def _joined(self, program, timed_runs: list[TimedRun], failure, solver, axes, dense, notes, phases,
+                started: float, budget: PlanningBudget) -> MotionPlan:
+        """The runs joined rest to rest, with their per-move reports and the verification."""
+        trajectory = concatenate_trajectories([t.arrays for t in timed_runs])
+        report = join_reports([t.timed.report for t in timed_runs], trajectory.duration)
+        reports = []
+        offsets = piece_offsets([t.arrays for t in timed_runs])
+        for r, t in enumerate(timed_runs):
+            run_reports = move_reports(program, t, float(offsets[r]))
+            if r + 1 < len(timed_runs):      # the arm rests at the run's last target until the next run starts
+                last = run_reports[-1]
+                run_reports[-1] = dataclasses.replace(last, duration=float(offsets[r + 1]) - last.start_time)
+            reports.extend(run_reports)
+        done = {r.index for r in reports}
+        reports.extend(r for r in empty_reports(program) if r.index not in done)
+        reports.sort(key=lambda r: r.index)
+        t0 = time.perf_counter()
+        position, orientation = runs_deviation(timed_runs, solver.fk, axes, self.config, budget)
+        phases["verification"] += time.perf_counter() - t0
+        count = len(program.moves)
+        completed = failure.move if failure else count
+        message = (failure.message + f"; the solved part ({completed} of {count} moves done) is timed"
+                   if failure else f"program planned: {count} moves, cycle time {trajectory.duration:.3f} s") + \
+            "".join(f"; note: {note}" for note in notes)
+        return MotionPlan(failure.status if failure else PathStatus.SUCCESS, message, trajectory, tuple(reports),
+                          report, failed_move=failure.move if failure else -1, completed_moves=completed,
+                          max_position_deviation=position, max_orientation_deviation=orientation,
+                          dense_samples=dense, timings={**phases, "total": time.perf_counter() - started},
+                          notes=notes)
 
 
 def runs_of(program: MotionProgram) -> list[list[int]]:
@@ -62,8 +276,8 @@ def runs_of(program: MotionProgram) -> list[list[int]]:
 
 def check_program_reach(program: MotionProgram, reach: ArmReach) -> None:
     """PathInputError naming the first move whose target or via lies ABSURD_REACH_FACTOR reaches from the shoulder
-    (the waypoint rule of `CartesianPathPlanner.plan`): refused before a single sample is densified, where a MoveL
-    written in millimetres used to plan 838,506 dense samples and fail with a reason that never mentioned units."""
+    (the waypoint rule): refused before a single sample is densified, where a MoveL written in millimetres used to
+    plan 838,506 dense samples and fail with a reason that never mentioned units."""
     for i, move in enumerate(program.moves):
         for what, point in (("target", None if move.pose is None else move.pose.translation), ("via", move.via)):
             if point is not None and reach.farthest_beyond(point) >= 0:
@@ -77,199 +291,43 @@ def _min_set(a: float, b: float) -> float:
     return max(a, b)
 
 
-class TimedRun:
-    """A run's trajectory with what the report needs."""
+def _zero_length_notes(program: MotionProgram, zero_length: list[int]) -> tuple[str, ...]:
+    """The moves planned as no motion (their target is the pose they start from): accepted, as a robot controller
+    runs them, but said, since a repeated target is often a typo."""
+    if not zero_length:
+        return ()
+    names = ", ".join(program.moves[i].label(i) for i in zero_length)
+    return (f"zero-length move(s) {names}: the target is where the move starts, nothing to move",)
 
-    def __init__(self, run: AssembledRun, timed, zones: dict[int, float], stretches: list) -> None:
-        self.run, self.timed = run, timed
-        self.zones = zones          # move index -> zone used at its end [m] (clamped zones are smaller)
-        self.stretches = stretches  # per move of the run, in order: limit_schedule.StretchReport
 
-    @property
-    def arrays(self) -> JointTrajectoryArrays:
-        """The sampled trajectory."""
-        return self.timed.arrays
+_COMPILED = False
+
+
+def ensure_compiled(planner: MotionPlanner) -> None:
+    """Compile every numba kernel a plan uses, once per process, by planning a 2 mm / 2 mrad path without a time
+    budget. On a fresh install (empty numba cache) that takes seconds (12 s on this 2-core machine), which a first
+    request would otherwise spend out of its planning_timeout; afterwards numba's cache makes it ~0.3 s per process."""
+    global _COMPILED
+    if _COMPILED:
+        return
+    _COMPILED = True
+    robot = planner.robot
+    unlimited = dataclasses.replace(planner.config, planning_timeout=3600.0, max_cartesian_speed=1.0)
+    start = robot.fk(robot.home())
+    turn = pin.SE3(start.rotation @ pin.exp3(np.array([0.0, 0.0, WARM_UP_TURN])),
+                   start.translation + np.array([0.0, 0.0, WARM_UP_STEP]))
+    MotionPlanner(robot, unlimited).plan(waypoint_program([turn], unlimited.blend_radius), robot.home())
 
 
 class ProgramPlanner:
-    """Plans motion programs for one robot, on a `CartesianPathPlanner` (its config, solvers and limits)."""
+    """Deprecated: `MotionPlanner.plan` plans programs. Plans motion programs on a planner's config and solvers."""
 
-    def __init__(self, paths: CartesianPathPlanner) -> None:
+    def __init__(self, paths: MotionPlanner) -> None:
         self.paths = paths
         self.robot, self.config = paths.robot, paths.config
 
-    def move_limits(self, program: MotionProgram, index: int) -> tuple[float, float, float, float]:
-        """(joint speed fraction, acceleration fraction, tool speed [m/s], tool angular speed [rad/s]) of a move;
-        tool speeds of 0 = none. The node's max_cartesian_speed caps every move."""
-        move, c = program.moves[index], self.config
-        velocity = resolve_scaling("program velocity_scaling", program.velocity_scaling, c.velocity_scaling)
-        acceleration = resolve_scaling("program acceleration_scaling", program.acceleration_scaling,
-                                       c.acceleration_scaling)
-        return (resolve_scaling(f"move {index} joint_speed", move.joint_speed, velocity),
-                resolve_scaling(f"move {index} acceleration", move.acceleration, acceleration),
-                _min_set(move.speed, c.max_cartesian_speed), _min_set(move.angular_speed,
-                                                                      c.max_cartesian_angular_speed))
-
     def plan(self, program: MotionProgram, start_positions, *, tip_frame: str = "", axis_mask=None,
-             axis_frame: str | None = None, should_stop: Callable[[], bool] | None = None) -> ProgramPlan:
-        """Plan `program` from `start_positions`. Never raises for a move the arm cannot follow (the plan says
-        which, with the solved part); raises PathInputError / InvalidInputError for a program that is malformed,
-        TrajectoryTimingError and PlanningStopped as `CartesianPathPlanner.plan` does."""
-        ensure_compiled(self.paths)          # outside the budget, as CartesianPathPlanner.plan does
-        c = self.config
-        t0 = time.perf_counter()
-        self._phases = dict.fromkeys(PHASES, 0.0)
-        budget = PlanningBudget(c.planning_timeout, should_stop)
-        solver = self.paths.solver(tip_frame)
-        axes = solver.axes(axis_mask, axis_frame)
-        q = self.robot.check_positions(start_positions, "start positions").copy()
-        check_program(program, self.robot.n)
-        check_program_reach(program, self.paths.reach(tip_frame))
-        R0, p0 = solver.fk(q[None])
-        self._zero_length = zero_length_moves(program, pin.SE3(R0[0], p0[0]), solver.fk)    # named in the message
-        timed_runs: list[TimedRun] = []
-        failure: PieceFailure | None = None
-        dense = 0
-        for r, run in enumerate(runs_of(program)):
-            budget.check("program", r, len(program))
-            t1 = time.perf_counter()
-            pieces, failure = self._pieces(program, run, q, solver, axis_mask, axis_frame, budget)
-            self._phases["geometry and IK"] += time.perf_counter() - t1
-            if pieces:
-                timed_runs.append(self._time_run(program, pieces, solver, axes, budget))
-                dense += len(timed_runs[-1].run.positions)
-                q = pieces[-1].positions[-1]
-            if failure is not None:
-                break
-        return self._plan(program, timed_runs, failure, solver, axes, dense, q, t0, budget)
-
-    def _pieces(self, program, run, q, solver, axis_mask, axis_frame, budget):
-        """The solved pieces of a run (up to a failure) and the failure, if any."""
-        pieces: list[Piece] = []
-        for group in groups(program, run):
-            if program.moves[group[0]].kind.cartesian:
-                piece, failure = solve_cartesian(program, group, q, solver, self.config, self.paths.unstopped_turn(),
-                                                 axis_mask, axis_frame, budget)
-            else:
-                piece, failure = solve_joint_move(program, group[0], q, self.robot, solver,
-                                                  self.config.joint_limit_margin, self.paths.pose_solver)
-            if piece is not None:
-                pieces.append(piece)
-                q = piece.positions[-1]
-            if failure is not None:
-                return pieces, failure
-        return pieces, None
-
-    def _time_run(self, program, pieces: list[Piece], solver, axes, budget) -> TimedRun:
-        zones = [program.moves[int(p.labels[-1])].zone for p in pieces[:-1]]
-        t0 = time.perf_counter()
-        run = build_run(pieces, zones, solver.fk, self.config, axes, budget)
-        t1 = time.perf_counter()
-        self._phases["blends and downsampling"] += t1 - t0
-        budget.check("timing")
-        v_max, a_max = self.paths.limits()
-        c = self.config
-        first = program.moves[int(pieces[0].labels[0])]
-        if len(pieces) == 1 and not pieces[0].cartesian and first.speed == 0 and first.angular_speed == 0:
-            v_scale, a_scale, _, _ = self.move_limits(program, int(pieces[0].labels[0]))
-            timed, row = point_to_point(run.positions[0], run.positions[-1], v_max * v_scale, a_max * a_scale,
-                                        c.joint_move_profile, c.trajectory_rate_hz, c.control_rate_hz,
-                                        self.robot.joint_names, solver.fk.arrays())
-            self._phases["timing"] += time.perf_counter() - t1
-            return TimedRun(run, timed, {}, [row])
-        starts, moves = stretches(run)
-        limits = np.array([self.move_limits(program, int(m)) for m in moves])
-        bounds = np.r_[run.parameter[starts], run.parameter[-1]]
-        schedule = LimitSchedule(bounds, limits[:, 0], limits[:, 1], limits[:, 2], limits[:, 3])
-        tool = ToolSpeedLimit(solver.fk.arrays())
-        timed = time_optimal(run.parameter[run.knots], run.positions[run.knots], self.robot.joint_names, v_max,
-                             a_max, 1.0, 1.0, c.trajectory_rate_hz, c.control_rate_hz, tool, schedule=schedule,
-                             played=True, budget=budget)
-        reports = stretch_reports(timed, schedule, v_max, a_max, tool, self.robot.joint_names, c.control_rate_hz)
-        self._phases["timing"] += time.perf_counter() - t1
-        zones = dict(run.joint_zones)
-        for piece in pieces:
-            zones.update(piece.blend_radii or {})
-        return TimedRun(run, timed, zones, reports)
-
-    def _plan(self, program, timed_runs: list[TimedRun], failure, solver, axes, dense, q,
-              started: float, budget: PlanningBudget) -> ProgramPlan:
-        if not timed_runs:
-            status = failure.status if failure else PathStatus.SUCCESS
-            message = (failure.message if failure else "already there: no move of the program moves the arm"
-                       + self._zero_length_note(program))
-            trajectory = None if failure else self._hold(q)
-            return ProgramPlan(status, message, trajectory, self._empty_reports(program),
-                               failed_move=failure.move if failure else -1,
-                               timings={"total": time.perf_counter() - started}, notes=self._notes(program))
-        trajectory = concatenate_trajectories([t.arrays for t in timed_runs])
-        report = join_reports([t.timed.report for t in timed_runs], trajectory.duration)
-        reports = []
-        offsets = piece_offsets([t.arrays for t in timed_runs])
-        for r, t in enumerate(timed_runs):
-            run_reports = self._move_reports(program, t, float(offsets[r]))
-            if r + 1 < len(timed_runs):      # the arm rests at the run's last target until the next run starts
-                last = run_reports[-1]
-                run_reports[-1] = dataclasses.replace(last, duration=float(offsets[r + 1]) - last.start_time)
-            reports.extend(run_reports)
-        done = {r.index for r in reports}
-        reports.extend(r for r in self._empty_reports(program) if r.index not in done)
-        reports.sort(key=lambda r: r.index)
-        t0 = time.perf_counter()
-        position, orientation = self._deviation(timed_runs, solver, axes, budget)
-        self._phases["verification"] += time.perf_counter() - t0
-        completed = failure.move if failure else len(program.moves)
-        status = failure.status if failure else PathStatus.SUCCESS
-        message = (failure.message + f"; the solved part ({completed} of {len(program.moves)} moves done) is timed"
-                   if failure else f"program planned: {len(program.moves)} moves, cycle time "
-                   f"{trajectory.duration:.3f} s") + self._zero_length_note(program)
-        return ProgramPlan(status, message, trajectory, tuple(reports), report,
-                           failed_move=failure.move if failure else -1, completed_moves=completed,
-                           max_position_deviation=position, max_orientation_deviation=orientation,
-                           dense_samples=dense, timings={**self._phases, "total": time.perf_counter() - started},
-                           notes=self._notes(program))
-
-    def _notes(self, program: MotionProgram) -> tuple[str, ...]:
-        """The moves planned as no motion (their target is the pose they start from): accepted, as a robot
-        controller runs them, but said, since a repeated target is often a typo."""
-        if not self._zero_length:
-            return ()
-        names = ", ".join(program.moves[i].label(i) for i in self._zero_length)
-        return (f"zero-length move(s) {names}: the target is where the move starts, nothing to move",)
-
-    def _zero_length_note(self, program: MotionProgram) -> str:
-        return "".join(f"; note: {note}" for note in self._notes(program))
-
-    def _hold(self, q: np.ndarray) -> JointTrajectoryArrays:
-        """The one-point trajectory of a program that does not move the arm."""
-        zeros = np.zeros((1, self.robot.n))
-        return JointTrajectoryArrays(tuple(self.robot.joint_names), np.zeros(1), q[None].copy(), zeros, zeros.copy())
-
-    def _empty_reports(self, program) -> list[MoveReport]:
-        return [MoveReport(i, m.label(i), 0.0, 0.0, 0.0, 0.0, "", m.speed, m.zone)
-                for i, m in enumerate(program.moves)]
-
-    def _move_reports(self, program, timed_run: TimedRun, offset: float) -> list[MoveReport]:
-        """One report per move of a run, from its limit stretch (one per move: the labels do not decrease)."""
-        reports = []
-        for index, row in zip(np.unique(timed_run.run.labels).tolist(), timed_run.stretches):
-            move = program.moves[index]
-            reports.append(MoveReport(index, move.label(index), offset + row.start_time, row.end_time - row.start_time,
-                                      row.peak_tool_speed, row.peak_tool_angular_speed, row.limited_by, move.speed,
-                                      0.0 if move.fine else timed_run.zones.get(index, move.zone)))
-        return reports
-
-    def _deviation(self, timed_runs: list[TimedRun], solver, axes, budget: PlanningBudget) -> tuple[float, float]:
-        """Largest deviation of the played trajectory from the Cartesian moves' geometry (joint blends excluded)."""
-        c = self.config
-        fk = chain_fk(solver.fk)
-        worst_p, worst_r = 0.0, 0.0
-        for t in timed_runs:
-            trajectory, arrays = t.timed.trajectory, t.arrays
-            for window in t.run.windows:
-                t0, t1 = trajectory.time_at(t.run.parameter[[window.first, window.last]])
-                times = np.linspace(t0, t1, max(2, int(np.ceil((t1 - t0) * c.control_rate_hz)) + 1))
-                played = played_deviation(arrays, times, window.path, fk, axes, c.sample_step / c.sample_angle_step,
-                                          "quintic", budget)
-                worst_p, worst_r = max(worst_p, played.position), max(worst_r, played.orientation)
-        return worst_p, worst_r
+             axis_frame: str | None = None, should_stop: Callable[[], bool] | None = None) -> MotionPlan:
+        """`MotionPlanner.plan(program, start_positions, ...)`."""
+        return MotionPlanner.plan(self.paths, program, start_positions, tip_frame=tip_frame, axis_mask=axis_mask,
+                                  axis_frame=axis_frame, should_stop=should_stop)

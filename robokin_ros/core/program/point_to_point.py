@@ -7,11 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from robokin_ros.core.outgoing import spline_peaks
-from robokin_ros.core.path.limit_schedule import StretchReport
-from robokin_ros.core.path.profiles import joint_move
-from robokin_ros.core.path.result import TimingReport
-from robokin_ros.core.path.timing import TimedTrajectory
-from robokin_ros.core.path.toppra_constraints import tool_speeds
+from robokin_ros.core.path.surface import StretchReport, TimedTrajectory, TimingReport, joint_move, tool_speeds
 
 BINDING = 1.0 - 1e-3       # a limit binds when the profile reaches it to within 0.1 %
 

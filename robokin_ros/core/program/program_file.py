@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 from robokin_ros.core.errors import InvalidInputError, PathInputError
-from robokin_ros.core.path.geometry import pose_from_position_quaternion
+from robokin_ros.core.path.surface import pose_from_position_quaternion
 from robokin_ros.core.program.moves import FINE, MotionProgram, Move, MoveKind
 from robokin_ros.core.scaling import scaling_problem, speed_problem
 from robokin_ros.core.yaml_lines import read_yaml, where

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pinocchio as pin
+
 from robokin_ros.core.codes import SentencedCode
-from robokin_ros.core.path.result import JointTrajectoryArrays, TimingReport
+from robokin_ros.core.path.surface import DownsampleResult, JointTrajectoryArrays, PathIkResult, PathPlan, TimingReport
 
 
 @dataclass(frozen=True)
@@ -28,8 +30,13 @@ class MoveReport:
 
 
 @dataclass(frozen=True)
-class ProgramPlan:
-    """A planned program; on failure `trajectory` is the solved part (ending at rest), or None when nothing was."""
+class MotionPlan:
+    """A planned program or waypoint path; on failure `trajectory` is the solved part (ending at rest), or None when
+    nothing was.
+
+    A waypoint path's plan also carries `path_ik` (the IK of the path after its approach: dense path, deviations,
+    fraction, failure), its `approach` move and the kept knots (`downsample`); its move reports are empty.
+    """
 
     status: SentencedCode
     message: str
@@ -43,11 +50,17 @@ class ProgramPlan:
     dense_samples: int = 0
     timings: dict | None = None           # phase -> [s]
     notes: tuple[str, ...] = ()           # what the plan accepted but a user should know (zero-length moves)
+    failed_sample: int = -1               # dense sample of a waypoint path's failure, -1 when none
+    failure_pose: pin.SE3 | None = None   # geometric target of the failed sample, base frame
+    failed_joint: str = ""
+    path_ik: PathIkResult | None = None   # waypoint paths: the IK of the path after the approach
+    approach: JointTrajectoryArrays | None = None    # waypoint paths: the approach move, when one was planned
+    downsample: DownsampleResult | None = None        # waypoint paths: the knots kept for timing
 
     @property
     def success(self) -> bool:
         """True when every move was planned and timed."""
-        return self.failed_move < 0 and self.trajectory is not None
+        return self.failed_move < 0 and int(self.status) == 0 and self.trajectory is not None
 
     @property
     def cycle_time(self) -> float:
@@ -56,8 +69,41 @@ class ProgramPlan:
 
     @property
     def fraction(self) -> float:
-        """Share of the moves completed."""
+        """Share of the path reached (waypoint paths), or of the moves completed (programs)."""
+        if self.path_ik is not None:
+            return self.path_ik.fraction
         return self.completed_moves / max(len(self.moves), 1) if self.moves else float(self.success)
+
+    @property
+    def arc_length(self) -> float:
+        """[m] translational arc length a waypoint path reached (0 for programs)."""
+        return self.path_ik.arc_length if self.path_ik is not None else 0.0
+
+    @classmethod
+    def of_path(cls, plan: PathPlan, solved: JointTrajectoryArrays | None, lead: int, move_count: int) -> MotionPlan:
+        """The MotionPlan of a waypoint path's PathPlan; `solved`: the timed solved part of a failed plan; `lead`:
+        1 when the program's move 0 was planned as an approach (the path's waypoint i is then move i + 1)."""
+        ik = plan.ik
+        failed = -1
+        if not ik.success:
+            sample = min(max(ik.failed_sample, 0), ik.path.size - 1)
+            failed = lead + int(ik.path.segment[sample])
+        timing = plan.timing
+        return cls(ik.status, ik.message, plan.trajectory if plan.success else solved, (), timing,
+                   failed_move=failed, completed_moves=failed if failed >= 0 else move_count,
+                   max_position_deviation=timing.max_position_deviation if timing else float("nan"),
+                   max_orientation_deviation=timing.max_orientation_deviation if timing else float("nan"),
+                   dense_samples=ik.path.size, timings=plan.timings, failed_sample=ik.failed_sample,
+                   failure_pose=ik.failure_pose, failed_joint=ik.failed_joint, path_ik=ik, approach=plan.approach,
+                   downsample=plan.downsample)
+
+    def path_plan(self) -> PathPlan:
+        """A waypoint path's plan as the deprecated PathPlan (trajectory None on failure)."""
+        return PathPlan(self.path_ik, self.downsample, self.trajectory if self.success else None, self.timing,
+                        self.timings, self.approach)
+
+
+ProgramPlan = MotionPlan          # the former name of a program's plan
 
 
 def cycle_report_text(plan: ProgramPlan) -> str:

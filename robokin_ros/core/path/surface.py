@@ -1,0 +1,64 @@
+"""The path library's declared surface: what a planner chains into a motion, and nothing else of `core/path/`.
+
+- dense geometry: `build_path` (blended polylines and arcs, sampled every `sample_step`), `DensePath`, `resting_path`,
+  `DUPLICATE_TOLERANCE`, `unstopped_turn_limit`, `pose_from_position_quaternion` (the waypoint pose rule) and the
+  reach sphere (`arm_reach`, `ArmReach`);
+- dense solve: `PathIkSolver` (incremental IK along a dense path, its batched FK and axis selection), `PathIkResult`,
+  `PathStatus`, `Deviations`, and the joint line of a joint move (`joint_move`);
+- timing of a run: downsampling (`downsample`, `path_parameter`), toppra (`time_optimal`, `ToolSpeedLimit`,
+  `LimitSchedule`, `stretch_reports`), the rest-to-rest sections of a waypoint path (`time_solved_path`,
+  `time_section`, `resting_plan`), joining (`concatenate_trajectories`, `piece_offsets`, `join_reports`) and the
+  hold (`hold_trajectory`);
+- verification: `trajectory_deviation`, `played_deviation` (on `chain_fk`) and the tool speeds (`tool_speeds`);
+- the request's frame: `PathConfig`, `PlanningBudget` (time budget and cancel), `AxisSelection`.
+
+`core/program/` (the one planner, `MotionPlanner`) imports `core/path/` only through this module; the layering test
+(`test/core/test_layering.py`) holds it to that.
+"""
+from __future__ import annotations
+
+from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
+from robokin_ros.core.path.checks import AxisSelection
+from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.deviation import played_deviation, trajectory_deviation
+from robokin_ros.core.path.downsample import downsample, path_parameter
+from robokin_ros.core.path.fk_kernel import chain_fk
+from robokin_ros.core.path.geometry import (
+    DUPLICATE_TOLERANCE,
+    DensePath,
+    build_path,
+    pose_from_position_quaternion,
+    resting_path,
+    unstopped_turn_limit,
+)
+from robokin_ros.core.path.limit_schedule import LimitSchedule, StretchReport, stretch_reports
+from robokin_ros.core.path.profiles import joint_move
+from robokin_ros.core.path.reach import ArmReach, arm_reach
+from robokin_ros.core.path.result import (
+    Deviations,
+    DownsampleResult,
+    JointTrajectoryArrays,
+    PathIkResult,
+    PathPlan,
+    PathStatus,
+    TimingReport,
+    concatenate_trajectories,
+    hold_trajectory,
+    piece_offsets,
+)
+from robokin_ros.core.path.sections import resting_plan, time_section, time_solved_path
+from robokin_ros.core.path.solver import PathIkSolver
+from robokin_ros.core.path.timing import TimedTrajectory, join_reports, time_optimal
+from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit, tool_speeds
+
+__all__ = [
+    "UNLIMITED", "PlanningBudget", "AxisSelection", "PathConfig", "played_deviation", "trajectory_deviation",
+    "downsample", "path_parameter", "chain_fk", "DUPLICATE_TOLERANCE", "DensePath", "build_path", "resting_path",
+    "unstopped_turn_limit", "pose_from_position_quaternion", "LimitSchedule", "StretchReport", "stretch_reports",
+    "joint_move", "ArmReach",
+    "arm_reach", "Deviations", "DownsampleResult", "JointTrajectoryArrays", "PathIkResult", "PathPlan",
+    "PathStatus",
+    "TimingReport", "concatenate_trajectories", "hold_trajectory", "piece_offsets", "resting_plan", "time_section",
+    "time_solved_path", "PathIkSolver", "TimedTrajectory", "join_reports", "time_optimal", "ToolSpeedLimit",
+    "tool_speeds",
+]
