@@ -60,8 +60,8 @@ for path in [build, *build.rglob("*")]:
     os.utime(path)'
 }
 stamped requirements "$REQUIREMENTS" install_requirements
-# The docs site's tools (mkdocs, mkdocs-material: test/test_docs_site.py builds the site), a step of their own so
-# that changing them does not reinstall the wheels above.
+# The docs site's tools (mkdocs, mkdocs-material: test/docs/test_docs_site.py builds the site), in a step of
+# their own so that changing them does not reinstall the wheels above.
 stamped docs "requirements/docs.txt" bash -c "echo '[setup] installing the docs tools (mkdocs)'; ${PIP[*]} install -r '$ROOT/requirements/docs.txt'"
 
 if [ "$BENCH" = 1 ]; then

@@ -1,73 +1,25 @@
 """The README and the docs pages stay true.
 
 - the parameter tables in docs/parameters.md are the config schemas;
-- the README's two commands are what CI runs;
-- every runnable block of README.md and docs/*.md runs: ```python blocks are executed, ```bash blocks are run line
-  by line (each console script's `main` in this process), ```yaml program and path files are planned;
-- a block that cannot run here carries `<!-- not run: <why> -->` on the line before its fence and is checked
-  statically: the files, executables, launch files and launch arguments it names exist.
-(docs/testing.md describes the same for readers.)
+- the README's two commands are what CI runs; the README stays a front page linking every docs page;
+- every code block has a known language; a block marked `<!-- not run: <why> -->` (it needs a ROS 2 install, a
+  robot, or runs until stopped) is checked statically: the files, executables, launch files and launch arguments
+  it names exist;
+- docs/use_with_your_robot.md names only things that exist.
+The runnable blocks are run by test/docs/test_docs_blocks.py and the site is built by test/docs/test_docs_site.py,
+in the first leg only: they need no ROS, so one distro is enough (docs/testing.md).
 """
-import contextlib
 import importlib
-import io
 import re
-import runpy
 import shlex
-import sys
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
+from docs_pages import BLOCKS, KNOWN_LANGUAGES, REPO, RUNNABLE, blocks, command_lines, console_scripts
 
 from robokin_ros.tools.param_table import CONFIGS, markdown_table
 
-REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
-DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 PARAMETERS_PAGE = (REPO / "docs" / "parameters.md").read_text()
-NOT_RUN = re.compile(r"<!-- not run: (.+?) -->")
-RUNNABLE = ("bash", "python", "yaml")
-KNOWN_LANGUAGES = (*RUNNABLE, "text")
-
-
-@dataclass(frozen=True)
-class Block:
-    """One fenced code block of a page."""
-
-    page: str               # relative to the repository root
-    line: int               # of the opening fence, 1-based
-    language: str
-    code: str
-    not_run: str            # the reason given in the marker, "" for a block that runs
-
-    @property
-    def id(self) -> str:
-        return f"{self.page}:{self.line}"
-
-
-def code_blocks(path: Path) -> list[Block]:
-    """Every fenced block of a page, with the `not run` marker of the line before it."""
-    lines = path.read_text().splitlines()
-    blocks, index = [], 0
-    while index < len(lines):
-        opening = re.fullmatch(r"```(\w*).*", lines[index])
-        if not opening:
-            index += 1
-            continue
-        end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
-        marker = NOT_RUN.fullmatch(lines[index - 1].strip()) if index else None
-        blocks.append(Block(str(path.relative_to(REPO)), index + 1, opening.group(1),
-                            "\n".join(lines[index + 1:end]) + "\n", marker.group(1) if marker else ""))
-        index = end + 1
-    return blocks
-
-
-BLOCKS = [block for path in DOC_FILES for block in code_blocks(path)]
-
-
-def _blocks(language: str, run: bool) -> list:
-    return [pytest.param(b, id=b.id) for b in BLOCKS if b.language == language and (not b.not_run) == run]
 
 
 # ---- the parameter tables and the two commands -------------------------------------------------------------------
@@ -104,7 +56,7 @@ def test_the_ros_install_recipe_is_the_same_on_the_front_page_and_in_the_docs():
     assert recipe(README) == recipe((REPO / "docs" / "running.md").read_text())
 
 
-# ---- every block runs, or is marked and checked statically -------------------------------------------------------
+# ---- code blocks: known languages; those not run are checked statically -------------------------------------
 def test_every_code_block_has_a_known_language_and_only_runnable_ones_carry_a_marker():
     for block in BLOCKS:
         assert block.language in KNOWN_LANGUAGES, f"{block.id}: a ```{block.language} block; use one of " \
@@ -115,122 +67,14 @@ def test_every_code_block_has_a_known_language_and_only_runnable_ones_carry_a_ma
     assert sum(1 for b in BLOCKS if b.language in RUNNABLE and not b.not_run) >= 10
 
 
-# Printed numbers that the pages explain, per block (found by a line of its code).
-EXPECTED_OUTPUT = {
-    "robot = rk.RobotModel.from_name(\"panda\")": lambda out: (
-        "OK" in out and "path solved" in out and "force polytope" in out),
-    "from robokin_ros.core.classroom.calibration import calibrate, synthetic_tracker_data": lambda out: (
-        _classroom_lines(out.splitlines())),
-    "arm = Planar2R(1.0, 1.0)                      # a planar 2R arm, links of 1 m": lambda out: (
-        out.strip().endswith("[1.618 0.618]")),
-}
-
-
-def _classroom_lines(lines: list[str]) -> bool:
-    """The classroom block's numbers, as docs/classroom.md explains them line by line."""
-    assert lines[0] == "[0.1 0.2 0.3] 4.0"
-    assert lines[2] == "True" and lines[3] == "8 True"
-    assert lines[4].endswith("[1.618 0.618]") and lines[5] == "1.0 [2. 0.]"
-    assert lines[6] == "0.8 0.2" and lines[7] == "True" and lines[8] == "1.7 1.7"
-    assert lines[9].startswith("6.29 mm -> 0.08") and "13 unidentifiable" in lines[9]
-    return True
-
-
-@pytest.mark.parametrize("block", _blocks("python", run=True))
-def test_python_blocks_run_as_printed(block, capsys):
-    exec(compile(block.code, block.id, "exec"), {"__name__": "docs_example"})
-    printed = capsys.readouterr().out
-    checks = [check for line, check in EXPECTED_OUTPUT.items() if line in block.code.splitlines()]
-    for check in checks:
-        assert check(printed), f"{block.id} printed:\n{printed}"
-    assert printed or checks, f"{block.id} printed nothing"
-
-
-def _console_scripts() -> dict[str, str]:
-    return dict(re.findall(r'"(\w+) = ([\w.]+:\w+)"', (REPO / "setup.py").read_text()))
-
-
-def _command_lines(code: str) -> list[str]:
-    """The block's commands: continuation lines joined, blank lines dropped."""
-    return [line for line in code.replace("\\\n", " ").splitlines() if line.strip()]
-
-
-def _expected_exit(line: str) -> int:
-    comment = line.split("#", 1)[1] if "#" in line else ""
-    found = re.search(r"\bexit (\d+)", comment)
-    return int(found.group(1)) if found else 0
-
-
-_RESULTS: dict[str, tuple[int, str]] = {}          # a command line on several pages runs once per session
-
-
-def _run_line(line: str, out_dir: Path) -> tuple[int, str]:
-    """One `.venv/bin/...` line in this process: a console script's main, or python running a script/module."""
-    words = [re.sub(r"(^|=)out/", rf"\g<1>{out_dir}/", w) for w in shlex.split(line, comments=True)]
-    program, *args = words
-    assert program.startswith(".venv/bin/"), f"`{line}`: a runnable line starts with .venv/bin/ (docs/testing.md)"
-    program = program.removeprefix(".venv/bin/")
-    scripts = _console_scripts()
-    stdout, stderr, saved_argv = io.StringIO(), io.StringIO(), sys.argv
-    try:
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            if program == "python" and args[0] == "-m":
-                sys.argv = [args[1], *args[2:]]
-                module = importlib.import_module(args[1])            # its main() parses sys.argv
-                module.main() if hasattr(module, "main") else runpy.run_module(args[1], run_name="__main__")
-            elif program == "python":
-                sys.argv = list(args)
-                runpy.run_path(str(REPO / args[0]), run_name="__main__")
-            else:
-                assert program in scripts, f"`{line}`: {program} is not one of the console scripts {sorted(scripts)}"
-                module, function = scripts[program].split(":")
-                code = getattr(importlib.import_module(module), function)(args)
-                return code or 0, stdout.getvalue() + stderr.getvalue()
-    except SystemExit as stop:
-        return (stop.code if isinstance(stop.code, int) else 1 if stop.code else 0), stdout.getvalue() + \
-            stderr.getvalue()
-    finally:
-        sys.argv = saved_argv
-    return 0, stdout.getvalue() + stderr.getvalue()
-
-
-@pytest.fixture(scope="session")
-def out_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("docs_out")
-
-
-@pytest.mark.parametrize("block", _blocks("bash", run=True))
-def test_bash_blocks_run_as_printed(block, out_dir, monkeypatch):
-    monkeypatch.chdir(REPO)                                 # the lines name examples/ and config/ relative to it
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    for line in _command_lines(block.code):
-        if line not in _RESULTS:
-            _RESULTS[line] = _run_line(line, out_dir)
-        code, said = _RESULTS[line]
-        assert code == _expected_exit(line), f"{block.id}: `{line}` ended with {code}:\n{said[-2000:]}"
-
-
-@pytest.mark.parametrize("block", _blocks("yaml", run=True))
-def test_yaml_blocks_are_files_the_tools_read(block, out_dir, monkeypatch):
-    """A program or waypoint file shown on a page plans as shown (plan_path); any other YAML at least parses."""
-    import yaml
-    data = yaml.safe_load(block.code)
-    if isinstance(data, dict) and ("moves" in data or "waypoints" in data):
-        monkeypatch.chdir(REPO)
-        shown = out_dir / f"{block.page.replace('/', '_')}_{block.line}.yaml"
-        shown.write_text(block.code)
-        code, said = _run_line(f".venv/bin/plan_path {shown}", out_dir)
-        assert code == 0, f"{block.id}: plan_path refused it:\n{said[-2000:]}"
-
-
 _PATH_TOKEN = re.compile(r"(?:^|=|/robokin_ros/)((?:scripts|config|examples|bench|launch|test|docs)/[\w./-]*\w)")
 
 
-@pytest.mark.parametrize("block", _blocks("bash", run=False))
+@pytest.mark.parametrize("block", blocks("bash", run=False))
 def test_blocks_not_run_name_files_executables_and_launch_arguments_that_exist(block):
     from robokin_ros.launch_support import PRESETS
-    scripts = _console_scripts()
-    for line in _command_lines(block.code):
+    scripts = console_scripts()
+    for line in command_lines(block.code):
         words = shlex.split(re.sub(r"\$\([^)]*\)", "PREFIX", line), comments=True)
         for word in words:
             for path in _PATH_TOKEN.findall(word):
@@ -274,15 +118,13 @@ NAME = r"(?<![\w.])(/[a-z_][a-z0-9_]*(?:/[a-z0-9_]+)*)"          # an absolute t
 
 
 def _known_identifiers() -> set[str]:
-    from dataclasses import fields
-
     from robokin_ros import launch_support
     from robokin_ros.core.embedded import EMBEDDED_ROBOTS
-    from robokin_ros.core.schema import param_name, parameter_aliases
+    from robokin_ros.core.schema import param_name, parameter_aliases, parameter_fields
     names = set(UPSTREAM)
     for module, cls in (value.split(":") for value in CONFIGS.values()):
         config = getattr(importlib.import_module(module), cls)
-        names |= {param_name(f) for f in fields(config)}
+        names |= {param_name(f) for f in parameter_fields(config)}
         names |= {a for aliases in parameter_aliases(config).values() for a in aliases}
     names |= {name for name, _, _ in launch_support.robot_arguments("servo") + launch_support.viewer_arguments("")}
     names |= set(launch_support.PRESETS) | set(EMBEDDED_ROBOTS)

@@ -1,0 +1,5 @@
+"""The docs tests share test/docs_pages.py with test_readme.py."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
