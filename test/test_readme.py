@@ -36,6 +36,8 @@ def test_the_two_commands_are_in_the_readme_and_ci_runs_the_test_one():
     blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
     first = blocks[0]
     assert "bash scripts/demo.sh" in first and "bash scripts/test.sh" in first
+    site_home = (REPO / "docs" / "index.md").read_text()
+    assert re.findall(r"```bash\n(.*?)```", site_home, re.S)[0] == first, "docs/index.md shows other commands"
     assert "bash scripts/test.sh" in (REPO / ".ci" / "run").read_text()
     for script in ("demo.sh", "test.sh"):
         assert 'scripts/setup.sh"' in (REPO / "scripts" / script).read_text(), f"{script} must do all set-up"
