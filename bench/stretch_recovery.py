@@ -77,7 +77,7 @@ def way_back(robot: RobotModel, r: Run, config: ServoConfig, phase) -> dict:
     k = np.flatnonzero(np.array(r.phase) == BACK)
     start = r.positions[k[0] - 1]
     tool = np.array([robot.fk(q).translation for q in np.vstack((start, r.positions[k]))])     # (m + 1, 3)
-    command = np.array(phase.linear) * config.scale_linear                                     # [m/s]
+    command = np.array(phase.linear) * config.scale.linear                                     # [m/s]
     speed = np.linalg.norm(command)
     axis = command / speed
     moved = tool - tool[0]
@@ -133,7 +133,7 @@ def main() -> None:
     same = np.array_equal(runs[False].velocities[:first_back], runs[True].velocities[:first_back])
     print(f"\npush identical with and without the escape (bit for bit, every tick before the way back): {same}")
     deepest = runs[False].positions[first_back - 1]
-    push = np.r_[np.array(next(p for p in phases if p.name == STRETCH).linear) * demo_config().scale_linear, 0, 0, 0]
+    push = np.r_[np.array(next(p for p in phases if p.name == STRETCH).linear) * demo_config().scale.linear, 0, 0, 0]
     print("\nVelocityIk.solve at the end of the push [us], median / p99:")
     for escape in (False, True):
         config = demo_config(singularity_escape=escape)

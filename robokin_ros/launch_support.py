@@ -15,13 +15,12 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import fields
 from pathlib import Path
 
 import yaml
 
 from robokin_ros.core.embedded import EMBEDDED_ROBOTS, urdf_xml
-from robokin_ros.core.schema import default_of, param_name, parameter_aliases
+from robokin_ros.core.schema import default_of, param_name, parameter_aliases, parameter_fields
 from robokin_ros.paths import config_file, node_params_file
 
 TRUE = ("true", "1", "yes", "on")
@@ -144,7 +143,7 @@ class Parameters:
         per_file = [file_parameters([path], node_fqn) for path in files]
         self.from_files = {key: item for values in per_file for key, item in values.items()}
         self.aliases = parameter_aliases(cls) if hasattr(cls, "moveit_names") else {}
-        self.effective = {param_name(f): default_of(f) for f in fields(cls)}
+        self.effective = {param_name(f): default_of(f) for f in parameter_fields(cls)}
         self.overrides: dict = {}
         for name in self.effective:
             for values in per_file:                     # the last file naming the setting wins

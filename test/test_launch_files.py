@@ -279,13 +279,11 @@ def test_other_robots_and_urdf_paths_get_the_generic_parameters(launch, file_nam
                                                    (PathConfig, "generic_path_ik.yaml")])
 def test_generic_parameter_files_hold_nothing_robot_specific(config_cls, file_name):
     """No robot, frames or per-joint lists: whatever the launch passes as the robot, the file fits it."""
-    from dataclasses import fields
-
-    from robokin_ros.core.schema import param_name
+    from robokin_ros.core.schema import param_name, parameter_fields
     values = yaml.safe_load((PACKAGE_DIR / "config" / file_name).read_text())["/**"]["ros__parameters"]
     flat = {f"{k}.{sub}" if isinstance(v, dict) else k for k, v in values.items()
             for sub in (v if isinstance(v, dict) else [None])}
-    declared = {param_name(f): f for f in fields(config_cls)}
+    declared = {param_name(f): f for f in parameter_fields(config_cls)}
     assert flat <= set(declared), f"{file_name} sets undeclared parameters: {sorted(flat - set(declared))}"
     specific = {name for name in flat if declared[name].metadata.get("per_joint")
                 or name in ("robot", "robot_description", "base_frame", "tip_frame")}

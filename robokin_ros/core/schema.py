@@ -4,12 +4,18 @@ Every node config derives from `NodeConfig`, which declares the robot-source fie
 whole object (every bound, every cross-field rule) in one `ConfigError`. `ros/params.py` turns the field
 metadata into ROS parameter declarations (name = `param` metadata or the field name), so the ROS parameter
 schema and the core validation can never drift apart.
+
+Parameters with dotted names may be held in nested groups (`group`): a `ParameterGroup` field whose parameters
+are named `<prefix><field name>` (`pose_tracking.linear_gain` is `config.pose_tracking.linear_gain`). The
+parameters of a config are its leaves in declaration order (`parameter_fields`); a config built from parameter
+values (`build_config`, `with_parameters`) is validated once, whole, under the parameters' names.
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, ClassVar
 
 from robokin_ros.core.errors import ConfigError
@@ -61,29 +67,108 @@ def param_name(f) -> str:
     return f.metadata.get("param") or f.name
 
 
+def group(cls: type, prefix: str) -> Any:
+    """A dataclass field holding the parameter group `cls` (a `ParameterGroup`), whose parameters are named
+    `prefix` + the field name (unless a field gives its own `param`)."""
+    return field(default_factory=cls, metadata={"group": cls, "prefix": prefix})
+
+
+@functools.cache
+def parameter_fields(cls: type) -> tuple[Field, ...]:
+    """The parameters of config class `cls`: its fields, each group replaced by its own parameters, in declaration
+    order. Each is a copy of the declaring field whose `param` metadata is the full parameter name and whose
+    `path` metadata is the attribute names that reach it (`param_name` and `default_of` work on them)."""
+    return tuple(_leaves(cls, "", ()))
+
+
+def _leaves(cls: type, prefix: str, path: tuple[str, ...]):
+    for f in fields(cls):
+        meta = f.metadata
+        if meta.get("group") is not None:
+            yield from _leaves(meta["group"], prefix + meta["prefix"], path + (f.name,))
+            continue
+        leaf = field(default=f.default, default_factory=f.default_factory,
+                     metadata={**meta, "param": meta.get("param") or prefix + f.name, "path": path + (f.name,)})
+        leaf.name, leaf.type = f.name, f.type
+        yield leaf
+
+
+def _value(config: Any, path: tuple[str, ...]) -> Any:
+    for name in path:
+        config = getattr(config, name)
+    return config
+
+
+def parameter_values(config: Any) -> dict[str, Any]:
+    """{parameter name: value} of every parameter of a config, in declaration order."""
+    return {param_name(f): _value(config, f.metadata["path"]) for f in parameter_fields(type(config))}
+
+
 def field_problems(config: Any) -> list[str]:
-    """Bound and choice violations of every field, each naming the parameter and its value."""
+    """Bound and choice violations of every parameter, each naming the parameter and its value."""
     problems = []
-    for f in fields(config):
-        problems += _bound_problems(param_name(f), getattr(config, f.name), f.metadata)
+    for f in parameter_fields(type(config)):
+        problems += _bound_problems(param_name(f), _value(config, f.metadata["path"]), f.metadata)
     return problems
 
 
 def coerce_sequences(config: Any) -> None:
     """Store list values as tuples so the frozen config is hashable and cannot be mutated in place."""
-    for f in fields(config):
-        value = getattr(config, f.name)
+    for f in parameter_fields(type(config)):
+        path = f.metadata["path"]
+        value = _value(config, path)
         if isinstance(value, list):
-            object.__setattr__(config, f.name, tuple(value))
+            object.__setattr__(_value(config, path[:-1]), path[-1], tuple(value))
+
+
+def build_config(cls: type, values: dict[str, Any]) -> Any:
+    """`cls` from {parameter name: value} (the others at their defaults), validated once, whole, under the
+    parameters' names (its groups are filled unchecked: the config checks every parameter). Unknown names are
+    reported with the valid ones."""
+    by_param = {param_name(f): f.metadata["path"] for f in parameter_fields(cls)}
+    unknown = sorted(set(values) - set(by_param))
+    if unknown:
+        raise ConfigError([f"unknown parameter '{u}'; valid: {sorted(by_param)}" for u in unknown])
+    nested: dict[str, Any] = {}
+    for name, value in values.items():
+        *groups, attribute = by_param[name]
+        level = nested
+        for g in groups:
+            level = level.setdefault(g, {})
+        level[attribute] = value
+    return cls(**_arguments(cls, nested))
+
+
+def _arguments(cls: type, nested: dict[str, Any]) -> dict[str, Any]:
+    """The constructor arguments of `cls` from nested {attribute: value}: a group given any value is built from
+    its defaults and those values without its own check."""
+    arguments = {}
+    for f in fields(cls):
+        if f.name not in nested:
+            continue
+        value, group_cls = nested[f.name], f.metadata.get("group")
+        if group_cls is not None:
+            value = _unchecked(group_cls, _arguments(group_cls, value))
+        arguments[f.name] = value
+    return arguments
+
+
+def _unchecked(cls: type, values: dict[str, Any]) -> Any:
+    """A frozen group filled with its defaults and `values`, without running its checks."""
+    group_object = object.__new__(cls)
+    for f in fields(cls):
+        object.__setattr__(group_object, f.name, values[f.name] if f.name in values else default_of(f))
+    return group_object
 
 
 def config_from_mapping(cls: type, values: dict[str, Any]) -> Any:
     """Build `cls` from {parameter name: value}; unknown names are reported with the valid ones."""
-    by_param = {param_name(f): f.name for f in fields(cls)}
-    unknown = sorted(set(values) - set(by_param))
-    if unknown:
-        raise ConfigError([f"unknown parameter '{u}'; valid: {sorted(by_param)}" for u in unknown])
-    return cls(**{by_param[k]: v for k, v in values.items()})
+    return build_config(cls, values)
+
+
+def with_parameters(config: Any, changes: dict[str, Any]) -> Any:
+    """A new config: `config` with the parameters in {parameter name: value} changed, validated whole."""
+    return build_config(type(config), {**parameter_values(config), **changes})
 
 
 def parameter_aliases(cls: type) -> dict[str, tuple[str, ...]]:
@@ -105,6 +190,23 @@ def per_joint_values(values: tuple, n: int) -> tuple:
 def default_of(f) -> Any:
     """A field's default value."""
     return f.default if f.default is not MISSING else f.default_factory()
+
+
+@dataclass(frozen=True)
+class ParameterGroup:
+    """Base of a nested parameter group (see `group`). Built alone it checks its own fields under their own
+    names; inside a config, the config checks them under their full parameter names."""
+
+    what: ClassVar[str] = "parameters"
+
+    def __post_init__(self) -> None:
+        coerce_sequences(self)
+        problems = field_problems(self) + self.cross_field_problems()
+        if problems:
+            raise ConfigError(problems, self.what)
+
+    def cross_field_problems(self) -> list[str]:
+        return []
 
 
 @dataclass(frozen=True)
@@ -143,10 +245,10 @@ class NodeConfig:
         """Per-joint lists must be empty or have one entry per chain joint; ConfigError lists every mismatch."""
         names = list(joint_names)
         problems = []
-        for f in fields(self):
+        for f in parameter_fields(type(self)):
             if not f.metadata.get("per_joint"):
                 continue
-            size, one_for_all = len(getattr(self, f.name)), f.metadata.get("one_for_all")
+            size, one_for_all = len(_value(self, f.metadata["path"])), f.metadata.get("one_for_all")
             if size and size != len(names) and not (one_for_all and size == 1):
                 problems.append(f"{param_name(f)} has {size} entries but the chain has {len(names)} joints {names}"
                                 + (" (or give one entry for all)" if one_for_all else ""))

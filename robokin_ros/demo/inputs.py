@@ -20,7 +20,7 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.config import CollisionConfig, ServoConfig
 from robokin_ros.demo.driver import spin_for, spin_until
 from robokin_ros.demo.script import Recording
 
@@ -88,7 +88,7 @@ def _joint_jog(executor, robot, recording, publisher, JointJog, config) -> Input
     t, q, _ = recording.stamped(start + 0.4, time.monotonic())         # after the acceleration ramp
     speed = float(np.median(np.diff(q[:, JOG_JOINT]) / np.diff(t)))
     others = float(np.abs(q[-1] - q[0])[np.arange(robot.n) != JOG_JOINT].max())
-    asked = JOG_UNITLESS * config.scale_joint
+    asked = JOG_UNITLESS * config.scale.joint
     spin_for(executor, 0.5)
     return InputReport("joint jog", f"{name} at {asked:.3f} rad/s, the others still",
                        f"{speed:.3f} rad/s, others moved {others:.1e} rad",
@@ -109,14 +109,15 @@ def _pose_target(executor, robot, recording, publisher, PoseStamped, config, nam
     t, q, _ = recording.arrays(sent, time.monotonic())
     errors = np.array([np.linalg.norm(robot.fk(qi).translation - goal.translation) for qi in q])
     angle = float(np.linalg.norm(pin.log3(goal.rotation @ robot.fk(q[-1]).rotation.T)))
-    inside = np.flatnonzero(errors > config.pose_linear_tolerance)
+    tolerance = config.pose_tracking
+    inside = np.flatnonzero(errors > tolerance.linear_tolerance)
     settle = float(t[inside[-1] + 1] - sent) if len(inside) and inside[-1] + 1 < len(t) else float("nan")
     reached = [s.message for s in recording.status if s.time >= sent and s.code == 16]
-    return InputReport(name, f"{what}, within {config.pose_linear_tolerance * 1e3:.1f} mm and "
-                             f"{config.pose_angular_tolerance * 1e3:.0f} mrad",
+    return InputReport(name, f"{what}, within {tolerance.linear_tolerance * 1e3:.1f} mm and "
+                             f"{tolerance.angular_tolerance * 1e3:.0f} mrad",
                        f"settled in {settle:.2f} s, final error {errors[-1] * 1e3:.3f} mm, {angle * 1e3:.2f} mrad; "
                        f"status: {reached[-1] if reached else 'no TARGET_REACHED'}",
-                       errors[-1] <= config.pose_linear_tolerance and angle <= config.pose_angular_tolerance
+                       errors[-1] <= tolerance.linear_tolerance and angle <= tolerance.angular_tolerance
                        and bool(reached))
 
 
@@ -138,7 +139,7 @@ def _guided_push(executor, robot, recording, publisher, WrenchStamped, client, S
     t, q, _ = recording.stamped(start + SETTLE_S, time.monotonic())
     p = np.array([robot.fk(qi).translation for qi in q])
     velocity = (p[-1] - p[0]) / (t[-1] - t[0])
-    expected = (np.linalg.norm(PUSH) - config.guiding_force_deadband) / config.guiding_damping
+    expected = (np.linalg.norm(PUSH) - config.hand_guiding.force_deadband) / config.hand_guiding.damping
     direction = float(velocity @ PUSH / (np.linalg.norm(velocity) * np.linalg.norm(PUSH)))
     spin_for(executor, 0.8)                          # the sensor goes silent: guiding stops
     still = recording.positions[-1]
@@ -157,7 +158,7 @@ def _obstacle(executor, robot, recording, scene, SceneObject, twists, TwistStamp
     from robokin_ros.core.collision.clearance import ClearanceChecker
     from robokin_ros.core.collision.scene import SceneObject as CoreObject
 
-    minimum = ServoConfig(min_allowable_collision_distance=0.01).min_allowable_collision_distance
+    minimum = CollisionConfig(min_allowable_collision_distance=0.01).min_allowable_collision_distance
     tool = robot.fk(recording.positions[-1]).translation
     centre = (float(tool[0]), float(tool[1]), float(tool[2] - TABLE_BELOW - TABLE_SIZE[2] / 2))
     table = SceneObject(operation=SceneObject.ADD, id="table_top")
@@ -170,7 +171,7 @@ def _obstacle(executor, robot, recording, scene, SceneObject, twists, TwistStamp
     spin_for(executor, 0.2)
     down = TwistStamped()
     down.header.frame_id = robot.base_frame
-    down.twist.linear.z = -DOWN_SPEED / ServoConfig().scale_linear          # unitless
+    down.twist.linear.z = -DOWN_SPEED / ServoConfig().scale.linear          # unitless
     start = time.monotonic()
     _stream(executor, DOWN_S, lambda: twists.publish(down))
     halted = recording.positions[-1]

@@ -139,7 +139,7 @@ class ServoNode(RobokinNode):
                                               LATEST_ONLY)
         self._pose_targets = PolledSubscription(self, "pose_commands", PoseStamped, cfg.pose_command_in_topic,
                                                 LATEST_ONLY)
-        self._distances = PolledSubscription(self, "separation", Float64, cfg.separation_distance_topic, LATEST_ONLY)
+        self._distances = PolledSubscription(self, "separation", Float64, cfg.separation.distance_topic, LATEST_ONLY)
         self._wrenches = PolledSubscription(self, "wrench", WrenchStamped, cfg.wrench_topic, LATEST_ONLY)
         # several publishers may share the joint-state topic (arm driver, gripper): with a queue of one a gripper's
         # message could evict the arm's before it is taken, so every message is looked at
@@ -154,13 +154,13 @@ class ServoNode(RobokinNode):
         self._scene = SceneInbox(SCENE_QUEUE_LIMIT, SCENE_MESSAGE_MAX_BYTES)
         self.create_subscription(SceneObjectMsg, SCENE_TOPIC, self._scene.offer_serialized(SceneObjectMsg),
                                  SCENE_QOS, raw=True)
-        if cfg.check_collisions:      # MoveIt publishes for every client: unchecked, each would only be refused
-            for moveit_type, topic in ((CollisionObject, cfg.collision_object_topic),
-                                       (PlanningScene, cfg.planning_scene_topic)):
+        if cfg.collision.check_collisions:   # MoveIt publishes for every client: unchecked, each would only be refused
+            for moveit_type, topic in ((CollisionObject, cfg.collision.collision_object_topic),
+                                       (PlanningScene, cfg.collision.planning_scene_topic)):
                 if topic:
                     self.create_subscription(moveit_type, topic, self._scene.offer_serialized(moveit_type),
                                              SCENE_QOS, raw=True)
-        if cfg.check_collisions:
+        if cfg.collision.check_collisions:
             self._marker_pub = self.create_publisher(MarkerArray, "~/collision_markers", QUEUE_DEPTH)
             self.create_timer(MARKER_PERIOD, self._publish_collision_markers)
         for applied, sentence in apply_process_options(cfg.process_options):
@@ -343,9 +343,9 @@ class ServoNode(RobokinNode):
         collision = self._servo.collision_guard
         if collision is None:
             return
-        self._marker_pub.publish(collision_markers(
-            collision.clearance, collision.checker.objects, 2.0 * self._config.min_allowable_collision_distance,
-            self._robot.base_frame, self.get_clock().now().to_msg()))
+        warning = 2.0 * self._config.collision.min_allowable_collision_distance
+        self._marker_pub.publish(collision_markers(collision.clearance, collision.checker.objects, warning,
+                                                   self._robot.base_frame, self.get_clock().now().to_msg()))
 
     def _take_sensors(self, now: float) -> None:
         distance = self._distances.take_newest()

@@ -17,7 +17,14 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from robokin_ros.core.errors import ConfigError, RobokinError
-from robokin_ros.core.schema import default_of, param_name, parameter_aliases
+from robokin_ros.core.schema import (
+    build_config,
+    default_of,
+    param_name,
+    parameter_aliases,
+    parameter_fields,
+    with_parameters,
+)
 from robokin_ros.ros.moveit_servo_params import warn_unsupported
 
 _SCALAR_TYPES = ((bool, ParameterType.PARAMETER_BOOL, "true or false"),
@@ -108,14 +115,14 @@ def declare_config(node: Node, cls: type, overrides: dict[str, Any] | None = Non
         ConfigError: listing every invalid value at once (wrong type, out of range, cross-field rules).
     """
     overrides = dict(overrides or {})
-    names = {param_name(f) for f in dataclasses.fields(cls)}
+    names = {param_name(f) for f in parameter_fields(cls)}
     unknown = sorted(set(overrides) - names)
     if unknown:
         raise ConfigError([f"unknown parameter '{u}'; valid: {sorted(names)}" for u in unknown])
     aliases = parameter_aliases(cls)
     problems: list[str] = []
     values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
+    for f in parameter_fields(cls):
         name = param_name(f)
         default = overrides.get(name, default_of(f))
         if isinstance(default, list):
@@ -126,17 +133,17 @@ def declare_config(node: Node, cls: type, overrides: dict[str, Any] | None = Non
             default = next(iter(given.values()))
         value = _declare_one(node, f, name, default, problems, fallback, ", ".join(given))
         try:
-            values[f.name] = to_field_value(f, value)
+            values[name] = to_field_value(f, value)
         except ConfigError as err:
             problems += err.problems
-            values[f.name] = default
+            values[name] = default
             continue
-        if given and len(problems) == known and values[f.name] != default:
-            problems.append(_conflict(name, values[f.name], given))
+        if given and len(problems) == known and values[name] != default:
+            problems.append(_conflict(name, values[name], given))
     if aliases:
         warn_unsupported(node)
     try:
-        config = cls(**values)
+        config = build_config(cls, values)
     except ConfigError as err:
         problems += err.problems
     if problems:
@@ -208,7 +215,7 @@ def watch_config(node: Node, get: Callable[[], Any], apply: Callable[[Any], None
         get: returns the current config.
         apply: installs a new config; raises RobokinError to refuse it.
     """
-    by_param = {param_name(f): f for f in dataclasses.fields(type(get()))}
+    by_param = {param_name(f): f for f in parameter_fields(type(get()))}
 
     def on_set(parameters: list[Parameter]) -> SetParametersResult:
         changes: dict[str, Any] = {}
@@ -218,7 +225,7 @@ def watch_config(node: Node, get: Callable[[], Any], apply: Callable[[Any], None
             if f is None:
                 continue
             try:
-                changes[f.name] = to_field_value(f, parameter.value)
+                changes[parameter.name] = to_field_value(f, parameter.value)
             except ConfigError as err:
                 problems += err.problems
         if problems:
@@ -226,7 +233,7 @@ def watch_config(node: Node, get: Callable[[], Any], apply: Callable[[Any], None
         if not changes:
             return SetParametersResult(successful=True)
         try:
-            apply(dataclasses.replace(get(), **changes))
+            apply(with_parameters(get(), changes))
         except RobokinError as err:
             return SetParametersResult(successful=False, reason=str(err))
         return SetParametersResult(successful=True)

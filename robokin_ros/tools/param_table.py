@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from dataclasses import fields
 
-from robokin_ros.core.schema import default_of, param_name
+from robokin_ros.core.schema import default_of, param_name, parameter_fields
 
 CONFIGS = {
     "servo": "robokin_ros.core.servo.config:ServoConfig",
@@ -18,7 +17,7 @@ CONFIGS = {
 def markdown_table(cls: type) -> str:
     """One row per parameter: name, default, unit, bounds, description."""
     rows = ["| parameter | default | unit | allowed | description |", "|---|---|---|---|---|"]
-    for f in fields(cls):
+    for f in parameter_fields(cls):
         meta = f.metadata
         bounds = [f"{word} {meta[key]}" for key, word in (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
                   if meta.get(key) is not None]

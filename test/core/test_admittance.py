@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from robokin_ros.core.errors import ConfigError, InvalidInputError
-from robokin_ros.core.servo.admittance import (AdmittanceParams, GuidingStatus, HandGuiding, deadband,
-                                               effective_wrench, relax, saturate)
+from robokin_ros.core.servo.admittance import GuidingStatus, HandGuiding, deadband, effective_wrench, relax, saturate
+from robokin_ros.core.servo.config import HandGuidingConfig
 
-P = AdmittanceParams()
+P = HandGuidingConfig()
 PUSH = np.array([6.0, -8.0, 0.0, 0.0, 0.0, 1.2])      # 10 N in the xy plane, 1.2 N m about z
 
 
@@ -100,7 +100,7 @@ def test_saturation_clips_each_norm_and_keeps_the_direction():
     wrench = effective_wrench(hard, P)
     np.testing.assert_allclose(wrench[:3], P.force_saturation * hard[:3] / 200.0)
     np.testing.assert_allclose(wrench[3:], P.torque_saturation * hard[3:] / 50.0)
-    fast = AdmittanceParams(max_linear_speed=5.0, max_angular_speed=5.0)   # the cap out of the way
+    fast = HandGuidingConfig(max_linear_speed=5.0, max_angular_speed=5.0)   # the cap out of the way
     out = push_for(HandGuiding(fast), hard, 0.01, 2.0)[200]
     np.testing.assert_allclose(out.twist[:3], 60.0 / 50.0 * hard[:3] / 200.0, atol=1e-6)
     np.testing.assert_allclose(out.twist[3:], 6.0 / 5.0 * hard[3:] / 50.0, atol=1e-6)
@@ -222,7 +222,7 @@ def test_bad_bias_times_and_rotations_are_refused():
 
 def test_bad_parameters_are_all_named_at_once():
     with pytest.raises(ConfigError) as err:
-        AdmittanceParams(mass=0.0, damping=-5.0, force_deadband=-1.0, wrench_timeout=math.nan, max_linear_speed=50.0)
+        HandGuidingConfig(mass=0.0, damping=-5.0, force_deadband=-1.0, wrench_timeout=math.nan, max_linear_speed=50.0)
     text = str(err.value)
     for words in ("mass=0.0 must be > 0.0", "damping=-5.0 must be > 0.0", "force_deadband=-1.0 must be >= 0.0",
                   "wrench_timeout=nan must be finite", "max_linear_speed=50.0 must be <= 10.0"):
@@ -246,7 +246,7 @@ def test_a_reading_beyond_the_physical_bound_is_refused_so_bias_and_push_stay_fi
 
 @pytest.mark.parametrize("mass, damping", [(1e-320, 50.0), (5.0, 1e-320), (1e-300, 1e-320), (1e300, 1e-300)])
 def test_the_exact_step_stays_finite_for_any_accepted_mass_and_damping(mass, damping):
-    params = AdmittanceParams(mass=mass, damping=damping, inertia=mass, angular_damping=damping)
+    params = HandGuidingConfig(mass=mass, damping=damping, inertia=mass, angular_damping=damping)
     for dt in (0.0, 0.002, 1.0):
         twist = relax(np.full(6, 0.1), np.array([60.0, 0, 0, 6.0, 0, 0]), dt, params)
         assert np.isfinite(twist).all(), (mass, damping, dt, twist)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from robokin_ros.core.errors import InvalidInputError, UnknownJointError
-from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.config import ScaleConfig, ServoConfig
 from robokin_ros.core.servo.joint_jog import MAX_JOINT_SPEED, JointJogCommand, chain_velocities
 from robokin_ros.core.servo.servo import Servo
 from robokin_ros.core.servo.status import ServoStatus
@@ -28,10 +28,11 @@ def test_named_joints_get_their_velocities_and_the_others_stay_still():
 
 
 def test_unitless_is_clipped_and_scaled_by_scale_joint_and_the_override_applies():
-    cfg = ServoConfig(command_in_type="unitless", scale_joint=0.4)
+    cfg = ServoConfig(command_in_type="unitless", scale=ScaleConfig(joint=0.4))
     v = chain_velocities(jog(["panda_joint1", "panda_joint7"], [0.5, -3.0]), NAMES, cfg)
     np.testing.assert_allclose(v[[0, 6]], [0.2, -0.4])
-    slow = ServoConfig(command_in_type="unitless", scale_joint=0.4, override_velocity_scaling_factor=0.5)
+    slow = ServoConfig(command_in_type="unitless", scale=ScaleConfig(joint=0.4),
+                       override_velocity_scaling_factor=0.5)
     np.testing.assert_allclose(chain_velocities(jog(["panda_joint1"], [1.0]), NAMES, slow)[0], 0.2)
 
 

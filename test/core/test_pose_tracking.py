@@ -7,7 +7,7 @@ import pytest
 from servo_arm import DT, IdealArm
 
 from robokin_ros.core.errors import ConfigError, InvalidInputError, UnknownFrameError
-from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.config import PoseTrackingConfig, ServoConfig
 from robokin_ros.core.servo.pose_tracking import PoseTarget
 from robokin_ros.core.servo.status import ServoStatus
 
@@ -33,7 +33,7 @@ def test_a_step_target_10_cm_away_settles_within_tolerance_without_overshoot(pan
     error = np.linalg.norm(arm.tool().translation - goal.translation)
     angle = np.linalg.norm(pin.log3(goal.rotation @ arm.tool().rotation.T))
     cfg = arm.servo.config
-    assert error <= cfg.pose_linear_tolerance and angle <= cfg.pose_angular_tolerance
+    assert error <= cfg.pose_tracking.linear_tolerance and angle <= cfg.pose_tracking.angular_tolerance
     assert out.status == ServoStatus.TARGET_REACHED and "remaining error" in out.message
     # no overshoot: the progress along the step never passes the goal (beyond the rounding of a settled arm)
     assert max(along) <= 0.1 + 1e-5
@@ -45,7 +45,7 @@ def test_a_step_target_10_cm_away_settles_within_tolerance_without_overshoot(pan
     assert np.all(accelerations <= cfg.default_joint_acceleration * (1 + 1e-6))
     # the tool speed stayed within the pose speed limit (FK difference of consecutive commands)
     tool = np.array([panda.fk(o.positions).translation for o in arm.outputs])
-    assert np.linalg.norm(np.diff(tool, axis=0), axis=1).max() / DT <= cfg.pose_max_linear_speed * 1.01
+    assert np.linalg.norm(np.diff(tool, axis=0), axis=1).max() / DT <= cfg.pose_tracking.max_linear_speed * 1.01
     # once reached and no newer target: the servo ramps to rest and goes silent like a stale command
     assert not arm.outputs[-1].publish and not arm.outputs[-1].velocities.any()
 
@@ -138,8 +138,9 @@ def test_unknown_frame_and_impossible_target_speed_are_refused(panda):
 
 def test_pose_gain_times_period_must_stay_below_a_half():
     with pytest.raises(ConfigError, match="pose_tracking.linear_gain"):
-        ServoConfig(publish_period=0.02, pose_linear_gain=30.0)
-    assert ServoConfig(publish_period=0.02, pose_linear_gain=20.0).pose_linear_gain == 20.0
+        ServoConfig(publish_period=0.02, pose_tracking=PoseTrackingConfig(linear_gain=30.0))
+    pose = PoseTrackingConfig(linear_gain=20.0)
+    assert ServoConfig(publish_period=0.02, pose_tracking=pose).pose_tracking.linear_gain == 20.0
 
 
 def test_the_compiled_tracking_twist_is_the_formula_in_pinocchio_terms(panda):
@@ -169,10 +170,11 @@ def test_the_compiled_tracking_twist_is_the_formula_in_pinocchio_terms(panda):
         errors = (target_p - tool.translation, pin.log3(target_R @ tool.rotation.T))
         # the feed-forward stops once the stream has been silent for 0.1 s: it has stopped where extrapolated
         expected = v.copy() if now - 0.39 <= 0.1 else np.zeros(6)
-        for part, (gain, accel, cap) in enumerate(((cfg.pose_linear_gain, cfg.pose_max_linear_acceleration,
-                                                    cfg.pose_max_linear_speed),
-                                                   (cfg.pose_angular_gain, cfg.pose_max_angular_acceleration,
-                                                    cfg.pose_max_angular_speed))):
+        pose = cfg.pose_tracking
+        for part, (gain, accel, cap) in enumerate(((pose.linear_gain, pose.max_linear_acceleration,
+                                                    pose.max_linear_speed),
+                                                   (pose.angular_gain, pose.max_angular_acceleration,
+                                                    pose.max_angular_speed))):
             size = np.linalg.norm(errors[part])
             expected[3 * part:3 * part + 3] += errors[part] / size * min(gain * size, np.sqrt(2 * accel * size), cap)
         np.testing.assert_allclose(twist, expected, atol=1e-12)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from robokin_ros.core.errors import ConfigError, InvalidInputError, UnknownFrameError
 from robokin_ros.core.servo.command_type import CommandType, CommandTypeSwitch
 from robokin_ros.core.servo.commanded_state import DIVERGENCE_PERSISTENCE, max_abs_difference
-from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.config import ScaleConfig, ServoConfig
 from robokin_ros.core.servo.servo import Servo, warm_up
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
@@ -83,7 +83,7 @@ def test_tracks_a_speed_units_twist(panda):
 
 
 def test_unitless_commands_are_clipped_and_scaled(panda):
-    loop = Loop(panda, command_in_type="unitless", scale_linear=0.05, default_joint_acceleration=1000.0)
+    loop = Loop(panda, command_in_type="unitless", scale=ScaleConfig(linear=0.05), default_joint_acceleration=1000.0)
     outs = loop.run(20, cmd([3.0, 0.0, -0.5]))                # 3.0 is clipped to 1.0
     v = tool_velocity(panda, outs[-2].positions, outs[-1].positions)
     np.testing.assert_allclose(v, [0.05, 0.0, -0.025, 0, 0, 0], atol=2e-5)
@@ -92,7 +92,7 @@ def test_unitless_commands_are_clipped_and_scaled(panda):
 @pytest.mark.parametrize("override, factor", [(0.5, 0.5), (0.005, 1.0), (0.0, 1.0)])
 def test_override_velocity_scaling_factor_multiplies_the_command_from_0_01_on(panda, override, factor):
     """MoveIt Servo's override_velocity_scaling_factor: below 0.01 it means no override."""
-    loop = Loop(panda, command_in_type="unitless", scale_linear=0.05, default_joint_acceleration=1000.0,
+    loop = Loop(panda, command_in_type="unitless", scale=ScaleConfig(linear=0.05), default_joint_acceleration=1000.0,
                 override_velocity_scaling_factor=override)
     outs = loop.run(20, cmd([1.0, 0.0, -0.5]))
     v = tool_velocity(panda, outs[-2].positions, outs[-1].positions)
@@ -370,8 +370,8 @@ def test_update_config_validates_against_the_robot_first(panda):
     with pytest.raises(ConfigError, match="max_joint_velocity has 2 entries but the chain has 7 joints"):
         servo.update_config(ServoConfig(max_joint_velocity=(1.0, 1.0)))
     assert servo.config == ServoConfig()
-    servo.update_config(ServoConfig(scale_linear=0.1))
-    assert servo.config.scale_linear == 0.1
+    servo.update_config(ServoConfig(scale=ScaleConfig(linear=0.1)))
+    assert servo.config.scale.linear == 0.1
 
 
 # JointTrajectoryController's default end-velocity rule (allow_nonzero_velocity_at_trajectory_end: false): the
@@ -645,7 +645,7 @@ def test_window_times_grid():
 def test_limits_hold_over_long_random_command_sequences(panda, seed):
     rng = np.random.default_rng(seed)
     q0 = panda.random_positions(rng, 0.0)
-    loop = Loop(panda, q0=q0, command_in_type="unitless", scale_linear=0.5, scale_rotational=1.5,
+    loop = Loop(panda, q0=q0, command_in_type="unitless", scale=ScaleConfig(linear=0.5, rotational=1.5),
                 posture_gain=float(rng.uniform(0, 2)))
     vmax, amax = loop.servo.velocity_limits, loop.servo.acceleration_limits
     command, prev = None, np.zeros(panda.n)

@@ -5,7 +5,7 @@ import pytest
 from servo_arm import DT, IdealArm
 
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.config import CollisionConfig, SeparationConfig, ServoConfig
 from robokin_ros.core.servo.status import ServoStatus
 
 
@@ -14,7 +14,7 @@ def accelerations(outputs):
     return np.abs(np.diff(v, axis=0)).max(axis=0) / DT
 
 
-SEPARATION = dict(command_in_type="speed_units", separation_enabled=True)
+SEPARATION = dict(command_in_type="speed_units", separation=SeparationConfig(enabled=True))
 
 
 def test_tool_speed_follows_v_safe_times_d_over_d_safety(panda):
@@ -22,7 +22,7 @@ def test_tool_speed_follows_v_safe_times_d_over_d_safety(panda):
     for _ in range(int(1.0 / DT)):
         out = arm.tick(twist=(0.0, 0.2, 0.0), distance=0.5)
     cfg = arm.servo.config
-    expected = cfg.separation_safe_speed * 0.5 / cfg.separation_safety_distance          # 0.125 m/s
+    expected = cfg.separation.safe_speed * 0.5 / cfg.separation.safety_distance          # 0.125 m/s
     np.testing.assert_allclose(np.median(arm.tool_speed()), expected, rtol=0.01)
     assert out.status == ServoStatus.SEPARATION_LIMITED and "500 mm" in out.message
     # far away: the full command (0.2 m/s is below v_safe 0.25) passes untouched, status from the IK
@@ -46,7 +46,7 @@ def test_inside_the_protective_distance_the_arm_stops_within_the_acceleration_li
 
 def test_a_missing_or_stale_distance_means_the_slowest_speed(panda):
     cfg = ServoConfig(**SEPARATION)
-    slowest = cfg.separation_safe_speed * cfg.separation_protective_distance / cfg.separation_safety_distance
+    slowest = cfg.separation.safe_speed * cfg.separation.protective_distance / cfg.separation.safety_distance
     arm = IdealArm(panda, **SEPARATION)
     for _ in range(int(1.0 / DT)):                      # never a reading
         out = arm.tick(twist=(0.0, 0.2, 0.0))
@@ -69,7 +69,7 @@ def test_a_constant_push_settles_at_force_over_damping_in_its_direction(panda):
     for _ in range(int(1.5 / DT)):
         out = arm.tick(wrench=np.concatenate(((1.0, -0.5, 3.0) + push, np.zeros(3))))
     cfg = arm.servo.config
-    expected = (10.0 - cfg.guiding_force_deadband) / cfg.guiding_damping                 # 0.16 m/s
+    expected = (10.0 - cfg.hand_guiding.force_deadband) / cfg.hand_guiding.damping                 # 0.16 m/s
     p = np.array([panda.fk(o.positions).translation for o in arm.outputs[-50:]])
     velocity = (p[-1] - p[0]) / (49 * DT)
     np.testing.assert_allclose(np.linalg.norm(velocity), expected, rtol=0.01)
@@ -111,12 +111,13 @@ def test_motion_toward_an_obstacle_decelerates_then_halts_at_the_minimum_distanc
     scene = tmp_path / "scene.yaml"
     scene.write_text("objects:\n  - id: block\n    shape: box\n    dimensions: [0.2, 0.2, 0.04]\n"
                      f"    position: [{tool[0] + 0.05}, {tool[1]}, 0.15]\n")
-    arm = IdealArm(panda, command_in_type="speed_units", check_collisions=True, scene_objects_file=str(scene))
+    arm = IdealArm(panda, command_in_type="speed_units",
+                   collision=CollisionConfig(check_collisions=True, scene_objects_file=str(scene)))
     statuses = []
     for _ in range(int(4.5 / DT)):
         statuses.append(arm.tick(twist=(0.0, 0.0, -0.1)).status)
     clearance = arm.servo.clearance
-    minimum = arm.servo.config.min_allowable_collision_distance
+    minimum = arm.servo.config.collision.min_allowable_collision_distance
     # halted at the minimum distance (the check is exact there: coal's distance of the nearest pair)
     assert clearance.names[1] == "block" and abs(clearance.distance - minimum) < 2e-4, clearance
     assert statuses[-1] == ServoStatus.HALT_FOR_COLLISION and ServoStatus.DECELERATE_FOR_COLLISION in statuses
@@ -141,9 +142,10 @@ def test_with_both_guards_the_smaller_factor_wins(panda, tmp_path):
     scene = tmp_path / "scene.yaml"
     scene.write_text("objects:\n  - id: block\n    shape: box\n    dimensions: [0.2, 0.2, 0.04]\n"
                      f"    position: [{tool[0] + 0.05}, {tool[1]}, 0.15]\n")
-    arm = IdealArm(panda, command_in_type="speed_units", check_collisions=True, scene_objects_file=str(scene),
-                   separation_enabled=True)
+    arm = IdealArm(panda, command_in_type="speed_units",
+                   collision=CollisionConfig(check_collisions=True, scene_objects_file=str(scene)),
+                   separation=SeparationConfig(enabled=True))
     statuses = [arm.tick(twist=(0.0, 0.0, -0.2), distance=0.5).status for _ in range(int(4.0 / DT))]
     assert ServoStatus.SEPARATION_LIMITED in statuses and statuses[-1] == ServoStatus.HALT_FOR_COLLISION
-    assert abs(arm.servo.clearance.distance - arm.servo.config.min_allowable_collision_distance) < 2e-4
+    assert abs(arm.servo.clearance.distance - arm.servo.config.collision.min_allowable_collision_distance) < 2e-4
     assert arm.tool_speed(10).max() < 1e-6

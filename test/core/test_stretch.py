@@ -68,7 +68,7 @@ def runs(panda):
 
 def commanded_velocity(name: str) -> np.ndarray:
     phase = next(p for p in demo_phases() if p.name == name)
-    return np.array(phase.linear) * ServoConfig().scale_linear               # (3,) [m/s], base axes
+    return np.array(phase.linear) * ServoConfig().scale.linear               # (3,) [m/s], base axes
 
 
 def tool_along(panda, run: Run, name: str):

@@ -75,7 +75,7 @@ def test_in_process_the_file_is_read_and_the_unsupported_names_come_back(ros):
     node = Node("moveit_file", context=context, parameter_overrides=overrides)
     executor.add_node(node)
     config = declare_config(node, ServoConfig)
-    assert (config.pose_linear_tolerance, config.pose_angular_tolerance) == (0.005, 0.02)
+    assert (config.pose_tracking.linear_tolerance, config.pose_tracking.angular_tolerance) == (0.005, 0.02)
     assert config.halt_all_joints_in_joint_mode and not config.halt_all_joints_in_cartesian_mode
     assert config.joint_limit_margins == (0.1,) and config.publish_period == 0.01
     assert warn_unsupported(node) == UNSUPPORTED_IN_FILE

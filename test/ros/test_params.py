@@ -36,7 +36,7 @@ def test_defaults_and_lists_are_read_into_the_dataclass(ros):
     node = _node(ros, **{"scale.linear": 0.25, "max_joint_acceleration": [15, 7, 10, 12, 15, 20, 20],
                          "home_positions": [0.0, 0.1]})
     config = declare_config(node, ServoConfig)
-    assert config.scale_linear == 0.25
+    assert config.scale.linear == 0.25
     assert config.max_joint_acceleration == (15.0, 7.0, 10.0, 12.0, 15.0, 20.0, 20.0)
     assert all(isinstance(v, float) for v in config.max_joint_acceleration)
     assert config.home_positions == (0.0, 0.1)
@@ -77,12 +77,12 @@ def test_runtime_update_is_validated_whole_and_applied_whole(ros):
     watch_config(node, lambda: current[0], apply)
     ok = node.set_parameters_atomically([Parameter("scale.linear", value=0.3),
                                          Parameter("incoming_command_timeout", value=0.2)])
-    assert ok.successful and (current[0].scale_linear, current[0].incoming_command_timeout) == (0.3, 0.2)
+    assert ok.successful and (current[0].scale.linear, current[0].incoming_command_timeout) == (0.3, 0.2)
     # one good and one bad value: nothing changes, the reason names the bad rule
     bad = node.set_parameters_atomically([Parameter("scale.linear", value=0.9),
                                           Parameter("lower_singularity_threshold", value=95.0)])
     assert not bad.successful and "must exceed lower_singularity_threshold=95.0" in bad.reason
-    assert current[0].scale_linear == 0.3 and node.get_parameter("scale.linear").value == 0.3
+    assert current[0].scale.linear == 0.3 and node.get_parameter("scale.linear").value == 0.3
     wrong_type = node.set_parameters([Parameter("home_positions", value="home")])[0]
     assert not wrong_type.successful and "home_positions='home' must be a list of numbers" in wrong_type.reason
     read_only = node.set_parameters([Parameter("publish_period", value=0.01)])[0]
@@ -137,7 +137,7 @@ def test_moveit_names_are_accepted_bare_and_under_the_moveit_servo_namespace(ros
                          "planning_frame": "panda_link0", "ee_frame": "panda_hand"})
     config = declare_config(node, ServoConfig)
     assert config.apply_twist_about_tool is False and config.joint_limit_margins == (0.1,)
-    assert (config.scale_linear, config.publish_period, config.override_velocity_scaling_factor) == (0.2, 0.01, 0.5)
+    assert (config.scale.linear, config.publish_period, config.override_velocity_scaling_factor) == (0.2, 0.01, 0.5)
     assert (config.base_frame, config.tip_frame) == ("panda_link0", "panda_hand")
     # the robokin name reports the value that is in force, and the alias says what it stands for
     assert node.get_parameter("apply_twist_about_tool").value is False
@@ -152,10 +152,8 @@ def test_moveit_names_are_accepted_bare_and_under_the_moveit_servo_namespace(ros
 
 def test_moveit_names_match_the_config_schema():
     """Every robokin name of the mapping is a parameter of ServoConfig (a typo would silently alias nothing)."""
-    from dataclasses import fields
-
-    from robokin_ros.core.schema import param_name, parameter_aliases
-    names = {param_name(f) for f in fields(ServoConfig)}
+    from robokin_ros.core.schema import param_name, parameter_aliases, parameter_fields
+    names = {param_name(f) for f in parameter_fields(ServoConfig)}
     assert set(ServoConfig.moveit_names) <= names, set(ServoConfig.moveit_names) - names
     aliases = parameter_aliases(ServoConfig)
     assert aliases["apply_twist_about_tool"] == ("apply_twist_commands_about_ee_frame",
@@ -178,7 +176,7 @@ def test_a_setting_given_under_two_names_with_different_values_is_refused(ros):
     # the same value under both names is no conflict
     same = declare_config(_node(ros, "agree", **{"scale.linear": 0.3, "moveit_servo.scale.linear": 0.3}),
                           ServoConfig)
-    assert same.scale_linear == 0.3
+    assert same.scale.linear == 0.3
 
 
 def test_bad_values_under_a_moveit_name_name_the_moveit_name(ros):
@@ -204,4 +202,4 @@ def test_moveit_names_are_read_once_at_start_up(ros):
     result = node.set_parameters([Parameter("moveit_servo.scale.linear", value=0.1)])[0]
     assert not result.successful and "read-only" in result.reason
     assert node.set_parameters([Parameter("scale.linear", value=0.1)])[0].successful
-    assert current[0].scale_linear == 0.1
+    assert current[0].scale.linear == 0.1

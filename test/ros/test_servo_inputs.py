@@ -93,7 +93,7 @@ def panda():
 
 
 def test_a_pose_target_10_cm_away_settles_within_tolerance_and_says_so(client, panda):
-    tolerance = ServoConfig().pose_linear_tolerance
+    tolerance = ServoConfig().pose_tracking.linear_tolerance
     start = panda.fk(client.states[-1][1])
     step = np.array([0.0, 0.08, -0.06])                      # 10 cm
     goal = pin.SE3(start.rotation, start.translation + step)
@@ -101,7 +101,7 @@ def test_a_pose_target_10_cm_away_settles_within_tolerance_and_says_so(client, p
     spin_for(client.executor, 2.5)
     reached = panda.fk(client.states[-1][1])
     assert np.linalg.norm(reached.translation - goal.translation) <= tolerance, client.servo.output
-    assert np.linalg.norm(pin.log3(goal.rotation @ reached.rotation.T)) <= ServoConfig().pose_angular_tolerance
+    assert np.linalg.norm(pin.log3(goal.rotation @ reached.rotation.T)) <= ServoConfig().pose_tracking.angular_tolerance
     progress = [float(step @ (panda.fk(q).translation - start.translation)) / 0.1 for _, q in client.states]
     assert max(progress) <= 0.1 + 2e-4, max(progress)                   # no overshoot past the target
     last = client.statuses[-1]
@@ -164,7 +164,7 @@ def test_separation_distance_scales_the_tool_speed_and_stops_inside_the_protecti
     c.every_10_ms(0.6, lambda: both(0.5))
     since = c.ros_now()
     c.every_10_ms(0.6, lambda: both(0.5))
-    expected = cfg.separation_safe_speed * 0.5 / cfg.separation_safety_distance     # 0.125 m/s
+    expected = cfg.separation.safe_speed * 0.5 / cfg.separation.safety_distance     # 0.125 m/s
     assert abs(c.tool_speed(panda, since) - expected) <= 0.05 * expected, c.tool_speed(panda, since)
     assert c.statuses[-1].code == ServoStatus.SEPARATION_LIMITED and "500 mm" in c.statuses[-1].message
     c.every_10_ms(0.6, lambda: both(0.2))                   # inside the protective distance
@@ -176,7 +176,7 @@ def test_separation_distance_scales_the_tool_speed_and_stops_inside_the_protecti
     c.every_10_ms(0.8, lambda: c.twists.publish(command))
     since = c.ros_now()
     c.every_10_ms(0.6, lambda: c.twists.publish(command))
-    slowest = cfg.separation_safe_speed * cfg.separation_protective_distance / cfg.separation_safety_distance
+    slowest = cfg.separation.safe_speed * cfg.separation.protective_distance / cfg.separation.safety_distance
     assert c.tool_speed(panda, since) <= slowest * 1.05
 
 
@@ -195,7 +195,7 @@ def test_a_guided_push_moves_the_tool_at_force_over_damping_and_pauses_when_the_
     client.every_10_ms(1.0, lambda: client.wrenches.publish(wrench(0.0, 10.0)))
     since = client.ros_now()
     client.every_10_ms(0.6, lambda: client.wrenches.publish(wrench(0.0, 10.0)))
-    expected = (10.0 - cfg.guiding_force_deadband) / cfg.guiding_damping            # 0.16 m/s along +y
+    expected = (10.0 - cfg.hand_guiding.force_deadband) / cfg.hand_guiding.damping            # 0.16 m/s along +y
     assert abs(client.tool_speed(panda, since) - expected) <= 0.05 * expected, client.tool_speed(panda, since)
     assert client.statuses[-1].code == ServoStatus.HAND_GUIDING
     spin_for(client.executor, 0.6)                           # the sensor goes silent

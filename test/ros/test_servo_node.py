@@ -338,11 +338,11 @@ def test_joint_states_missing_stale_wrongly_sized_or_unordered(ros, panda):
 def test_runtime_parameter_update_applies_whole_or_not_at_all(graph):
     servo, sim, probe = graph
     ok = servo.set_parameters([Parameter("scale.linear", value=0.1)])[0]
-    assert ok.successful and servo._servo.config.scale_linear == 0.1
+    assert ok.successful and servo._servo.config.scale.linear == 0.1
     bad = servo.set_parameters_atomically([Parameter("scale.linear", value=0.3),
                                            Parameter("max_joint_acceleration", value=[1.0, 2.0])])
     assert not bad.successful and "max_joint_acceleration has 2 entries" in bad.reason
-    assert servo._servo.config.scale_linear == 0.1
+    assert servo._servo.config.scale.linear == 0.1
 
 
 def test_float64_velocity_output_drives_the_forward_velocity_controller(ros, panda):

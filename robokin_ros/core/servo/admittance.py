@@ -29,48 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robokin_ros.core.errors import ConfigError, InvalidInputError
-from robokin_ros.core.schema import field_problems, spec
-from robokin_ros.core.servo.twist import MAX_ANGULAR_SPEED, MAX_LINEAR_SPEED
+from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.servo.config import HandGuidingConfig
 from robokin_ros.core.validation import check_time, check_vector
 
 # |R^T R - I| above this is not a rotation but a wiring mistake (a transform with scale, or garbage)
 ROTATION_TOLERANCE = 1e-6
-
-
-@dataclass(frozen=True)
-class AdmittanceParams:
-    """Hand guiding parameters; defaults feel like a light, well-damped cobot tool (10 N push -> 0.16 m/s)."""
-
-    mass: float = spec(5.0, "virtual mass along each linear axis; time constant = mass / damping (0.1 s)",
-                       unit="kg", gt=0.0)
-    damping: float = spec(50.0, "linear damping: a push of F newtons (beyond the dead band) settles at F / damping",
-                          unit="N s/m", gt=0.0)
-    inertia: float = spec(0.5, "virtual inertia about each axis; time constant = inertia / angular_damping",
-                          unit="kg m^2", gt=0.0)
-    angular_damping: float = spec(5.0, "angular damping: a torque T (beyond the dead band) settles at T / damping",
-                                  unit="N m s/rad", gt=0.0)
-    force_deadband: float = spec(2.0, "force norm below which the push counts as zero (subtracted above it)",
-                                 unit="N", ge=0.0)
-    torque_deadband: float = spec(0.2, "torque norm below which the twist counts as zero (subtracted above it)",
-                                  unit="N m", ge=0.0)
-    force_saturation: float = spec(60.0, "largest effective force norm (after the dead band)", unit="N", gt=0.0)
-    torque_saturation: float = spec(6.0, "largest effective torque norm (after the dead band)", unit="N m",
-                                    gt=0.0)
-    wrench_timeout: float = spec(0.1, "a wrench older than this is stale: zero force, guiding pauses", unit="s",
-                                 gt=0.0)
-    max_force: float = spec(1e4, "a reading whose force norm exceeds this is refused: no sensor a hand pushes on "
-                            "reads it (see `set_wrench`)", unit="N", gt=0.0)
-    max_torque: float = spec(1e3, "a reading whose torque norm exceeds this is refused", unit="N m", gt=0.0)
-    max_linear_speed: float = spec(0.25, "cap on the guided tool's linear speed", unit="m/s", gt=0.0,
-                                   le=MAX_LINEAR_SPEED)
-    max_angular_speed: float = spec(0.5, "cap on the guided tool's angular speed", unit="rad/s", gt=0.0,
-                                    le=MAX_ANGULAR_SPEED)
-
-    def __post_init__(self) -> None:
-        problems = field_problems(self)
-        if problems:
-            raise ConfigError(problems, "hand guiding parameters")
 
 
 class GuidingStatus(enum.Enum):
@@ -119,14 +83,14 @@ def saturate(vector: np.ndarray, limit: float) -> np.ndarray:
     return vector if norm <= limit else vector * (limit / norm)
 
 
-def effective_wrench(wrench: np.ndarray, params: AdmittanceParams) -> np.ndarray:
+def effective_wrench(wrench: np.ndarray, params: HandGuidingConfig) -> np.ndarray:
     """(6,) [N, N m] saturate(deadband(wrench)) for force and torque separately; `wrench` is bias-free."""
     force = saturate(deadband(wrench[:3], params.force_deadband), params.force_saturation)
     torque = saturate(deadband(wrench[3:], params.torque_deadband), params.torque_saturation)
     return np.concatenate((force, torque))
 
 
-def relax(velocity: np.ndarray, wrench: np.ndarray, dt: float, params: AdmittanceParams) -> np.ndarray:
+def relax(velocity: np.ndarray, wrench: np.ndarray, dt: float, params: HandGuidingConfig) -> np.ndarray:
     """(6,) twist [m/s, rad/s] after `dt` [s] of M dv/dt + D v = wrench, the wrench held constant (exact).
 
     Written as v e + F (dt / M) phi(x), x = D dt / M, e = exp(-x), phi(x) = (1 - e) / x, so that it stays finite
@@ -146,8 +110,8 @@ def relax(velocity: np.ndarray, wrench: np.ndarray, dt: float, params: Admittanc
 class HandGuiding:
     """The admittance with its state: feed wrenches as they arrive, call `step(now)` once per servo tick."""
 
-    def __init__(self, params: AdmittanceParams | None = None) -> None:
-        self.params = AdmittanceParams() if params is None else params
+    def __init__(self, params: HandGuidingConfig | None = None) -> None:
+        self.params = HandGuidingConfig() if params is None else params
         self._bias = np.zeros(6)                 # [N, N m] in sensor axes
         self._wrench: np.ndarray | None = None   # (6,) [N, N m] last accepted wrench, sensor axes, bias included
         self._frame_R_sensor = np.eye(3)         # rotation that came with it

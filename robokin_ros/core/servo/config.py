@@ -5,7 +5,111 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from robokin_ros.core.process_options import SchedulingConfig
-from robokin_ros.core.schema import spec
+from robokin_ros.core.schema import ParameterGroup, group, spec
+
+
+@dataclass(frozen=True)
+class ScaleConfig(ParameterGroup):
+    """Speeds of a unitless command of 1 (`scale.*`)."""
+
+    what = "scale parameters"
+    linear: float = spec(0.4, "linear speed of a unitless command of 1", unit="m/s", gt=0.0, le=10.0)
+    rotational: float = spec(0.8, "angular speed of a unitless command of 1", unit="rad/s", gt=0.0, le=20.0)
+    joint: float = spec(0.5, "joint speed of a unitless joint jog of 1", unit="rad/s", gt=0.0, le=20.0)
+
+
+@dataclass(frozen=True)
+class PoseTrackingConfig(ParameterGroup):
+    """Pose target tracking (`pose_tracking.*`, core/servo/pose_tracking.py)."""
+
+    what = "pose tracking parameters"
+    linear_tolerance: float = spec(0.001, "a pose target is reached when the tool is this close (and within "
+                                   "the angular tolerance)", unit="m", gt=0.0, le=1.0)
+    angular_tolerance: float = spec(0.01, "angular part of the pose target tolerance", unit="rad", gt=0.0, le=3.2)
+    linear_gain: float = spec(20.0, "tool speed per metre of position error (the error decays at this rate)",
+                              unit="1/s", gt=0.0, le=200.0)
+    angular_gain: float = spec(10.0, "tool angular speed per radian of orientation error", unit="1/s", gt=0.0,
+                               le=200.0)
+    max_linear_speed: float = spec(0.25, "tool speed limit while approaching a pose target", unit="m/s", gt=0.0,
+                                   le=10.0)
+    max_angular_speed: float = spec(1.0, "tool angular speed limit while approaching a pose target",
+                                    unit="rad/s", gt=0.0, le=20.0)
+    max_linear_acceleration: float = spec(1.0, "braking deceleration toward a pose target: the tool arrives "
+                                          "at rest, without overshoot", unit="m/s^2", gt=0.0, le=100.0)
+    max_angular_acceleration: float = spec(3.0, "angular braking deceleration toward a pose target",
+                                           unit="rad/s^2", gt=0.0, le=200.0)
+
+
+@dataclass(frozen=True)
+class CollisionConfig(ParameterGroup):
+    """Collision-aware speed scaling (core/collision/); the parameters keep MoveIt Servo's names."""
+
+    what = "collision parameters"
+    check_collisions: bool = spec(False, "slow down and halt motion toward a self- or scene collision (needs the "
+                                  "URDF's collision meshes)", read_only=True)
+    collision_check_rate: float = spec(100.0, "how often the nearest pair and its distance gradient are computed",
+                                       unit="Hz", gt=0.0, le=1000.0)
+    collision_distance_safety_factor: float = spec(10.0, "the braking distance is multiplied by this before it "
+                                                   "must fit in the clearance (MoveIt's stop-distance meaning)",
+                                                   ge=1.0, le=100000.0)
+    min_allowable_collision_distance: float = spec(0.01, "motion that brings a pair closer halts at this distance",
+                                                   unit="m", ge=0.0, le=1.0)
+    srdf: str = spec("", "SRDF file (or XML) whose disabled pairs are not checked; empty = the embedded robot's, "
+                     "else adjacent links are skipped", read_only=True)
+    scene_objects_file: str = spec("", "YAML file of static scene objects (config/scene_objects.example.yaml)",
+                                   read_only=True)
+    collision_object_topic: str = spec("/collision_object", "MoveIt collision objects in (moveit_msgs/"
+                                       "CollisionObject, as MoveIt's planning scene interface publishes them; "
+                                       "used when check_collisions); '' = off", read_only=True)
+    planning_scene_topic: str = spec("", "MoveIt planning scene in (moveit_msgs/PlanningScene: its world's collision "
+                                     "objects, diffs and full scenes, e.g. /monitored_planning_scene; used when "
+                                     "check_collisions); '' = off", read_only=True)
+
+
+@dataclass(frozen=True)
+class SeparationConfig(ParameterGroup):
+    """Speed and separation monitoring (`separation.*`, core/servo/separation.py)."""
+
+    what = "separation parameters"
+    enabled: bool = spec(False, "scale the tool speed by a person's distance on separation_distance_topic")
+    distance_topic: str = spec("~/separation_distance", "separation distance in (std_msgs/Float64, "
+                               "metres, from a safety scanner or camera)", param="separation_distance_topic",
+                               read_only=True)
+    safe_speed: float = spec(0.25, "tool speed allowed at and beyond the safety distance", unit="m/s", gt=0.0,
+                             le=10.0)
+    safety_distance: float = spec(1.0, "from this distance on, the full safe speed is allowed "
+                                  "(below: v = safe_speed * d / safety_distance)", unit="m", gt=0.0, le=100.0)
+    protective_distance: float = spec(0.3, "closer than this: protective stop within the acceleration "
+                                      "limits", unit="m", ge=0.0, le=100.0)
+    timeout: float = spec(0.2, "a distance older than this counts as missing: the slowest speed (the "
+                          "one at the protective distance)", unit="s", gt=0.0, le=10.0)
+
+
+@dataclass(frozen=True)
+class HandGuidingConfig(ParameterGroup):
+    """Hand guiding: the admittance and its wrench input (`hand_guiding.*`, core/servo/admittance.py)."""
+
+    what = "hand guiding parameters"
+    mass: float = spec(5.0, "admittance mass per linear axis", unit="kg", gt=0.0)
+    damping: float = spec(50.0, "admittance damping: a push F beyond the dead band settles at F / damping",
+                          unit="N s/m", gt=0.0)
+    inertia: float = spec(0.5, "admittance inertia per angular axis", unit="kg m^2", gt=0.0)
+    angular_damping: float = spec(5.0, "admittance angular damping", unit="N m s/rad", gt=0.0)
+    force_deadband: float = spec(2.0, "force below this counts as no push (subtracted above it)", unit="N", ge=0.0)
+    torque_deadband: float = spec(0.2, "torque below this counts as no twist (subtracted above it)",
+                                  unit="N m", ge=0.0)
+    force_saturation: float = spec(60.0, "largest effective force", unit="N", gt=0.0)
+    torque_saturation: float = spec(6.0, "largest effective torque", unit="N m", gt=0.0)
+    wrench_timeout: float = spec(0.1, "a wrench older than this pauses guiding: a ramp to rest, resumed "
+                                 "by fresh wrenches within resume_timeout", unit="s", gt=0.0)
+    resume_timeout: float = spec(1.0, "a wrench gap longer than this ends guiding (re-enable it); "
+                                 "shorter gaps only pause it", unit="s", gt=0.0, le=60.0)
+    max_force: float = spec(1e4, "a reading with a larger force norm is refused as not physical (a "
+                            "sensor fault or wrong units)", unit="N", gt=0.0, le=1e6)
+    max_torque: float = spec(1e3, "a reading with a larger torque norm is refused as not physical",
+                             unit="N m", gt=0.0, le=1e5)
+    max_linear_speed: float = spec(0.25, "guided tool speed cap", unit="m/s", gt=0.0, le=10.0)
+    max_angular_speed: float = spec(0.5, "guided tool angular speed cap", unit="rad/s", gt=0.0, le=20.0)
 
 
 @dataclass(frozen=True)
@@ -55,12 +159,7 @@ class ServoConfig(SchedulingConfig):
     # --- input ---
     command_in_type: str = spec("unitless", "unitless: twist in [-1, 1] scaled by scale.*; speed_units: SI",
                                 choices=("unitless", "speed_units"))
-    scale_linear: float = spec(0.4, "linear speed of a unitless command of 1", unit="m/s",
-                               param="scale.linear", gt=0.0, le=10.0)
-    scale_rotational: float = spec(0.8, "angular speed of a unitless command of 1", unit="rad/s",
-                                   param="scale.rotational", gt=0.0, le=20.0)
-    scale_joint: float = spec(0.5, "joint speed of a unitless joint jog of 1", unit="rad/s", param="scale.joint",
-                              gt=0.0, le=20.0)
+    scale: ScaleConfig = group(ScaleConfig, "scale.")
     apply_twist_about_tool: bool = spec(True, "true: the twist is the tool origin's velocity (rotation "
                                         "about the tool); false: a spatial twist about the command frame's origin")
     incoming_command_timeout: float = spec(0.1, "a command older than this (by receive time) is stale",
@@ -79,94 +178,15 @@ class ServoConfig(SchedulingConfig):
                                       "itself was running (its own stalls do not count)", unit="s",
                                       gt=0.0, le=10.0)
     # --- pose tracking (core/servo/pose_tracking.py) ---
-    pose_linear_tolerance: float = spec(0.001, "a pose target is reached when the tool is this close (and within "
-                                        "the angular tolerance)", unit="m", param="pose_tracking.linear_tolerance",
-                                        gt=0.0, le=1.0)
-    pose_angular_tolerance: float = spec(0.01, "angular part of the pose target tolerance", unit="rad",
-                                         param="pose_tracking.angular_tolerance", gt=0.0, le=3.2)
-    pose_linear_gain: float = spec(20.0, "tool speed per metre of position error (the error decays at this rate)",
-                                   unit="1/s", param="pose_tracking.linear_gain", gt=0.0, le=200.0)
-    pose_angular_gain: float = spec(10.0, "tool angular speed per radian of orientation error", unit="1/s",
-                                    param="pose_tracking.angular_gain", gt=0.0, le=200.0)
-    pose_max_linear_speed: float = spec(0.25, "tool speed limit while approaching a pose target", unit="m/s",
-                                        param="pose_tracking.max_linear_speed", gt=0.0, le=10.0)
-    pose_max_angular_speed: float = spec(1.0, "tool angular speed limit while approaching a pose target",
-                                         unit="rad/s", param="pose_tracking.max_angular_speed", gt=0.0, le=20.0)
-    pose_max_linear_acceleration: float = spec(1.0, "braking deceleration toward a pose target: the tool arrives "
-                                               "at rest, without overshoot", unit="m/s^2",
-                                               param="pose_tracking.max_linear_acceleration", gt=0.0, le=100.0)
-    pose_max_angular_acceleration: float = spec(3.0, "angular braking deceleration toward a pose target",
-                                                unit="rad/s^2", param="pose_tracking.max_angular_acceleration",
-                                                gt=0.0, le=200.0)
+    pose_tracking: PoseTrackingConfig = group(PoseTrackingConfig, "pose_tracking.")
     # --- collision-aware speed scaling (core/collision/) ---
-    check_collisions: bool = spec(False, "slow down and halt motion toward a self- or scene collision (needs the "
-                                  "URDF's collision meshes)", read_only=True)
-    collision_check_rate: float = spec(100.0, "how often the nearest pair and its distance gradient are computed",
-                                       unit="Hz", gt=0.0, le=1000.0)
-    collision_distance_safety_factor: float = spec(10.0, "the braking distance is multiplied by this before it "
-                                                   "must fit in the clearance (MoveIt's stop-distance meaning)",
-                                                   ge=1.0, le=100000.0)
-    min_allowable_collision_distance: float = spec(0.01, "motion that brings a pair closer halts at this distance",
-                                                   unit="m", ge=0.0, le=1.0)
-    srdf: str = spec("", "SRDF file (or XML) whose disabled pairs are not checked; empty = the embedded robot's, "
-                     "else adjacent links are skipped", read_only=True)
-    scene_objects_file: str = spec("", "YAML file of static scene objects (config/scene_objects.example.yaml)",
-                                   read_only=True)
-    collision_object_topic: str = spec("/collision_object", "MoveIt collision objects in (moveit_msgs/"
-                                       "CollisionObject, as MoveIt's planning scene interface publishes them; "
-                                       "used when check_collisions); '' = off", read_only=True)
-    planning_scene_topic: str = spec("", "MoveIt planning scene in (moveit_msgs/PlanningScene: its world's collision "
-                                     "objects, diffs and full scenes, e.g. /monitored_planning_scene; used when "
-                                     "check_collisions); '' = off", read_only=True)
+    collision: CollisionConfig = group(CollisionConfig, "")
     # --- speed and separation monitoring (core/servo/separation.py) ---
-    separation_enabled: bool = spec(False, "scale the tool speed by a person's distance on separation_distance_topic",
-                                    param="separation.enabled")
-    separation_distance_topic: str = spec("~/separation_distance", "separation distance in (std_msgs/Float64, "
-                                          "metres, from a safety scanner or camera)", read_only=True)
-    separation_safe_speed: float = spec(0.25, "tool speed allowed at and beyond the safety distance", unit="m/s",
-                                        param="separation.safe_speed", gt=0.0, le=10.0)
-    separation_safety_distance: float = spec(1.0, "from this distance on, the full safe speed is allowed "
-                                             "(below: v = safe_speed * d / safety_distance)", unit="m",
-                                             param="separation.safety_distance", gt=0.0, le=100.0)
-    separation_protective_distance: float = spec(0.3, "closer than this: protective stop within the acceleration "
-                                                 "limits", unit="m", param="separation.protective_distance",
-                                                 ge=0.0, le=100.0)
-    separation_timeout: float = spec(0.2, "a distance older than this counts as missing: the slowest speed (the "
-                                     "one at the protective distance)", unit="s", param="separation.timeout",
-                                     gt=0.0, le=10.0)
+    separation: SeparationConfig = group(SeparationConfig, "separation.")
     # --- hand guiding (core/servo/admittance.py) ---
     wrench_topic: str = spec("~/wrench", "tool force/torque sensor in (geometry_msgs/WrenchStamped; header.frame_id "
                              "= the sensor frame, the torque about its origin)", read_only=True)
-    guiding_mass: float = spec(5.0, "admittance mass per linear axis", unit="kg", param="hand_guiding.mass", gt=0.0)
-    guiding_damping: float = spec(50.0, "admittance damping: a push F beyond the dead band settles at F / damping",
-                                  unit="N s/m", param="hand_guiding.damping", gt=0.0)
-    guiding_inertia: float = spec(0.5, "admittance inertia per angular axis", unit="kg m^2",
-                                  param="hand_guiding.inertia", gt=0.0)
-    guiding_angular_damping: float = spec(5.0, "admittance angular damping", unit="N m s/rad",
-                                          param="hand_guiding.angular_damping", gt=0.0)
-    guiding_force_deadband: float = spec(2.0, "force below this counts as no push (subtracted above it)", unit="N",
-                                         param="hand_guiding.force_deadband", ge=0.0)
-    guiding_torque_deadband: float = spec(0.2, "torque below this counts as no twist (subtracted above it)",
-                                          unit="N m", param="hand_guiding.torque_deadband", ge=0.0)
-    guiding_force_saturation: float = spec(60.0, "largest effective force", unit="N",
-                                           param="hand_guiding.force_saturation", gt=0.0)
-    guiding_torque_saturation: float = spec(6.0, "largest effective torque", unit="N m",
-                                            param="hand_guiding.torque_saturation", gt=0.0)
-    guiding_wrench_timeout: float = spec(0.1, "a wrench older than this pauses guiding: a ramp to rest, resumed "
-                                         "by fresh wrenches within resume_timeout", unit="s",
-                                         param="hand_guiding.wrench_timeout", gt=0.0)
-    guiding_resume_timeout: float = spec(1.0, "a wrench gap longer than this ends guiding (re-enable it); "
-                                         "shorter gaps only pause it", unit="s",
-                                         param="hand_guiding.resume_timeout", gt=0.0, le=60.0)
-    guiding_max_force: float = spec(1e4, "a reading with a larger force norm is refused as not physical (a "
-                                    "sensor fault or wrong units)", unit="N", param="hand_guiding.max_force",
-                                    gt=0.0, le=1e6)
-    guiding_max_torque: float = spec(1e3, "a reading with a larger torque norm is refused as not physical",
-                                     unit="N m", param="hand_guiding.max_torque", gt=0.0, le=1e5)
-    guiding_max_linear_speed: float = spec(0.25, "guided tool speed cap", unit="m/s",
-                                           param="hand_guiding.max_linear_speed", gt=0.0, le=10.0)
-    guiding_max_angular_speed: float = spec(0.5, "guided tool angular speed cap", unit="rad/s",
-                                            param="hand_guiding.max_angular_speed", gt=0.0, le=20.0)
+    hand_guiding: HandGuidingConfig = group(HandGuidingConfig, "hand_guiding.")
     # --- loop and output ---
     publish_period: float = spec(0.002, "control period of the servo loop", unit="s", ge=0.0002, le=0.1,
                                  read_only=True)
@@ -258,17 +278,18 @@ class ServoConfig(SchedulingConfig):
                             "(JointTrajectoryController requires positions)")
         if not self.joint_limit_margins:
             problems.append("joint_limit_margins=[] needs one value (for every joint) or one per joint")
-        for name, gain in (("pose_tracking.linear_gain", self.pose_linear_gain),
-                           ("pose_tracking.angular_gain", self.pose_angular_gain)):
+        pose, separation, guiding = self.pose_tracking, self.separation, self.hand_guiding
+        for name, gain in (("pose_tracking.linear_gain", pose.linear_gain),
+                           ("pose_tracking.angular_gain", pose.angular_gain)):
             if gain * self.publish_period >= 0.5:
                 # the error shrinks by (1 - gain * dt) a tick: near 1 it would overshoot and ring
                 problems.append(f"{name}={gain} times publish_period={self.publish_period} must be below 0.5")
-        if self.separation_protective_distance >= self.separation_safety_distance:
-            problems.append(f"separation.protective_distance={self.separation_protective_distance} must be below "
-                            f"separation.safety_distance={self.separation_safety_distance}")
-        if self.guiding_resume_timeout < self.guiding_wrench_timeout:
-            problems.append(f"hand_guiding.resume_timeout={self.guiding_resume_timeout} must be >= "
-                            f"hand_guiding.wrench_timeout={self.guiding_wrench_timeout}")
+        if separation.protective_distance >= separation.safety_distance:
+            problems.append(f"separation.protective_distance={separation.protective_distance} must be below "
+                            f"separation.safety_distance={separation.safety_distance}")
+        if guiding.resume_timeout < guiding.wrench_timeout:
+            problems.append(f"hand_guiding.resume_timeout={guiding.resume_timeout} must be >= "
+                            f"hand_guiding.wrench_timeout={guiding.wrench_timeout}")
         if self.max_expected_latency < self.publish_period:
             problems.append(f"max_expected_latency={self.max_expected_latency} must be >= "
                             f"publish_period={self.publish_period}")

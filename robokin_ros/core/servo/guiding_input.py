@@ -20,37 +20,26 @@ import pinocchio as pin
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.servo.admittance import AdmittanceOutput, AdmittanceParams, HandGuiding
+from robokin_ros.core.servo.admittance import AdmittanceOutput, HandGuiding
 from robokin_ros.core.servo.config import ServoConfig
-
-
-def admittance_params(config: ServoConfig) -> AdmittanceParams:
-    """The admittance's parameters from the servo's `hand_guiding.*` ones."""
-    return AdmittanceParams(
-        mass=config.guiding_mass, damping=config.guiding_damping, inertia=config.guiding_inertia,
-        angular_damping=config.guiding_angular_damping, force_deadband=config.guiding_force_deadband,
-        torque_deadband=config.guiding_torque_deadband, force_saturation=config.guiding_force_saturation,
-        torque_saturation=config.guiding_torque_saturation, wrench_timeout=config.guiding_wrench_timeout,
-        max_force=config.guiding_max_force, max_torque=config.guiding_max_torque,
-        max_linear_speed=config.guiding_max_linear_speed, max_angular_speed=config.guiding_max_angular_speed)
 
 
 class GuidingInput:
     """The admittance, where its sensor is, and why guiding stopped (if it stopped by itself)."""
 
     def __init__(self, config: ServoConfig) -> None:
-        self.admittance = HandGuiding(admittance_params(config))
+        self.admittance = HandGuiding(config.hand_guiding)
         self._sensor: int | pin.SE3 | None = None      # the wrench's frame: model frame id, or base_T_sensor (TF)
         self._raw: np.ndarray | None = None             # (6,) the last wrench as measured (sensor axes)
         self._received_at = -math.inf
         self.stopped = ""                               # why guiding stopped ("" = it did not)
         self.paused = ""                                # why guiding is paused ("" = it is not)
         self._gap = 0.0                                 # [s] the longest wrench age seen during the pause
-        self._resume_timeout = config.guiding_resume_timeout
+        self._resume_timeout = config.hand_guiding.resume_timeout
 
     def update_config(self, config: ServoConfig) -> None:
-        self.admittance.params = admittance_params(config)
-        self._resume_timeout = config.guiding_resume_timeout
+        self.admittance.params = config.hand_guiding
+        self._resume_timeout = config.hand_guiding.resume_timeout
 
     def set_wrench(self, wrench: np.ndarray, sensor: int | pin.SE3, base_R_sensor: np.ndarray,
                    received_at: float) -> None:

@@ -53,7 +53,7 @@ def chain_velocities(command: JointJogCommand, joint_names: Sequence[str], confi
         bad = [name for name, v in zip(names, values) if not math.isfinite(v)]
         raise InvalidInputError(f"joint jog has non-finite values for {bad}")
     if config.command_in_type == "unitless":
-        values = np.clip(values, -1.0, 1.0) * config.scale_joint
+        values = np.clip(values, -1.0, 1.0) * config.scale.joint
     elif values.size and np.abs(values).max() > MAX_JOINT_SPEED:
         raise InvalidInputError(f"speed_units joint jog of {np.abs(values).max():.3g} rad/s exceeds what any joint "
                                 f"can do ({MAX_JOINT_SPEED} rad/s): is command_in_type right?")

@@ -121,7 +121,7 @@ class PoseMotion(TrackedCommand):
         target_velocity, left = tracker.target_motion
         config = tracker.config
         reach = reach_time(J @ velocities, tracker.error_vector, target_velocity, left,
-                           REACH_FLOOR * config.pose_linear_tolerance, REACH_FLOOR * config.pose_angular_tolerance)
+                           REACH_FLOOR * config.linear_tolerance, REACH_FLOOR * config.angular_tolerance)
         last = reach - 0.5 * stop_time(velocities, amax, dt)     # the tail covers v T / 2
         if last >= grid[-1]:
             return grid

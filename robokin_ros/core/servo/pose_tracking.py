@@ -148,10 +148,10 @@ class PoseTracker:
         self._reached_at = math.inf                      # [s] when the error last came within tolerance
 
     def update_config(self, config: ServoConfig) -> None:
-        self.config = config
-        self._gains = (config.pose_linear_gain, config.pose_angular_gain)
-        self._accelerations = (config.pose_max_linear_acceleration, config.pose_max_angular_acceleration)
-        self._speeds = (config.pose_max_linear_speed, config.pose_max_angular_speed)
+        self.config = pose = config.pose_tracking
+        self._gains = (pose.linear_gain, pose.angular_gain)
+        self._accelerations = (pose.max_linear_acceleration, pose.max_angular_acceleration)
+        self._speeds = (pose.max_linear_speed, pose.max_angular_speed)
         self._limits = np.array((self._gains, self._accelerations, self._speeds)).T.copy()     # (2, 3) per part
         self._settle_time = SETTLE_TIME_CONSTANTS / min(self._gains)     # [s]
 
@@ -237,7 +237,7 @@ class PoseTracker:
                                           1.0 if runs_ahead else 0.0, base_T_tool.translation,
                                           base_T_tool.rotation, self._limits, twist, self.error_vector)
         self.error = PoseError(linear, angular)
-        reached = linear <= self.config.pose_linear_tolerance and angular <= self.config.pose_angular_tolerance
+        reached = linear <= self.config.linear_tolerance and angular <= self.config.angular_tolerance
         if reached and not self.reached:
             self._reached_at = now
         self.reached = reached

@@ -38,13 +38,15 @@ class SeparationGuard:
 
     def __init__(self, robot: RobotModel, config: ServoConfig) -> None:
         self.robot = robot
-        self.monitor = SeparationMonitor(config.separation_safe_speed, config.separation_safety_distance,
-                                         config.separation_protective_distance, config.separation_timeout)
+        separation = config.separation
+        self.monitor = SeparationMonitor(separation.safe_speed, separation.safety_distance,
+                                         separation.protective_distance, separation.timeout)
 
     def update_config(self, config: ServoConfig) -> None:
         """New parameters; the last reading is kept (a reconfiguration must not forget that a person is near)."""
-        fresh = SeparationMonitor(config.separation_safe_speed, config.separation_safety_distance,
-                                  config.separation_protective_distance, config.separation_timeout)
+        separation = config.separation
+        fresh = SeparationMonitor(separation.safe_speed, separation.safety_distance, separation.protective_distance,
+                                  separation.timeout)
         fresh.__dict__.update({k: v for k, v in self.monitor.__dict__.items() if k.startswith("_")})
         self.monitor = fresh
 
@@ -77,15 +79,18 @@ class CollisionGuard:
 
     def __init__(self, robot: RobotModel, config: ServoConfig, acceleration_limits: np.ndarray) -> None:
         """Raises ModelError (geometry, SRDF) or ConfigError (scene file) when collision checking cannot start."""
-        objects = load_scene(config.scene_objects_file, robot.base_frame) if config.scene_objects_file else ()
-        self.checker = ClearanceChecker(robot, build_robot_geometry(robot, config.srdf or None), objects)
+        collision = config.collision
+        objects = load_scene(collision.scene_objects_file, robot.base_frame) if collision.scene_objects_file else ()
+        self.checker = ClearanceChecker(robot, build_robot_geometry(robot, collision.srdf or None), objects)
         self.update_config(config, acceleration_limits)
         self.clearance: Clearance | None = None
         self._checked_at = -np.inf
 
     def update_config(self, config: ServoConfig, acceleration_limits: np.ndarray) -> None:
-        self._period = 1.0 / config.collision_check_rate
-        self._factor, self._minimum = config.collision_distance_safety_factor, config.min_allowable_collision_distance
+        collision = config.collision
+        self._period = 1.0 / collision.collision_check_rate
+        self._factor = collision.collision_distance_safety_factor
+        self._minimum = collision.min_allowable_collision_distance
         self._amax = acceleration_limits
 
     def judge(self, positions: np.ndarray, velocities: np.ndarray, now: float) -> GuardVerdict | None:
@@ -115,7 +120,7 @@ class SpeedGuards:
     def update_config(self, config: ServoConfig, acceleration_limits: np.ndarray) -> None:
         self.config = config
         self.separation.update_config(config)
-        if config.check_collisions:
+        if config.collision.check_collisions:
             if self.collision is None:
                 self.collision = CollisionGuard(self.robot, config, acceleration_limits)
             else:
@@ -123,7 +128,7 @@ class SpeedGuards:
 
     @property
     def checking_collisions(self) -> bool:
-        return self.collision is not None and self.config.check_collisions
+        return self.collision is not None and self.config.collision.check_collisions
 
     def judge(self, positions: np.ndarray, twist: np.ndarray | None, joint_velocities: np.ndarray | None,
               velocities: np.ndarray, now: float, unlimited_share) -> GuardVerdict | None:
@@ -137,7 +142,7 @@ class SpeedGuards:
                 # a scale judged on an accelerating result applies to the command as that share of it, or the
                 # speed would creep past it tick by tick
                 verdict = collision._replace(scale=collision.scale * unlimited_share(velocities))
-        if self.config.separation_enabled:
+        if self.config.separation.enabled:
             # judged on the command, not on the acceleration-limited result: a factor taken from a result still
             # ramping up would let the speed creep past the limit tick by tick
             separation = self.separation.judge(positions, twist, None if twist is not None else joint_velocities,

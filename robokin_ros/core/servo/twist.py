@@ -29,13 +29,13 @@ SCALING_OVERRIDE_THRESHOLD = 0.01
 def command_to_si(linear: np.ndarray, angular: np.ndarray, config: ServoConfig) -> np.ndarray:
     """(6,) [v; w] in SI units [m/s, rad/s], still in the command frame's axes.
 
-    `unitless` commands are clipped to [-1, 1] per component, then scaled by `scale_linear` and
-    `scale_rotational`; `speed_units` commands are taken as SI.
+    `unitless` commands are clipped to [-1, 1] per component, then scaled by `scale.linear` and
+    `scale.rotational`; `speed_units` commands are taken as SI.
     """
     twist = np.empty(6)
     if config.command_in_type == "unitless":
-        twist[:3] = np.clip(linear, -1.0, 1.0) * config.scale_linear
-        twist[3:] = np.clip(angular, -1.0, 1.0) * config.scale_rotational
+        twist[:3] = np.clip(linear, -1.0, 1.0) * config.scale.linear
+        twist[3:] = np.clip(angular, -1.0, 1.0) * config.scale.rotational
     else:
         twist[:3] = linear
         twist[3:] = angular
