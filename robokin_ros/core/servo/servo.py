@@ -125,8 +125,8 @@ class Servo:
         return self._command
 
     def _replace_command(self, command: TrackedCommand) -> None:
-        if not isinstance(command, PoseMotion):
-            self._pose_tracker.clear()
+        if not isinstance(command, PoseMotion) and self._pose_tracker.base_T_target is not None:
+            self._pose_tracker.clear()      # (without a target it is clear already)
         self._command, self._refusal = command, ""
 
     def set_command(self, command: TwistCommand, base_T_frame: pin.SE3 | None = None) -> None:
@@ -327,13 +327,14 @@ class Servo:
         twist = command.twist(q, now)
         if command.halted:
             return self._stale(False, ServoStatus.STALE_COMMAND, command.halted)
-        self._stopping.tracking()
+        self._stopping.engaged, self._stopping.hold_ticks = True, 0     # hold messages are owed once it stops
         result = solve(ik, command, q, twist, 1.0, state)
         status, message = command.outcome(result)
         # the guards: the smallest factor wins, solved again once through the same limits and acceleration window (a
         # stop is a ramp, never a step; at 0 the null-space motion stops too)
-        verdict = self._guards.judge(q, twist, command.joint_velocities, result.velocities, now,
-                                     lambda velocities: unlimited_share(ik, command, q, twist, velocities, state.dt))
+        verdict = None if not self._guards.active else self._guards.judge(
+            q, twist, command.joint_velocities, result.velocities, now,
+            lambda velocities: unlimited_share(ik, command, q, twist, velocities, state.dt))
         if verdict is not None:
             status, message = verdict.status, verdict.message
             if verdict.scale < 1.0:

@@ -125,6 +125,8 @@ class SpeedGuards:
                 self.collision = CollisionGuard(self.robot, config, acceleration_limits)
             else:
                 self.collision.update_config(config, acceleration_limits)
+        # whether `judge` can say anything (a plain attribute: the servo asks it every tick)
+        self.active = config.collision.check_collisions or config.separation.enabled
 
     @property
     def checking_collisions(self) -> bool:
@@ -132,8 +134,8 @@ class SpeedGuards:
 
     def judge(self, positions: np.ndarray, twist: np.ndarray | None, joint_velocities: np.ndarray | None,
               velocities: np.ndarray, now: float, unlimited_share) -> GuardVerdict | None:
-        """The factor for the IK's joint velocities (n,) at positions (n,), solved for a tool twist (6,) [v; w] in
-        base axes or, when `twist` is None, for `joint_velocities` (n,); None when no guard speaks.
+        """The factor (when `active`) for the IK's joint velocities (n,) at positions (n,), solved for a tool twist
+        (6,) [v; w] in base axes or, when `twist` is None, for `joint_velocities` (n,); None when no guard speaks.
         `unlimited_share(velocities)`: their share of the same command without the acceleration window."""
         verdict = None
         if self.checking_collisions:

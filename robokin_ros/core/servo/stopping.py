@@ -24,16 +24,11 @@ class Stopping:
 
     def __init__(self, robot: RobotModel, state: CommandedState) -> None:
         self.robot, self._state = robot, state
-        self._hold_ticks = 0
-        self._engaged = False       # True from a tracked command until the hold messages are sent
+        self.hold_ticks = 0         # hold messages sent since the arm came to rest
+        self.engaged = False        # True from a tracked command until the hold messages are sent (set by the servo)
 
     def update_config(self, config: ServoConfig, windows: WindowBuilder, amax: np.ndarray) -> None:
         self.config, self._windows, self._amax = config, windows, amax
-
-    def tracking(self) -> None:
-        """A command moves the arm this tick: its hold messages are owed once it stops."""
-        self._hold_ticks = 0
-        self._engaged = True
 
     def paused(self) -> ServoOutput:
         """Paused: a moving arm decelerates (published), then nothing is published."""
@@ -54,13 +49,13 @@ class Stopping:
         return frozen(ServoOutput, {**output.__dict__, "status": status, "message": text})
 
     def _stale_hold(self, never_commanded: bool) -> ServoOutput:
-        self._hold_ticks += 1
+        self.hold_ticks += 1
         limit = self.config.num_outgoing_halt_msgs_to_publish
-        publish = limit == 0 or (self._engaged and self._hold_ticks <= limit)
+        publish = limit == 0 or (self.engaged and self.hold_ticks <= limit)
         if not publish:
             # Silent: another controller may move the arm now, so the next command starts from where the
             # arm is, not from where the servo last left it (no jump after e.g. a path execution).
-            self._engaged = False
+            self.engaged = False
             self._state.request_anchor()
         why = "no command received yet" if never_commanded else "the last command timed out"
         return self.hold(ServoStatus.STOPPED, f"{ServoStatus.STOPPED.sentence} ({why})", publish)
@@ -80,8 +75,8 @@ class Stopping:
             # velocity step to zero (which the arm would have to follow as a jerk).
             state.ramp_down(self._amax)
             return self.output(ServoStatus.JOINT_STATE_MISSING, text, True)
-        holding = self._engaged or (self.config.num_outgoing_halt_msgs_to_publish == 0
-                                    and state.positions is not None)
+        holding = self.engaged or (self.config.num_outgoing_halt_msgs_to_publish == 0
+                                   and state.positions is not None)
         return self.hold(ServoStatus.JOINT_STATE_MISSING, text, publish=holding)
 
     def hold(self, status: ServoStatus, message: str, publish: bool) -> ServoOutput:
