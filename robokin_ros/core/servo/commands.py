@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
+from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.commanded_state import CommandedState
 from robokin_ros.core.servo.config import ServoConfig
@@ -57,8 +58,9 @@ class TrackedCommand:
         """The status of the ramp to rest once it no longer moves the arm, when it is not a timed-out command."""
         return None
 
-    def update_config(self, config: ServoConfig) -> None:
-        """A new configuration; raises RobokinError when the command is no longer valid in it."""
+    def update_config(self, config: ServoConfig) -> bool:
+        """A new configuration; False when the command is no longer valid in it and stops being tracked."""
+        return True
 
 
 class TwistMotion(TrackedCommand):
@@ -88,9 +90,12 @@ class TwistMotion(TrackedCommand):
     def twist(self, positions: np.ndarray, now: float) -> np.ndarray:
         return self._converter.to_tool_twist_base(positions, self._si, self._frame, self._about_tool)
 
-    def update_config(self, config: ServoConfig) -> None:
+    def update_config(self, config: ServoConfig) -> bool:
+        """Raises InvalidInputError when the twist is beyond any arm in the new units (the configuration is in
+        place by then)."""
         self._about_tool = config.apply_twist_about_tool      # units and scales may have changed too
         self._si = command_to_si(self.source.linear, self.source.angular, config)
+        return True
 
 
 class JointJogMotion(TrackedCommand):
@@ -104,8 +109,12 @@ class JointJogMotion(TrackedCommand):
     def twist(self, positions: np.ndarray, now: float) -> None:
         return None
 
-    def update_config(self, config: ServoConfig) -> None:
-        self.joint_velocities = chain_velocities(self.source, self._joint_names, config)
+    def update_config(self, config: ServoConfig) -> bool:
+        try:
+            self.joint_velocities = chain_velocities(self.source, self._joint_names, config)
+        except RobokinError:
+            return False
+        return True
 
 
 class GuidingMotion(TrackedCommand):

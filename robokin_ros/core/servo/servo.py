@@ -33,7 +33,7 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.collision.scene_change import SceneChange
-from robokin_ros.core.errors import InvalidInputError, RobokinError
+from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.limits import limit_velocity
 from robokin_ros.core.outgoing import WINDOW_OK
 from robokin_ros.core.robot import RobotModel
@@ -93,13 +93,8 @@ class Servo:
         else:
             self._guards.update_config(config, ik.acceleration_limits)
         self._guiding.update_config(config)
-        if self._command is not None:
-            try:
-                self._command.update_config(config)
-            except RobokinError:
-                if not isinstance(self._command, JointJogMotion):
-                    raise
-                self._command = None        # no longer a valid command in the new units: it stops being tracked
+        if self._command is not None and not self._command.update_config(config):
+            self._command = None            # no longer a valid command in the new units: it stops being tracked
         self._amax = ik.acceleration_limits
         self.windows = WindowBuilder.for_config(self.robot, config, self._amax)
         self._stopping.update_config(config, self.windows, self._amax)
