@@ -3,7 +3,9 @@
 Each round plans every case (bench_path's suite on the Panda and the UR5, its huge goals, bench_program's two
 programs and its waypoint path) in a fresh process per tree, old and new alternately, and keeps per case the median
 of the warm calls; the table gives the median over the rounds. Only the calls both trees have are used
-(`CartesianPathPlanner.plan`, `ProgramPlanner.plan`), so the same requests are timed.
+(`CartesianPathPlanner.plan`, `ProgramPlanner.plan`), so the same requests are timed. Times are the process's CPU
+time (one BLAS thread), which a machine shared with other jobs disturbs far less than wall time; `--wall` for wall
+time.
 
 Run: .venv/bin/python bench/planning_times.py [--rev REV] [--rounds 3] [--repeats 5]
 """
@@ -30,6 +32,7 @@ from robokin_ros.core.program.planner import ProgramPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
 from robokin_ros.core.robot import RobotModel
 bench_dir, examples, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3])
+clock = time.perf_counter if sys.argv[4] == "wall" else time.process_time
 sys.path.insert(0, bench_dir)
 from bench_path import ACC, suite                   # noqa: E402
 from bench_program import waypoints_of              # noqa: E402
@@ -40,9 +43,9 @@ def timed(name, call, repeats=repeats):
     call()                                          # warm
     seconds = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         call()
-        seconds.append(time.perf_counter() - t0)
+        seconds.append(clock() - t0)
     out[name] = statistics.median(seconds)
 
 
@@ -62,7 +65,7 @@ for name, offsets in {"circle 3 cm, 5000 wp": 0.015 * np.column_stack([np.cos(a)
                                                                         np.zeros(1000), np.zeros(1000)]),
                       "square loops 1 mm, 400 sharp corners": np.resize(square, (400, 3))}.items():
     waypoints = [pin.SE3(T0.rotation, T0.translation + d) for d in offsets]
-    timed(f"huge: {name}", lambda: planner.plan(q0, waypoints, 0.0), 1)
+    timed(f"huge: {name}", lambda: planner.plan(q0, waypoints, 0.0), 3)
 config = PathConfig(robot="panda", max_joint_acceleration=ACC["panda"], clamp_blend_radius=True,
                     planning_timeout=3600.0)
 paths = CartesianPathPlanner(robot, config)
@@ -79,10 +82,11 @@ print(json.dumps(out))
 '''
 
 
-def times_of(source_dir: Path, repeats: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source_dir), os.environ.get("PYTHONPATH", "")])}
+def times_of(source_dir: Path, repeats: int, clock: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source_dir), os.environ.get("PYTHONPATH", "")]),
+           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "-c", TIME_SCRIPT, str(ROOT / "bench"), str(ROOT / "examples" / "programs"),
-                           str(repeats)], cwd=source_dir, env=env, capture_output=True, text=True)
+                           str(repeats), clock], cwd=source_dir, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"timing with {source_dir} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -93,6 +97,7 @@ def main() -> None:
     parser.add_argument("--rev", default="5d782a03d65a00c0a080de04b22af3b7a5b594ab", help="the 'before' revision")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--wall", action="store_true", help="wall time instead of the process's CPU time")
     args = parser.parse_args()
     before, now = [], []
     with tempfile.TemporaryDirectory() as old_tree:
@@ -100,9 +105,11 @@ def main() -> None:
                                  check=True).stdout
         subprocess.run(["tar", "-x", "-C", old_tree], input=archive, check=True)
         for _ in range(args.rounds):
-            before.append(times_of(Path(old_tree), args.repeats))
-            now.append(times_of(ROOT, args.repeats))
-    print(f"| case | before ({args.rev[:7]}) [ms] | now [ms] | now / before |")
+            clock = "wall" if args.wall else "cpu"
+            before.append(times_of(Path(old_tree), args.repeats, clock))
+            now.append(times_of(ROOT, args.repeats, clock))
+    kind = "wall" if args.wall else "CPU"
+    print(f"| case | before ({args.rev[:7]}) [ms {kind}] | now [ms {kind}] | now / before |")
     print("|---|---|---|---|")
     for name in before[0]:
         b = statistics.median(r[name] for r in before) * 1e3
