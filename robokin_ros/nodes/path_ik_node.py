@@ -2,11 +2,12 @@
 
 Interfaces (names relative to the node):
 - action `~/execute_cartesian_path` (robokin_interfaces/action/ExecuteCartesianPath): plans from the measured
-  joint state; unless `plan_only`, executes the trajectory. A goal is either a waypoint path (CartesianPathPlanner,
-  begun as its `approach` says: core/path/approach.py) or, when `program` is not empty, a motion program of
-  MoveL / MoveJ / MoveC moves (core/program/planner.py; messages converted by ros/program_conversions.py) whose
-  result also carries `failed_move` and the per-move cycle-time report `move_reports`. A plan that fails returns
-  its solved part, which `execute_partial` also executes (ros/path_conversions.py decides what a plan executes).
+  joint state; unless `plan_only`, executes the trajectory. A goal is either a waypoint path (a program of MoveL
+  moves begun as its `approach` says: core/program/moves.waypoint_program) or, when `program` is not empty, a
+  motion program of MoveL / MoveJ / MoveC moves (messages converted by ros/program_conversions.py) whose result
+  also carries `failed_move` and the per-move cycle-time report `move_reports`; one planner plans both
+  (core/program/planner.MotionPlanner). A plan that fails returns its solved part, which `execute_partial` also
+  executes (ros/program_conversions.goal_outcome decides what a plan executes).
   `execution: action` (default, as MoveIt does) sends it as a control_msgs/FollowJointTrajectory goal to
   `follow_joint_trajectory_action` with `path_tolerance`, `goal_tolerance` and `execution_timeout_margin` as the
   goal's tolerances; `execution: topic` publishes on `command_out_topic` and follows `joint_topic` until every
@@ -41,25 +42,21 @@ from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
 from robokin_ros.core.errors import RobokinError, TrajectoryTimingError
 from robokin_ros.core.frames import TransformLookupError
-from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.budget import TIMEOUT, PlanningStopped
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.program.planner import ProgramPlanner
+from robokin_ros.core.program.moves import Approach, waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.ros.goals import GoalAbort, GoalGate, end_goal
 from robokin_ros.ros.joint_state_cache import JointStateCache
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.path_conversions import (
-    GoalOutcome,
     approach_from_goal,
     joint_trajectory_msg,
-    path_outcome,
     plan_options,
-    solved_part,
     waypoints_in_base,
 )
 from robokin_ros.ros.path_markers import path_markers
-from robokin_ros.ros.program_conversions import program_from_goal, program_outcome, program_plan_options
+from robokin_ros.ros.program_conversions import goal_outcome, program_from_goal, program_plan_options
 from robokin_ros.ros.rclpy_compat import action_server
 from robokin_ros.ros.runtime import LATEST_ONLY, RobokinNode, SideSubscription, run_node
 from robokin_ros.ros.tf_frames import TfFrames
@@ -79,7 +76,7 @@ class PathIkNode(RobokinNode):
     def __init__(self, node_name: str | None = None, **kwargs) -> None:
         super().__init__(node_name, **kwargs)
         cfg = self._config
-        self._planner, self._programs = self._warm_planner(cfg)
+        self._planner = self._warm_planner(cfg)
         self._lock = threading.Lock()
         self._goals = GoalGate()
         # no TF listener until a waypoint names a frame outside the model; the first goal then waits for TF
@@ -100,25 +97,25 @@ class PathIkNode(RobokinNode):
         self.get_logger().info(f"path IK for {self._robot.name} ({self._robot.base_frame} -> "
                                f"{self._robot.tip_frame}) ready; preempt={cfg.preempt}; executes via {target}")
 
-    def _warm_planner(self, cfg: PathConfig) -> tuple[CartesianPathPlanner, ProgramPlanner]:
-        """Path and program planners for `cfg`, the path planner having solved once (checks per-joint lists:
-        ConfigError); the program planner plans on the path planner (its solvers and limits). Joint targets given as
-        poses take the nearest closed-form solution on arms that have one (UR), else the iterative pose IK."""
-        planner = CartesianPathPlanner(self._robot, cfg, nearest_branch_solver(self._robot))
+    def _warm_planner(self, cfg: PathConfig) -> MotionPlanner:
+        """The planner of waypoint paths and programs for `cfg`, having solved once (checks per-joint lists:
+        ConfigError). Joint targets given as poses take the nearest closed-form solution on arms that have one
+        (UR), else the iterative pose IK."""
+        planner = MotionPlanner(self._robot, cfg, nearest_branch_solver(self._robot))
         planner.warm_up()
-        return planner, ProgramPlanner(planner)
+        return planner
 
     def _apply_config(self, cfg: PathConfig) -> None:
         """Install a validated config (called by watch_config); RobokinError refuses it with the reason."""
-        planner, programs = self._warm_planner(cfg)
+        planner = self._warm_planner(cfg)
         with self._lock:
-            self._config, self._planner, self._programs = cfg, planner, programs
+            self._config, self._planner = cfg, planner
         self.get_logger().info("path parameters updated")
 
-    def _settings(self) -> tuple[PathConfig, CartesianPathPlanner, ProgramPlanner]:
-        """The config and planners as one consistent set (a parameter update swaps them all)."""
+    def _settings(self) -> tuple[PathConfig, MotionPlanner]:
+        """The config and planner as one consistent set (a parameter update swaps both)."""
         with self._lock:
-            return self._config, self._planner, self._programs
+            return self._config, self._planner
 
     # ---- inputs --------------------------------------------------------------------------------------
     def destroy_node(self) -> None:
@@ -143,40 +140,42 @@ class PathIkNode(RobokinNode):
         if self._goals.busy():                    # never two trajectories racing on one controller
             self._log.warning("path", "nav_msgs/Path ignored: an action goal is running")
             return
-        cfg, planner, _ = self._settings()
+        cfg, planner = self._settings()
         try:
             plan = self._plan(planner, current_positions(self._states, cfg), msg.poses, cfg.blend_radius,
                               should_stop=lambda: not self.context.ok())
             if plan.success and plan.trajectory.duration == 0.0:
-                self._log.info("path", f"nav_msgs/Path: {plan.ik.message}")
+                self._log.info("path", f"nav_msgs/Path: {plan.message}")
             elif plan.success:
                 checked = self._execution.check(joint_trajectory_msg(plan.trajectory))
                 self._execution.send_and_forget(checked, cfg, lambda why: self._log.warning(
                     "path", f"nav_msgs/Path not executed: {why}"))
             else:
-                self._log.warning("path", f"nav_msgs/Path refused: {plan.ik.message}")
+                self._log.warning("path", f"nav_msgs/Path refused: {plan.message}")
         except (RobokinError, GoalAbort) as err:
             self._log.warning("path", f"nav_msgs/Path refused: {err}")
 
     # ---- planning ------------------------------------------------------------------------------------
-    def _plan(self, planner: CartesianPathPlanner, q0: np.ndarray, waypoints, blend: float, goal=None,
+    def _plan(self, planner: MotionPlanner, q0: np.ndarray, waypoints, blend: float, goal=None,
               should_stop=None):
-        """Plan, validated by the planner (a goal's scalings by core/scaling.py's rule, an empty frame means the
-        node's default; its `approach` says how the path begins); `should_stop` is polled while planning
-        (PlanningStopped), which also ends at `planning_timeout`."""
+        """Plan a waypoint path, validated by the planner (a goal's scalings by core/scaling.py's rule, an empty
+        frame means the node's default; its `approach` says how the path begins); `should_stop` is polled while
+        planning (PlanningStopped), which also ends at `planning_timeout`. A goal's failed plan carries its timed
+        solved part (the topic's does not need it)."""
         try:
             poses = waypoints_in_base(self._robot, q0, waypoints, self._tf_frames.lookup)
         except TransformLookupError as err:
             raise GoalAbort(Result.INVALID_GOAL, f"waypoint frame lookup failed: {err}") from None
         approach, options = (Approach.PATH, {}) if goal is None else (approach_from_goal(goal), plan_options(goal))
-        plan = plan_with_approach(planner, q0, poses, blend, approach, should_stop=should_stop, **options)
-        self._marker_pub.publish(path_markers(plan.ik, self._robot.base_frame, self.get_clock().now().to_msg()))
+        plan = planner.plan(waypoint_program(poses, blend, approach), q0, should_stop=should_stop,
+                            solved_part=goal is not None, **options)
+        self._marker_pub.publish(path_markers(plan.path_ik, self._robot.base_frame, self.get_clock().now().to_msg()))
         return plan
 
-    def _plan_program(self, programs: ProgramPlanner, q0: np.ndarray, goal, cfg: PathConfig, should_stop):
+    def _plan_program(self, planner: MotionPlanner, q0: np.ndarray, goal, cfg: PathConfig, should_stop):
         """Plan a program goal (frames resolved as for waypoints; malformed moves raise PathInputError)."""
         program = program_from_goal(self._robot, q0, goal, self._tf_frames.lookup, cfg)
-        return programs.plan(program, q0, should_stop=should_stop, **program_plan_options(goal))
+        return planner.plan(program, q0, should_stop=should_stop, **program_plan_options(goal))
 
     def _plan_goal(self, goal_handle, cfg: PathConfig, plan):
         """Plan an action goal with `plan(q0, should_stop)`; GoalAbort when it is canceled or preempted while
@@ -228,18 +227,16 @@ class PathIkNode(RobokinNode):
 
     def _run_goal(self, goal_handle, result) -> None:
         goal = goal_handle.request
-        cfg, planner, programs = self._settings()          # one consistent set for the whole goal
+        cfg, planner = self._settings()                    # one consistent set for the whole goal
         self._feedback(goal_handle, "planning", 0.0)
-        outcome: GoalOutcome
         if goal.program:
             plan = self._plan_goal(goal_handle, cfg,
-                                   lambda q0, stop: self._plan_program(programs, q0, goal, cfg, stop))
-            outcome = program_outcome(result, plan, goal)
+                                   lambda q0, stop: self._plan_program(planner, q0, goal, cfg, stop))
         else:
             plan = self._plan_goal(goal_handle, cfg,
                                    lambda q0, stop: self._plan(planner, q0, goal.waypoints, goal.blend_radius,
                                                                goal, stop))
-            outcome = path_outcome(result, plan, None if plan.ik.success else solved_part(planner, plan, goal), goal)
+        outcome = goal_outcome(result, plan, goal)
         if result.trajectory.points:                       # what a plan_only client may execute itself
             try:
                 checked = self._execution.check(result.trajectory, "returned")
