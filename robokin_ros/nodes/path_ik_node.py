@@ -1,29 +1,14 @@
 """path_ik_node: Cartesian path IK as an action server (plan and execute), a fire-and-forget topic, markers.
 
-Interfaces (names relative to the node):
-- action `~/execute_cartesian_path` (robokin_interfaces/action/ExecuteCartesianPath): plans from the measured
-  joint state; unless `plan_only`, executes the trajectory. A goal is either a waypoint path (a program of MoveL
-  moves begun as its `approach` says: core/program/moves.waypoint_program) or, when `program` is not empty, a
-  motion program of MoveL / MoveJ / MoveC moves (messages converted by ros/program_conversions.py) whose result
-  also carries `failed_move` and the per-move cycle-time report `move_reports`; one planner plans both
-  (core/program/planner.MotionPlanner). A plan that fails returns its solved part, which `execute_partial` also
-  executes (ros/program_conversions.goal_outcome decides what a plan executes).
-  `execution: action` (default, as MoveIt does) sends it as a control_msgs/FollowJointTrajectory goal to
-  `follow_joint_trajectory_action` with `path_tolerance`, `goal_tolerance` and `execution_timeout_margin` as the
-  goal's tolerances; `execution: topic` publishes on `command_out_topic` and follows `joint_topic` until every
-  joint is within `goal_tolerance` of the end. ros/trajectory_executor.py runs it: every trajectory sent or
-  returned passes joint_trajectory_controller's default rules and the joint limits first (else INTERNAL_ERROR);
-  cancel, preemption and the execution timeout (`execution_timeout_margin` past the planned duration) stop the arm
-  within the acceleration limits, and the goal ends with the measured time from the request to rest.
-  A goal arriving while one runs is rejected (`preempt: false`, default) or stops the running one, which ends
-  with PREEMPTED (`preempt: true`; bookkeeping in `ros/goals.py`). Every accepted goal gets a filled result.
-- Parameters can be changed at run time (`ros2 param set`): the whole new PathConfig is validated and swapped
-  with a rebuilt planner; an invalid value is refused with the reason. Robot and topic parameters are read-only.
-- `~/path` (nav_msgs/Path): plan with the configured defaults (APPROACH_PATH: the path starts at the tool) and
-  send the trajectory (fire and forget).
-- `~/markers` (visualization_msgs/MarkerArray): planned tool path and failure point (waypoint paths only).
-The execute callback blocks while following the arm, so the node runs on a MultiThreadedExecutor with a
-reentrant callback group; the joint-state callback only stores the latest message.
+- action `~/execute_cartesian_path` (ExecuteCartesianPath): a waypoint path or a motion program, planned from the
+  measured joint state by the one planner (core/program/planner.MotionPlanner; a failed plan returns its solved part)
+  and, unless `plan_only`, executed by ros/trajectory_executor.py (outgoing check, FollowJointTrajectory goal or
+  topic, stop within the acceleration limits on cancel, preemption and timeout). One goal at a time: a new one is
+  rejected or preempts (`preempt`; ros/goals.py); every accepted goal gets a filled result (ros/goal_runs.py).
+- `~/path` (nav_msgs/Path): planned with the defaults and sent without following; `~/markers`: the planned tool path.
+- Parameters change at run time: the whole new PathConfig is validated and swapped with a rebuilt planner.
+The execute callback blocks while following the arm: a MultiThreadedExecutor with a reentrant callback group; the
+joint-state callback only stores. Interfaces and parameters: docs/path_ik_node.md.
 """
 from __future__ import annotations
 
@@ -40,21 +25,16 @@ from visualization_msgs.msg import MarkerArray
 
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
-from robokin_ros.core.errors import RobokinError, TrajectoryTimingError
+from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.frames import TransformLookupError
-from robokin_ros.core.path.budget import TIMEOUT, PlanningStopped
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.program.moves import Approach, waypoint_program
 from robokin_ros.core.program.planner import MotionPlanner
+from robokin_ros.ros.goal_runs import interruption, plan_interruptibly, run_into_result
 from robokin_ros.ros.goals import GoalAbort, GoalGate, end_goal
 from robokin_ros.ros.joint_state_cache import JointStateCache
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.path_conversions import (
-    approach_from_goal,
-    joint_trajectory_msg,
-    plan_options,
-    waypoints_in_base,
-)
+from robokin_ros.ros.path_conversions import approach_from_goal, joint_trajectory_msg, plan_options, waypoints_in_base
 from robokin_ros.ros.path_markers import path_markers
 from robokin_ros.ros.program_conversions import goal_outcome, program_from_goal, program_plan_options
 from robokin_ros.ros.rclpy_compat import action_server
@@ -98,9 +78,8 @@ class PathIkNode(RobokinNode):
                                f"{self._robot.tip_frame}) ready; preempt={cfg.preempt}; executes via {target}")
 
     def _warm_planner(self, cfg: PathConfig) -> MotionPlanner:
-        """The planner of waypoint paths and programs for `cfg`, having solved once (checks per-joint lists:
-        ConfigError). Joint targets given as poses take the nearest closed-form solution on arms that have one
-        (UR), else the iterative pose IK."""
+        """The planner for `cfg`, having solved once (ConfigError for bad per-joint lists); poses as joint targets
+        take the nearest closed-form solution on arms that have one (UR), else the iterative pose IK."""
         planner = MotionPlanner(self._robot, cfg, nearest_branch_solver(self._robot))
         planner.warm_up()
         return planner
@@ -117,7 +96,6 @@ class PathIkNode(RobokinNode):
         with self._lock:
             return self._config, self._planner
 
-    # ---- inputs --------------------------------------------------------------------------------------
     def destroy_node(self) -> None:
         # rclpy's context shutdown also destroys a node whose __init__ raised: close only what was made
         for part in ("_tf_frames", "_state_sub", "_execution"):
@@ -155,13 +133,10 @@ class PathIkNode(RobokinNode):
         except (RobokinError, GoalAbort) as err:
             self._log.warning("path", f"nav_msgs/Path refused: {err}")
 
-    # ---- planning ------------------------------------------------------------------------------------
     def _plan(self, planner: MotionPlanner, q0: np.ndarray, waypoints, blend: float, goal=None,
               should_stop=None):
-        """Plan a waypoint path, validated by the planner (a goal's scalings by core/scaling.py's rule, an empty
-        frame means the node's default; its `approach` says how the path begins); `should_stop` is polled while
-        planning (PlanningStopped), which also ends at `planning_timeout`. A goal's failed plan carries its timed
-        solved part (the topic's does not need it)."""
+        """Plan a waypoint path (a goal's options, scalings and approach validated by the planner; `should_stop`
+        polled while planning); a goal's failed plan carries its timed solved part (the topic's needs none)."""
         try:
             poses = waypoints_in_base(self._robot, q0, waypoints, self._tf_frames.lookup)
         except TransformLookupError as err:
@@ -177,46 +152,13 @@ class PathIkNode(RobokinNode):
         program = program_from_goal(self._robot, q0, goal, self._tf_frames.lookup, cfg)
         return planner.plan(program, q0, should_stop=should_stop, **program_plan_options(goal))
 
-    def _plan_goal(self, goal_handle, cfg: PathConfig, plan):
-        """Plan an action goal with `plan(q0, should_stop)`; GoalAbort when it is canceled or preempted while
-        planning (or right after: nothing is sent then) or when planning exceeds `planning_timeout`
-        (PLANNING_TIMEOUT)."""
-        try:
-            plan = plan(current_positions(self._states, cfg), lambda: self._interruption(goal_handle) is not None)
-        except PlanningStopped as err:
-            if err.reason == TIMEOUT:
-                raise GoalAbort(Result.PLANNING_TIMEOUT, str(err)) from None
-            code, words = self._interruption(goal_handle) or (Result.CANCELED, "canceled")
-            raise GoalAbort(code, f"{words} while planning ({err.where}); nothing was sent to the controller") \
-                from None
-        stop = self._interruption(goal_handle)
-        if stop is not None:
-            raise GoalAbort(stop[0], f"{stop[1]} right after planning; nothing was sent to the controller")
-        return plan
+    def _interruption(self, goal_handle):
+        return interruption(goal_handle, self._goals, self.context.ok())
 
-    def _interruption(self, goal_handle) -> tuple[int, str] | None:
-        """(code, words) when a goal must stop planning or executing: canceled, preempted or shutting down."""
-        if goal_handle.is_cancel_requested:
-            return Result.CANCELED, "canceled"
-        if self._goals.preempted() or not self.context.ok():
-            return Result.PREEMPTED, "preempted by a new goal"
-        return None
-
-    # ---- action --------------------------------------------------------------------------------------
     def _execute(self, goal_handle):
         result = Result(error_code=Result.INTERNAL_ERROR, message="not finished", failed_sample=-1, failed_move=-1)
         with self._goals.executing(lambda: self._finish(goal_handle, result)):
-            try:
-                self._run_goal(goal_handle, result)
-            except GoalAbort as err:
-                result.error_code, result.message = err.code, str(err)
-            except TrajectoryTimingError as err:
-                result.error_code, result.message = Result.INTERNAL_ERROR, f"time parameterization failed: {err}"
-            except RobokinError as err:
-                result.error_code, result.message = Result.INVALID_GOAL, str(err)
-            except Exception as err:  # noqa: BLE001 - every goal must get a result, whatever happened
-                self.get_logger().error(f"path goal failed unexpectedly: {err!r}")
-                result.error_code, result.message = Result.INTERNAL_ERROR, f"internal error: {err!r}"
+            run_into_result(lambda: self._run_goal(goal_handle, result), result, self.get_logger())
         return result
 
     def _finish(self, goal_handle, result) -> None:
@@ -229,13 +171,9 @@ class PathIkNode(RobokinNode):
         goal = goal_handle.request
         cfg, planner = self._settings()                    # one consistent set for the whole goal
         self._feedback(goal_handle, "planning", 0.0)
-        if goal.program:
-            plan = self._plan_goal(goal_handle, cfg,
-                                   lambda q0, stop: self._plan_program(planner, q0, goal, cfg, stop))
-        else:
-            plan = self._plan_goal(goal_handle, cfg,
-                                   lambda q0, stop: self._plan(planner, q0, goal.waypoints, goal.blend_radius,
-                                                               goal, stop))
+        q0, interrupted = current_positions(self._states, cfg), lambda: self._interruption(goal_handle)
+        plan = plan_interruptibly(lambda stop: self._plan_program(planner, q0, goal, cfg, stop) if goal.program else
+                                  self._plan(planner, q0, goal.waypoints, goal.blend_radius, goal, stop), interrupted)
         outcome = goal_outcome(result, plan, goal)
         if result.trajectory.points:                       # what a plan_only client may execute itself
             try:
@@ -244,7 +182,7 @@ class PathIkNode(RobokinNode):
                 result.trajectory = JointTrajectory()
                 raise
             if outcome.trajectory is not None:             # result.trajectory is its message (*_outcome)
-                self._execution.run(checked, outcome.trajectory, cfg, lambda: self._interruption(goal_handle),
+                self._execution.run(checked, outcome.trajectory, cfg, interrupted,
                                     lambda progress: self._feedback(goal_handle, "executing", progress))
         result.error_code = outcome.code
         result.message = outcome.message if outcome.trajectory is None else outcome.executed_message
