@@ -33,7 +33,7 @@ JAZZY_PARAMETERS = (
 # dropped (robokin accepts the Humble/Iron names it has a counterpart for: planning_frame, ee_frame,
 # num_outgoing_halt_msgs_to_publish).
 UNSUPPORTED = {
-    "thread_priority": "no SCHED_FIFO thread: the loop runs on the node's executor (README, Performance)",
+    "thread_priority": "no SCHED_FIFO thread: the loop runs on the node's executor (docs/performance.md)",
     "move_group_name": "no MoveIt model: the chain is robot (or robot_description) from base_frame to tip_frame",
     "active_subgroup": "one chain per servo_node",
     "publish_joint_accelerations": "JointTrajectory points carry positions and velocities only",

@@ -1,7 +1,7 @@
 """The rclpy calls whose behaviour differs between the ROS 2 distros robokin supports, made the same.
 
 Jazzy ships rclpy 7.1, Kilted rclpy 9.1. Every difference the nodes depend on is handled here, so the rest of the
-package is written once; README "Jazzy and Kilted" lists the audit this module came from.
+package is written once; docs/distros.md lists the audit this module came from.
 """
 from __future__ import annotations
 

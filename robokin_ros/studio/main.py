@@ -1,4 +1,4 @@
-"""`robokin_studio`: serve the studio on a local port (see README, "robokin studio")."""
+"""`robokin_studio`: serve the studio on a local port (see docs/studio.md)."""
 from __future__ import annotations
 
 import argparse

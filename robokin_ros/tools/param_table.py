@@ -1,4 +1,4 @@
-"""Print the parameter table of a config dataclass as Markdown (the README's tables come from here)."""
+"""Print the parameter table of a config dataclass as Markdown (the tables of docs/parameters.md come from here)."""
 from __future__ import annotations
 
 import argparse

@@ -8,7 +8,7 @@ from robokin_ros.core.schema import NodeConfig, spec
 
 @dataclass(frozen=True)
 class PathConfig(NodeConfig):
-    """Path IK, downsampling, timing and node settings; see README for the parameter table."""
+    """Path IK, downsampling, timing and node settings; docs/parameters.md has the parameter table."""
 
     what = "path configuration"
 

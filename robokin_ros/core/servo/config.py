@@ -114,12 +114,13 @@ class HandGuidingConfig(ParameterGroup):
 
 @dataclass(frozen=True)
 class ServoConfig(SchedulingConfig):
-    """Everything the twist servo core and its node need; see README for the parameter table."""
+    """Everything the twist servo core and its node need; docs/parameters.md has the parameter table."""
 
     what = "servo configuration"
     # robokin parameter -> MoveIt Servo's name for the same setting (moveit_servo's servo_parameters.yaml: Jazzy
     # and later; planning_frame, ee_frame from Iron, num_outgoing_halt_msgs_to_publish from Humble). Each MoveIt
-    # name is accepted too, bare and under `moveit_servo.` (see schema.parameter_aliases); README has the table.
+    # name is accepted too, bare and under `moveit_servo.` (see schema.parameter_aliases);
+    # docs/parameters.md has the table.
     moveit_names: ClassVar[dict[str, str]] = {
         "base_frame": "planning_frame",
         "tip_frame": "ee_frame",
