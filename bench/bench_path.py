@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
+
+from other_tree import archived_tree, run_python
 
 import numpy as np
 import pinocchio as pin
@@ -208,20 +208,15 @@ print(json.dumps(out))
 
 def run_huge(source_dir: Path) -> list[dict]:
     """HUGE_SCRIPT's results with `robokin_ros` imported from `source_dir`."""
-    done = subprocess.run([sys.executable, "-c", HUGE_SCRIPT], cwd=source_dir, capture_output=True, text=True,
-                          check=True, env={**__import__("os").environ, "PYTHONPATH": str(source_dir)})
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(run_python(source_dir, HUGE_SCRIPT, what="huge goals").strip().splitlines()[-1])
 
 
 def huge_goals(before_rev: str) -> None:
     """Print the huge-goal table: planning time, stops and trajectory duration, before (REV) and now."""
     root = Path(__file__).resolve().parents[1]
     now = run_huge(root)
-    with tempfile.TemporaryDirectory() as old_tree:
-        archive = subprocess.run(["git", "-C", str(root), "archive", before_rev, "robokin_ros"], capture_output=True,
-                                 check=True).stdout
-        subprocess.run(["tar", "-x", "-C", old_tree], input=archive, check=True)
-        before = run_huge(Path(old_tree))
+    with archived_tree(before_rev) as old_tree:
+        before = run_huge(old_tree)
     print(f"\n## huge goals, Panda, blend 0 (before = {before_rev}, now = this tree; plan = one call, warm)\n")
     print("| goal | stops before / now | plan [s] before / now | now: geometry / IK / downsample / timing [s] "
           "| trajectory [s] before / now |")

@@ -33,6 +33,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from other_tree import archived_tree as tree_at
 
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
@@ -328,15 +329,13 @@ def measure_tree(tree: Path, seconds: float) -> dict:
 
 @contextmanager
 def archived_tree(rev: str):
-    """The package as it was at git revision `rev`, in a temporary directory (None for rev 'none')."""
+    """The package and its config as they were at git revision `rev`, in a temporary directory (None for rev
+    'none')."""
     if rev == "none":
         yield None
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "robokin_ros", "config"],
-                                 capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        yield Path(tmp)
+    with tree_at(rev, ("robokin_ros", "config")) as tree:
+        yield tree
 
 
 def warm_numba_cache(tree: Path) -> None:

@@ -13,12 +13,12 @@ Exit status 0 when every case is identical.
 from __future__ import annotations
 
 import argparse
-import os
 import pickle
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from other_tree import archived_tree, run_python
 
 import numpy as np
 
@@ -286,12 +286,8 @@ def plan_all(source_dir: Path, huge: bool) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".pkl", delete=False) as f:
         out = Path(f.name)
     try:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source_dir), os.environ.get("PYTHONPATH", "")])}
-        done = subprocess.run([sys.executable, "-c", PLAN_SCRIPT, str(ROOT / "bench"),
-                               str(ROOT / "examples" / "programs"), str(out), "1" if huge else "0"], cwd=source_dir,
-                              env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise SystemExit(f"planning with {source_dir} failed:\n{done.stderr[-3000:]}")
+        run_python(source_dir, PLAN_SCRIPT, (ROOT / "bench", ROOT / "examples" / "programs", out, "1" if huge else "0"),
+                   "planning")
         with open(out, "rb") as f:
             return pickle.load(f)
     finally:
@@ -333,11 +329,8 @@ def main() -> int:
     parser.add_argument("--rev", default=DEFAULT_REV, help="git revision of the 'before' tree")
     parser.add_argument("--no-huge", action="store_true", help="leave out bench_path's huge goals")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as old_tree:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev, "robokin_ros"], capture_output=True,
-                                 check=True).stdout
-        subprocess.run(["tar", "-x", "-C", old_tree], input=archive, check=True)
-        before = plan_all(Path(old_tree), not args.no_huge)
+    with archived_tree(args.rev) as old_tree:
+        before = plan_all(old_tree, not args.no_huge)
     now = plan_all(ROOT, not args.no_huge)
     failed = 0
     for name in sorted(set(before) | set(now)):

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+from other_tree import archived_tree, run_python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,11 +84,7 @@ print(json.dumps(out))
 
 
 def walks_of(source_dir: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source_dir), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", WALK_SCRIPT], cwd=source_dir, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"walking {source_dir} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(run_python(source_dir, WALK_SCRIPT, what="walking").strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -98,11 +92,8 @@ def main() -> None:
     parser.add_argument("--rev", default="5d782a03d65a00c0a080de04b22af3b7a5b594ab", help="the 'before' revision")
     parser.add_argument("--list", action="store_true", help="list the files of each walk")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as old_tree:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev, "robokin_ros"], capture_output=True,
-                                 check=True).stdout
-        subprocess.run(["tar", "-x", "-C", old_tree], input=archive, check=True)
-        before = walks_of(Path(old_tree))
+    with archived_tree(args.rev) as old_tree:
+        before = walks_of(old_tree)
     now = walks_of(ROOT)
     for name in before:
         print(f"{name}: {len(before[name])} files before ({args.rev[:7]}), {len(now[name])} now")

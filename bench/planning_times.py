@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+from other_tree import archived_tree, run_python
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,13 +81,9 @@ print(json.dumps(out))
 
 
 def times_of(source_dir: Path, repeats: int, clock: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source_dir), os.environ.get("PYTHONPATH", "")]),
-           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", TIME_SCRIPT, str(ROOT / "bench"), str(ROOT / "examples" / "programs"),
-                           str(repeats), clock], cwd=source_dir, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"timing with {source_dir} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    out = run_python(source_dir, TIME_SCRIPT, (ROOT / "bench", ROOT / "examples" / "programs", repeats, clock),
+                     "timing", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -100,13 +94,10 @@ def main() -> None:
     parser.add_argument("--wall", action="store_true", help="wall time instead of the process's CPU time")
     args = parser.parse_args()
     before, now = [], []
-    with tempfile.TemporaryDirectory() as old_tree:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev, "robokin_ros"], capture_output=True,
-                                 check=True).stdout
-        subprocess.run(["tar", "-x", "-C", old_tree], input=archive, check=True)
+    with archived_tree(args.rev) as old_tree:
         for _ in range(args.rounds):
             clock = "wall" if args.wall else "cpu"
-            before.append(times_of(Path(old_tree), args.repeats, clock))
+            before.append(times_of(old_tree, args.repeats, clock))
             now.append(times_of(ROOT, args.repeats, clock))
     kind = "wall" if args.wall else "CPU"
     print(f"| case | before ({args.rev[:7]}) [ms {kind}] | now [ms {kind}] | now / before |")

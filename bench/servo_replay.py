@@ -18,12 +18,13 @@ compares this tree with `git archive REV robokin_ros` (run in a subprocess), exa
 from __future__ import annotations
 
 import argparse
-import os
 import pickle
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from other_tree import archived_tree, tree_env
 
 import numpy as np
 
@@ -342,8 +343,7 @@ def first_difference(before: dict, now: dict) -> str | None:
 
 def replay_in(tree: Path, out: Path) -> None:
     """Run the replay with `robokin_ros` imported from `tree` in a subprocess, pickled into `out`."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--emit", str(out)], cwd=tree, env=env,
+    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--emit", str(out)], cwd=tree, env=tree_env(tree),
                    check=True)
 
 
@@ -356,14 +356,9 @@ def main() -> int:
         with open(args.emit, "wb") as f:
             pickle.dump(replay(), f)
         return 0
-    with tempfile.TemporaryDirectory() as folder:
-        old_tree, new_tree = Path(folder) / "old", ROOT
-        old_tree.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.rev, "robokin_ros"], capture_output=True,
-                                 check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old_tree)], input=archive, check=True)
+    with tempfile.TemporaryDirectory() as folder, archived_tree(args.rev) as old_tree:
         replay_in(old_tree, Path(folder) / "before.pkl")
-        replay_in(new_tree, Path(folder) / "now.pkl")
+        replay_in(ROOT, Path(folder) / "now.pkl")
         before = pickle.loads((Path(folder) / "before.pkl").read_bytes())
         now = pickle.loads((Path(folder) / "now.pkl").read_bytes())
     ticks = sum(r[0] == "tick" for records in now.values() for r in records)

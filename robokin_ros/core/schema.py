@@ -192,10 +192,9 @@ def default_of(f) -> Any:
     return f.default if f.default is not MISSING else f.default_factory()
 
 
-@dataclass(frozen=True)
-class ParameterGroup:
-    """Base of a nested parameter group (see `group`). Built alone it checks its own fields under their own
-    names; inside a config, the config checks them under their full parameter names."""
+class CheckedOnCreation:
+    """Checks every field against its spec, and the rules across fields, when the dataclass is built; ConfigError
+    lists every problem, naming the whole as `what` says."""
 
     what: ClassVar[str] = "parameters"
 
@@ -206,11 +205,18 @@ class ParameterGroup:
             raise ConfigError(problems, self.what)
 
     def cross_field_problems(self) -> list[str]:
+        """Rules that involve more than one field; each entry names the parameters and their values."""
         return []
 
 
 @dataclass(frozen=True)
-class NodeConfig:
+class ParameterGroup(CheckedOnCreation):
+    """Base of a nested parameter group (see `group`). Built alone it checks its own fields under their own
+    names; inside a config, the config checks them under their full parameter names."""
+
+
+@dataclass(frozen=True)
+class NodeConfig(CheckedOnCreation):
     """Base of every node configuration: where the robot comes from, and whole-object validation.
 
     Subclasses add their fields (declared with `spec`) and may override `cross_field_problems`; `what` names
@@ -230,16 +236,6 @@ class NodeConfig:
     robot_description_timeout: float = spec(10.0, "longest wait for the robot_description topic (transient local) "
                                             "when neither robot nor robot_description is set; 0 = do not wait",
                                             unit="s", ge=0.0, read_only=True)
-
-    def __post_init__(self) -> None:
-        coerce_sequences(self)
-        problems = field_problems(self) + self.cross_field_problems()
-        if problems:
-            raise ConfigError(problems, self.what)
-
-    def cross_field_problems(self) -> list[str]:
-        """Rules that involve more than one field; each entry names the parameters and their values."""
-        return []
 
     def check_joint_lists(self, joint_names: Iterable[str]) -> None:
         """Per-joint lists must be empty or have one entry per chain joint; ConfigError lists every mismatch."""
