@@ -148,7 +148,7 @@ def test_invalid_trajectory_keeps_the_active_command(panda):
 def test_stamped_stream_of_windows_is_followed_without_velocity_ripple(panda):
     """The servo stamps each window with the time of its first point; the simulated controller then samples
     the same motion whatever the latency of each message (jittery latency must not become jerk)."""
-    from robokin_ros.core.servo.servo import window_times
+    from robokin_ros.core.servo.window import window_times
     rng = np.random.default_rng(4)
     q0, v, dt = panda.home(), np.full(panda.n, 0.1), 0.002
     times = window_times(dt, 0.05)
