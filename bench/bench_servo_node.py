@@ -33,7 +33,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from other_tree import archived_tree as tree_at
+from other_tree import archived_tree as tree_at, tree_env
 
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200)))
@@ -139,7 +139,7 @@ def measure_floor(tree: Path, seconds: float) -> dict:
         with tempfile.TemporaryDirectory() as tmp:
             ticks_file = str(Path(tmp) / "ticks.npz")
             child = subprocess.Popen([sys.executable, __file__, "--floor-child", ticks_file, str(seconds + 4.0)],
-                                     env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO)
+                                     env=tree_env(REPO), cwd=REPO)
             if not client.spin_until(lambda: bool(client.received), 30.0):
                 raise RuntimeError("the floor node sent nothing within 30 s")
             client.spin_until(lambda: False, 1.0)
@@ -246,7 +246,7 @@ def cpu_seconds(pid: int) -> float:
 
 def node_command(tree: Path, module: str, ros_args: list[str]) -> tuple[list[str], dict]:
     """argv and environment that run robokin_ros.nodes.<module> from `tree`."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
+    env = tree_env(tree)
     return [sys.executable, "-m", f"robokin_ros.nodes.{module}", "--ros-args", *ros_args], env
 
 
@@ -264,9 +264,9 @@ def measure_rate(client: Client, tree: Path, hz: int, seconds: float, sim_pid: i
     """One servo process at `hz`: the figures of FIGURES for that rate (keys without the rate suffix)."""
     with tempfile.TemporaryDirectory() as tmp:
         ticks_file = str(Path(tmp) / "ticks.npz")
-        ros_args = ["-p", f"publish_period:={1.0 / hz}", "-p", "incoming_command_timeout:=5.0",
+        ros_args = ["-p", "robot:=panda", "-p", f"publish_period:={1.0 / hz}", "-p", "incoming_command_timeout:=5.0",
                     "-p", f"max_joint_acceleration:={PANDA_ACCELERATION}"]
-        env = dict(os.environ, PYTHONPATH=str(tree))
+        env = tree_env(tree)
         client.received.clear()
         spawned = time.monotonic()
         log = open(Path(tmp) / "servo.log", "w")
@@ -274,7 +274,9 @@ def measure_rate(client: Client, tree: Path, hz: int, seconds: float, sim_pid: i
                                  cwd=tree, stdout=log, stderr=subprocess.STDOUT)
         try:
             if not client.spin_until(lambda: bool(client.received), 60.0, every=lambda: client.twist(0.001)):
-                raise RuntimeError(f"servo_node of {tree} sent no command within 60 s")
+                log.flush()
+                raise RuntimeError(f"servo_node of {tree} sent no command within 60 s:\n"
+                                   f"{(Path(tmp) / 'servo.log').read_text()[-3000:]}")
             ready = client.received[0][0] - spawned
             window_start = time.monotonic()
             cpu_start = cpu_seconds(child.pid), cpu_seconds(sim_pid)
@@ -344,7 +346,7 @@ def warm_numba_cache(tree: Path) -> None:
             "from robokin_ros.core.servo.config import ServoConfig\n"
             "from robokin_ros.core.servo.servo import warm_up\n"
             "warm_up(RobotModel.from_name('panda'), ServoConfig())\n")
-    subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(tree)), cwd=tree, check=True,
+    subprocess.run([sys.executable, "-c", code], env=tree_env(tree), cwd=tree, check=True,
                    stdout=subprocess.DEVNULL)
 
 
