@@ -1,6 +1,6 @@
 """Closed-form UR5 IK (all 8 solutions) vs the iterative pose IK (one solution), one process, same poses.
 
-Poses: FK of random UR5 configurations inside the limits. The iterative solver (robokin_ros.core.pose_ik.solve_pose,
+Poses: FK of random UR5 configurations inside the limits. The iterative solver (robokin_ros.core.ik.pose_ik.solve_pose,
 bounded DLS) starts 0.2 rad away from the configuration, as a MoveJ to a nearby pose would; the closed form gets
 the configuration as its seed (to sort by). Rows time one call per pose after a warm-up (numba compiled).
 Run: .venv/bin/python bench/bench_closed_form_ik.py [--poses 2000]
@@ -13,8 +13,8 @@ import time
 
 import numpy as np
 
-from robokin_ros.core.classroom.ik_ur import UrGeometry, _ur_kernel, all_solutions, solve_ur
-from robokin_ros.core.pose_ik import solve_pose
+from robokin_ros.core.ik.ur import UrGeometry, _ur_kernel, all_solutions, solve_ur
+from robokin_ros.core.ik.pose_ik import solve_pose
 from robokin_ros.core.robot import RobotModel
 
 

@@ -37,7 +37,10 @@ from robokin_ros.core.program.planner import ProgramPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
+try:                                       # core/ik/ since issue 25's rooms step; core/classroom/ before
+    from robokin_ros.core.ik.branch_choice import nearest_branch_solver
+except ImportError:
+    from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
 try:
     from robokin_ros.ros import path_conversions as pc, program_conversions as prc
 except ImportError:

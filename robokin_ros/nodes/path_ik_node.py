@@ -24,7 +24,7 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from robokin_interfaces.action import ExecuteCartesianPath
-from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
+from robokin_ros.core.ik.branch_choice import nearest_branch_solver
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.frames import TransformLookupError
 from robokin_ros.core.path.config import PathConfig

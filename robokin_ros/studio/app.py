@@ -20,7 +20,7 @@ import pinocchio as pin
 import viser
 
 from robokin_ros.core.capability.polytope import stl_bytes
-from robokin_ros.core.classroom.ik_planar_2r import Planar2R
+from robokin_ros.core.ik.planar_2r import Planar2R
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.studio import browser_js

@@ -4,7 +4,7 @@
 (the core's convention, up = q2 < 0), the other branch as a ghost, the clamping of unreachable targets, a trace of
 tool points, an animation (FK: the joints sweep sinusoids around the pose set by hand; IK: the target runs a
 figure-eight around the target set by hand) and the velocities: q̇ of the animation, J q̇, and the tool velocity
-measured from successive tool points. All kinematics come from `robokin_ros.core.classroom.ik_planar_2r`.
+measured from successive tool points. All kinematics come from `robokin_ros.core.ik.planar_2r`.
 Time only enters through `tick(dt)` / `step()`: the model never reads a clock.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from robokin_ros.core.classroom.ik_planar_2r import Planar2R, Planar2rIk
+from robokin_ros.core.ik.planar_2r import Planar2R, Planar2rIk
 from robokin_ros.core.errors import ConfigError
 
 MODES = ("fk", "ik")

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import viser
 
-from robokin_ros.core.classroom.ik_planar_2r import Planar2R
+from robokin_ros.core.ik.planar_2r import Planar2R
 from robokin_ros.studio.planar_2r import AnimationConfig, Planar2rNumbers, Planar2rTeacher, format_numbers
 
 ORIGIN = (0.0, 1.5, 0.0)                       # the 2R base in the world [m]

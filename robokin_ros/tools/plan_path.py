@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
+from robokin_ros.core.ik.branch_choice import nearest_branch_solver
 from robokin_ros.core.errors import ConfigError, InvalidInputError, PathInputError, RobokinError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.report import report_text

@@ -2,7 +2,7 @@
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.pose_ik import solve_pose
+from robokin_ros.core.ik.pose_ik import solve_pose
 
 
 def test_round_trip_from_nearby_seeds(panda):

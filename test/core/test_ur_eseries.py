@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from robokin_ros.core.classroom import ur_eseries
-from robokin_ros.core.classroom.ik_ur import UrGeometry
+from robokin_ros.core.ik.ur import UrGeometry
 from robokin_ros.core.embedded import (BUILT_IN_PLACE, EMBEDDED_ROBOTS, ament_share_dir, embedded_robot,
                                        urdf_candidates)
 from robokin_ros.core.model_source import expand_xacro

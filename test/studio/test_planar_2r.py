@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from robokin_ros.core.classroom.ik_planar_2r import Planar2R
+from robokin_ros.core.ik.planar_2r import Planar2R
 from robokin_ros.core.errors import ConfigError
 from robokin_ros.studio.planar_2r import AnimationConfig, Planar2rTeacher, format_numbers
 

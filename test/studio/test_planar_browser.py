@@ -10,7 +10,7 @@ import pytest
 from browser import Browser, canvas_region, distinct_colours
 from studio_helpers import free_port, need_browser
 
-from robokin_ros.core.classroom.ik_planar_2r import Planar2R
+from robokin_ros.core.ik.planar_2r import Planar2R
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "out" / "studio" / "planar_2r.png"
 L1 = L2 = 0.5                                            # [m] the view's default arm

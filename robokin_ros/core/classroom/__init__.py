@@ -1,2 +1,3 @@
-"""The classroom toolbox: homogeneous transforms, DH robots, closed-form IK, workspace maps, calibration, wrench
-mapping and motion profiles, on the same core as the servo and path IK (a DH arm becomes a RobotModel)."""
+"""The classroom toolbox: homogeneous transforms, DH robots, workspace maps, calibration, wrench mapping and motion
+profiles, on the same core as the servo and path IK (a DH arm becomes a RobotModel). The closed-form IK it teaches
+with lives in `core/ik/`, where the planner uses it too."""

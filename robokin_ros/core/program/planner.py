@@ -39,7 +39,7 @@ from robokin_ros.core.path.surface import (
     piece_offsets,
     unstopped_turn_limit,
 )
-from robokin_ros.core.pose_ik import solve_pose
+from robokin_ros.core.ik.pose_ik import solve_pose
 from robokin_ros.core.program.moves import MotionProgram, check_program, waypoint_program
 from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_cartesian, solve_joint_move, \
     zero_length_moves
@@ -60,7 +60,7 @@ class MotionPlanner:
 
     def __init__(self, robot: RobotModel, config: PathConfig | None = None, pose_solver=None) -> None:
         """`pose_solver(robot, pose, seed, frame_id, margin) -> PoseIkResult` solves joint-space targets given as
-        poses (MoveJ, approach moves); default `core/pose_ik.solve_pose` (iterative, on the seed's branch)."""
+        poses (MoveJ, approach moves); default `core/ik/pose_ik.solve_pose` (iterative, on the seed's branch)."""
         self.robot = robot
         self.config = config or PathConfig()
         self.pose_solver = pose_solver or solve_pose

@@ -1,5 +1,5 @@
 """`robokin ik`: every closed-form IK solution of a UR arm (e-series in ROS 2 frames, or the CB3 UR3/UR5/UR10 in ROS 1
-frames), of an OPW industrial arm (KUKA KR6 R700 sixx, ABB IRB 2400: core/classroom/opw_arms.py) or of a planar 2R arm.
+frames), of an OPW industrial arm (KUKA KR6 R700 sixx, ABB IRB 2400: core/ik/opw_arms.py) or of a planar 2R arm.
 
 Examples:
   robokin ik --robot ur5 --pose 0.4 0.2 0.3 pi 0 0 --seed 0 -pi/2 pi/2 -pi/2 -pi/2 0
@@ -39,7 +39,7 @@ def _flat(values: list[list[float]] | None) -> list[float] | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of `robokin ik`."""
-    from robokin_ros.core.classroom.opw_arms import OPW_ARMS
+    from robokin_ros.core.ik.opw_arms import OPW_ARMS
     parser.add_argument("--robot", choices=UR_ROBOTS + tuple(OPW_ARMS) + ("2r",), default="ur5",
                         help="arm: an embedded UR model (geometry read from its URDF), an OPW industrial arm "
                         "(kr6_r700: KUKA KR6 R700 sixx, irb2400: ABB IRB 2400/10; published parameters) or a planar "
@@ -78,7 +78,7 @@ def _print_result(result, joint_names: tuple[str, ...]) -> int:
 
 
 def _run_2r(args: argparse.Namespace) -> int:
-    from robokin_ros.core.classroom.ik_planar_2r import Planar2R
+    from robokin_ros.core.ik.planar_2r import Planar2R
     if args.l1 is None or args.l2 is None:
         return _fail("--robot 2r needs --l1 and --l2 [m]")
     arm = Planar2R(args.l1, args.l2)
@@ -98,7 +98,7 @@ def _run_2r(args: argparse.Namespace) -> int:
 
 
 def _run_ur(args: argparse.Namespace) -> int:
-    from robokin_ros.core.classroom.ik_ur import UrGeometry, solve_ur
+    from robokin_ros.core.ik.ur import UrGeometry, solve_ur
     from robokin_ros.core.robot import RobotModel
     robot = RobotModel.from_name(args.robot)
     geometry = UrGeometry.from_robot(robot)
@@ -126,7 +126,7 @@ def _target_pose(args: argparse.Namespace, n: int, fk) -> pin.SE3 | str:
 
 
 def _run_opw(args: argparse.Namespace) -> int:
-    from robokin_ros.core.classroom.opw_arms import opw_arm
+    from robokin_ros.core.ik.opw_arms import opw_arm
     arm = opw_arm(args.robot)
     g = arm.geometry
     pose = _target_pose(args, 6, g.fk)
@@ -143,7 +143,7 @@ def _run_opw(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Solve and print; 0 = solutions, 1 = unreachable, 2 = bad input."""
-    from robokin_ros.core.classroom.opw_arms import OPW_ARMS
+    from robokin_ros.core.ik.opw_arms import OPW_ARMS
     for name in ("pose", "from_q", "seed"):
         setattr(args, name, _flat(getattr(args, name)))
     if args.robot == "2r":

@@ -14,7 +14,7 @@ signs (-1, 1, 1, -1, 1, -1), offsets (0, pi/2, 0, 0, 0, 0); opw_kinematics and R
 subtract their offsets, so theirs carry the opposite sign: see opw_arms.py for published arms).
 
 Branches: shoulder front/back (t1), elbow a/b (the law of cosines for t3), wrist a/b (sign of t5). Singular
-cases (ik_solutions names): wrist (sin t5 ~ 0: t4 keeps the seed's value, t6 takes the rest), shoulder (wrist
+cases (solutions.py names): wrist (sin t5 ~ 0: t4 keeps the seed's value, t6 takes the rest), shoulder (wrist
 centre on axis 1, when b = 0), elbow (upper arm and forearm aligned).
 """
 from __future__ import annotations
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.classroom.ik_solutions import (REACH_TOLERANCE, SINGULARITY_TOLERANCE, IkResult,
-                                                     as_homogeneous, branch_labels, rank)
 from robokin_ros.core.errors import ConfigError, InvalidInputError
+from robokin_ros.core.ik.solutions import (REACH_TOLERANCE, SINGULARITY_TOLERANCE, IkResult, as_homogeneous,
+                                           branch_labels, rank)
 
 LABELS = branch_labels(("shoulder", ("front", "back")), ("elbow", ("a", "b")), ("wrist", ("a", "b")))
 

@@ -1,7 +1,7 @@
 """MoveJ to a pose on arms with a closed-form IK: the solution nearest the current state, out of all of them.
 
 The path planners take a pose solver (`CartesianPathPlanner(pose_solver=...)`); the default is the iterative
-`core/pose_ik.solve_pose`, which follows the seed's branch from the current state. For a UR arm the closed form
+`core/ik/pose_ik.solve_pose`, which follows the seed's branch from the current state. For a UR arm the closed form
 lists every branch in ~15 us and the nearest one in joint distance is the canonical choice: it does not depend on
 the path the iteration takes, and a target the iteration cannot reach from a poor seed still has its branches.
 """
@@ -12,9 +12,9 @@ from collections.abc import Callable
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.classroom.ik_ur import UrGeometry
 from robokin_ros.core.errors import ModelError
-from robokin_ros.core.pose_ik import PoseIkResult, solve_pose
+from robokin_ros.core.ik.pose_ik import PoseIkResult, solve_pose
+from robokin_ros.core.ik.ur import UrGeometry
 from robokin_ros.core.robot import RobotModel
 
 PoseSolver = Callable[[RobotModel, pin.SE3, np.ndarray, int | None, float], PoseIkResult]

@@ -17,9 +17,8 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from robokin_ros.core.classroom.ik_solutions import (SINGULARITY_TOLERANCE, IkResult, IkSolution, branch_labels,
-                                                     rank)
 from robokin_ros.core.errors import ConfigError
+from robokin_ros.core.ik.solutions import (SINGULARITY_TOLERANCE, IkResult, IkSolution, branch_labels, rank)
 from robokin_ros.core.validation import check_vector, is_real_number
 
 LABELS = branch_labels(("elbow", ("up", "down")))

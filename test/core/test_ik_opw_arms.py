@@ -1,4 +1,4 @@
-"""The shipped OPW arms (core/classroom/opw_arms.py) against independent evidence, and `robokin ik` solving them.
+"""The shipped OPW arms (core/ik/opw_arms.py) against independent evidence, and `robokin ik` solving them.
 
 Evidence: the joint origins and axes of ROS-Industrial's URDFs of the same arms (kuka_experimental
 kuka_kr6_support/urdf/kr6r700sixx_macro.xacro, abb abb_irb2400_support/urdf/irb2400_macro.xacro; the numbers
@@ -11,7 +11,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robokin_ros.core.classroom.opw_arms import OPW_ARMS, opw_arm
+from robokin_ros.core.ik.opw_arms import OPW_ARMS, opw_arm
 from robokin_ros.core.errors import ModelError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.tools.robokin_cli import main as robokin

@@ -7,9 +7,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robokin_ros.core.classroom.ik_opw import OpwGeometry
-from robokin_ros.core.classroom.ik_planar_2r import Planar2R
-from robokin_ros.core.classroom.ik_ur import UrGeometry, all_solutions, solve_ur
+from robokin_ros.core.ik.opw import OpwGeometry
+from robokin_ros.core.ik.planar_2r import Planar2R
+from robokin_ros.core.ik.ur import UrGeometry, all_solutions, solve_ur
 from robokin_ros.core.errors import ConfigError, InvalidInputError, ModelError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.tools.robokin_cli import ik as ik_cli

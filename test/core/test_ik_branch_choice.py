@@ -2,11 +2,11 @@
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
-from robokin_ros.core.classroom.ik_ur import all_solutions
+from robokin_ros.core.ik.branch_choice import nearest_branch_solver
+from robokin_ros.core.ik.ur import all_solutions
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.pose_ik import solve_pose
+from robokin_ros.core.ik.pose_ik import solve_pose
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
 from robokin_ros.core.program.planner import ProgramPlanner
 

@@ -16,10 +16,10 @@ Steps (each a Paden-Kahan subproblem; derivation in the comments):
   q6: R6^T R5^T w2 = R_M R_target^T R1 w2, a rotation about w6 (free when sin(q5 + phi) = 0: seed's q6)
   q2, q3, q4: a planar 3R arm with parallel axes: law of cosines for q3 (2 roots, "elbow" a/b), then q2, and
       q4 from the summed angle.
-Singularities are flagged (see ik_solutions): wrist (sin(q5 + phi) ~ 0), shoulder (the wrist point's in-plane
+Singularities are flagged (see solutions.py): wrist (sin(q5 + phi) ~ 0), shoulder (the wrist point's in-plane
 distance to the base axis ~ 0), elbow (arm stretched or folded: cos(q3 - psi) ~ +-1).
 Joint limits: the UR joints span +-2 pi, so each angle is taken at its 2 pi representative closest to the seed
-(ik_solutions.rank); the elbow (+-pi) keeps its principal value.
+(solutions.rank); the elbow (+-pi) keeps its principal value.
 """
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ import numpy as np
 import pinocchio as pin
 from numba import njit
 
-from robokin_ros.core.classroom.ik_solutions import (REACH_TOLERANCE, SINGULARITY_TOLERANCE, IkResult, IkSolution,
-                                                     as_homogeneous, branch_labels, collect, wrap_rank)
 from robokin_ros.core.errors import InvalidInputError, ModelError
+from robokin_ros.core.ik.solutions import (REACH_TOLERANCE, SINGULARITY_TOLERANCE, IkResult, IkSolution,
+                                           as_homogeneous, branch_labels, collect, wrap_rank)
 from robokin_ros.core.robot import RobotModel
 
 STRUCTURE_TOLERANCE = 1e-6      # [- | m] parallel / perpendicular / intersecting checks on the URDF axes
@@ -307,7 +307,7 @@ def all_solutions(robot_or_geometry, pose, seed=None, verify: bool = True) -> li
     """Every closed-form solution, nearest to `seed` first: the MoveJ planner's branch menu.
 
     `robot_or_geometry`: a UR-type RobotModel (geometry read once and cached), a UrGeometry, or any geometry
-    with `.solve(pose, seed, verify)` (ik_opw.OpwGeometry, ik_planar_2r.Planar2R). [] when unreachable.
+    with `.solve(pose, seed, verify)` (opw.OpwGeometry, planar_2r.Planar2R). [] when unreachable.
     """
     if isinstance(robot_or_geometry, RobotModel):
         cached = _GEOMETRY_CACHE.get(id(robot_or_geometry))

@@ -1,4 +1,4 @@
-"""OPW parameter sets of common industrial arms, for `robokin ik --robot kr6_r700 | irb2400` (ik_opw.py solves them).
+"""OPW parameter sets of common industrial arms, for `robokin ik --robot kr6_r700 | irb2400` (opw.py solves them).
 
 Sources of the numbers (facts, not code):
 * KUKA KR6 R700 sixx: ROS-Industrial `kuka_experimental`, kuka_kr6_support/config/opw_kinematics_kr6r700sixx.yaml
@@ -9,8 +9,8 @@ Sources of the numbers (facts, not code):
   offsets [0, 0, -pi/2, 0, 0, 0]); joint limits from ROS-Industrial `abb`, abb_irb2400_support/urdf/irb2400_macro.xacro.
 
 Offsets: opw_kinematics (and the ROS-Industrial YAML files written for it) compute the OPW angle as
-sign * q - offset; ik_opw.py uses sign * q + offset, so the offsets below are theirs negated. Checked: the OPW
-forward kinematics equals the FK of those URDFs' joint origins and axes (test_classroom_opw_arms.py: 1e-15 m; the
+sign * q - offset; opw.py uses sign * q + offset, so the offsets below are theirs negated. Checked: the OPW
+forward kinematics equals the FK of those URDFs' joint origins and axes (test_ik_opw_arms.py: 1e-15 m; the
 pose is the flange with z out of it, ROS-Industrial's tool0 on the KR6; the IRB 2400 URDF's tool0 has x out of the
 flange instead), and the reach of the wrist centre within the joint limits equals the datasheets' (706.7 mm,
 1.55 m).
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robokin_ros.core.classroom.ik_opw import OpwGeometry
 from robokin_ros.core.errors import ModelError
+from robokin_ros.core.ik.opw import OpwGeometry
 
 
 @dataclass(frozen=True)
