@@ -113,6 +113,17 @@ class Replay:
 
 
 # ---- the script ----------------------------------------------------------------------------------------
+def message_stamp(kind, stamp_ns: int | None):
+    """A message's header stamp as the tree's `kind` carries it: int ns (`stamp: int`, issue 25), or the float
+    seconds sec + nanosec * 1e-9 that the older trees' conversions made of it; None is unstamped."""
+    if kind.__dataclass_fields__["stamp"].type in ("int", int):
+        return 0 if stamp_ns is None else stamp_ns
+    if stamp_ns is None:
+        return 0.0
+    sec, nanosec = divmod(stamp_ns, 1_000_000_000)
+    return sec + 1e-9 * nanosec
+
+
 def twist(replay: Replay, linear, angular, frame: str = "", base_T_frame=None):
     from robokin_ros.core.servo.types import TwistCommand
 
@@ -182,11 +193,12 @@ def pose_targets(robot) -> list[tuple]:
     import pinocchio as pin
     from robokin_ros.core.servo.pose_tracking import PoseTarget
 
-    def target(pose, frame="", stamp=0.0):
+    def target(pose, frame="", stamp=None):
         x, y, z, w = pin.Quaternion(pose.rotation).coeffs()
+        carried = message_stamp(PoseTarget, stamp)
 
         def give(now):
-            r.servo.set_pose_target(PoseTarget(pose.translation.copy(), np.array([x, y, z, w]), frame, stamp, now))
+            r.servo.set_pose_target(PoseTarget(pose.translation.copy(), np.array([x, y, z, w]), frame, carried, now))
         return give
     r = Replay("pose", robot, {}, SEED + 2)
     home = robot.fk(robot.home())
@@ -201,17 +213,19 @@ def pose_targets(robot) -> list[tuple]:
         for _ in range(r.rng.integers(4, 7)):
             r.tick()
         side = 0.01 if k % 2 else -0.01
-        r.guard(target(pin.SE3(base.rotation, base.translation + [0.0, side, 0.0]), stamp=r.now), r.now)
+        stamp = round(r.now * 1e9)                                  # [ns] the sender stamps its send time
+        r.guard(target(pin.SE3(base.rotation, base.translation + [0.0, side, 0.0]), stamp=stamp), r.now)
     r.ticks(0.5)
     start, t0 = robot.fk(r.commanded[-1]), r.now
     for i in range(150):                                           # a target moving at 5 cm/s, then stopping
         r.tick()
         if i % 5 == 0:
             r.guard(target(pin.SE3(start.rotation, start.translation + [0.0, 0.0, 0.05 * (r.now - t0)]),
-                           stamp=r.now), r.now)
+                           stamp=round(r.now * 1e9)), r.now)
     r.ticks(0.8)
     r.guard(lambda now: r.servo.set_pose_target(PoseTarget(np.zeros(3), np.zeros(4), "", 0.0, now)), r.now)
-    r.guard(target(pin.SE3(start.rotation, start.translation + [3.0, 0.0, 0.0]), stamp=r.now + 0.001), r.now)
+    r.guard(target(pin.SE3(start.rotation, start.translation + [3.0, 0.0, 0.0]), stamp=round((r.now + 0.001) * 1e9)),
+            r.now)
     r.ticks(0.3, twist(r, (0.0, 0.0, 0.2), (0.0, 0.0, 0.0)))      # a twist replaces the target
     r.ticks(0.3)
     return r.records

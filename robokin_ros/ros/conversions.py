@@ -133,7 +133,7 @@ def pose_target_from_msg(msg: PoseStamped, received_at: float) -> PoseTarget:
     """PoseStamped -> PoseTarget; `header.frame_id` is the target's frame ("" = base), `header.stamp` times a
     target stream (zero = unstamped). Not validated here: `Servo.set_pose_target` checks values and frame."""
     p, o = msg.pose.position, msg.pose.orientation
-    stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+    stamp = time_nanoseconds(msg.header.stamp)
     return PoseTarget(np.array((p.x, p.y, p.z)), np.array((o.x, o.y, o.z, o.w)), msg.header.frame_id, stamp,
                       received_at)
 

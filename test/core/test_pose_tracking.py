@@ -13,8 +13,9 @@ from robokin_ros.core.servo.status import ServoStatus
 
 
 def target_at(T: pin.SE3, at: float, frame: str = "", stamp: float = 0.0) -> PoseTarget:
+    """A target received at `at` [s], stamped `stamp` [s] by its sender (carried as a message carries it: int ns)."""
     x, y, z, w = pin.Quaternion(T.rotation).coeffs()
-    return PoseTarget(T.translation.copy(), np.array([x, y, z, w]), frame, stamp, at)
+    return PoseTarget(T.translation.copy(), np.array([x, y, z, w]), frame, round(stamp * 1e9), at)
 
 
 def test_a_step_target_10_cm_away_settles_within_tolerance_without_overshoot(panda):
@@ -136,6 +137,16 @@ def test_unknown_frame_and_impossible_target_speed_are_refused(panda):
         arm.servo.set_pose_target(target_at(jumped, arm.now + 0.01, stamp=1.001))     # 1 m in 1 ms
 
 
+def test_a_stamp_in_float_seconds_is_refused_rather_than_read_as_nanoseconds(panda):
+    arm = IdealArm(panda)
+    arm.tick()
+    T = panda.fk(panda.home())
+    with pytest.raises(InvalidInputError, match="integer stamp"):
+        arm.servo.set_pose_target(PoseTarget(T.translation.copy(), np.array([0.0, 0.0, 0.0, 1.0]), "", 1.5, arm.now))
+    arm.servo.set_pose_target(PoseTarget(T.translation.copy(), np.array([0.0, 0.0, 0.0, 1.0]), "", 0.0, arm.now))
+    assert arm.servo.command is not None                # 0.0, "unstamped" as code wrote it, is still taken
+
+
 def test_pose_gain_times_period_must_stay_below_a_half():
     with pytest.raises(ConfigError, match="pose_tracking.linear_gain"):
         ServoConfig(publish_period=0.02, pose_tracking=PoseTrackingConfig(linear_gain=30.0))
@@ -158,7 +169,7 @@ def test_the_compiled_tracking_twist_is_the_formula_in_pinocchio_terms(panda):
         # velocity only as fast as the tracking accelerations, to reach it
         last = first
         for k in range(40):
-            tracker.set_target(last, 0.01 * k, 5.0 + 0.01 * k)
+            tracker.set_target(last, 0.01 * k, 5_000_000_000 + 10_000_000 * k)
             last = pin.SE3(step.rotation @ last.rotation, last.translation + step.translation)
         last = pin.SE3(step.rotation.T @ last.rotation, last.translation - step.translation)       # the 40th
         now = 0.39 + rng.uniform(0, 0.2)

@@ -53,6 +53,14 @@ def test_twist_keeps_values_and_frame_and_uses_receive_time():
     assert (back.frame, back.received_at) == ("tool0", 4.0)
 
 
+def test_pose_target_stamp_is_carried_as_integer_nanoseconds():
+    msg = pose_stamped([0.1, 0.2, 0.3], frame="tool0")
+    msg.header.stamp = Time(sec=1_700_000_000, nanosec=123_456_789)
+    target = cv.pose_target_from_msg(msg, received_at=4.0)
+    assert (target.stamp, target.received_at) == (1_700_000_000_123_456_789, 4.0)
+    assert type(target.stamp) is int
+
+
 def _window(k=4, n=3):
     rng = np.random.default_rng(1)
     return TrajectoryWindow(np.arange(1, k + 1) * 0.002, rng.uniform(-1, 1, (k, n)), rng.uniform(-1, 1, (k, n)))

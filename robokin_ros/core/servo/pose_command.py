@@ -17,6 +17,7 @@ from robokin_ros.core.servo.commands import TrackedCommand
 from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker, target_transform
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.window import stop_time
+from robokin_ros.core.stamps import check_stamp
 from robokin_ros.core.validation import check_time
 
 # share of the time to a fixed pose target at the current speed that a window may extrapolate (see
@@ -71,7 +72,7 @@ class PoseMotion(TrackedCommand):
         """The target checked and fixed in the base frame, handed to the tracker (see `Servo.set_pose_target`);
         `place(frame_id, name)` gives a model frame's pose now."""
         check_time("pose target received_at", target.received_at)
-        check_time("pose target stamp", target.stamp)
+        check_stamp("pose target stamp", target.stamp)
         frame_T_target = target_transform(target)
         if base_T_frame is None:
             frame = robot.resolve_frame(target.frame)

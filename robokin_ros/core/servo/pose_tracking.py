@@ -40,6 +40,7 @@ from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.so3 import exp3_unit_axis, log3_into
+from robokin_ros.core.stamps import UNSTAMPED, header_seconds
 from robokin_ros.core.validation import check_vector
 
 # Targets further apart in time than this do not define a velocity: the stream was interrupted, or a new one began.
@@ -59,7 +60,7 @@ class PoseTarget:
     position: np.ndarray        # (3,) [m] in `frame`
     quaternion: np.ndarray      # (4,) x, y, z, w in `frame`; normalised on arrival (must not be near zero)
     frame: str
-    stamp: float                # [s] the sender's stamp (0 = unstamped: the receive time is used instead)
+    stamp: int                  # [ns] the sender's stamp (0 = unstamped: the receive time is used instead)
     received_at: float          # [s] receive time on the caller's clock
 
 
@@ -136,7 +137,7 @@ class PoseTracker:
         self.update_config(config)
         self.base_T_target: pin.SE3 | None = None
         self._target_time = 0.0                          # [s] when base_T_target arrived (servo clock)
-        self._target_stamp = 0.0                         # [s] its sender's stamp (0 = none)
+        self._target_stamp = UNSTAMPED                   # [ns] its sender's stamp
         self._velocity = np.zeros(6)                     # (6,) the target's [v; w], base axes (feed-forward)
         self.stream_note = ""                            # why the feed-forward lags the stream, "" when it does not
         self._moving = False
@@ -155,17 +156,19 @@ class PoseTracker:
         self._limits = np.array((self._gains, self._accelerations, self._speeds)).T.copy()     # (2, 3) per part
         self._settle_time = SETTLE_TIME_CONSTANTS / min(self._gains)     # [s]
 
-    def set_target(self, base_T_target: pin.SE3, received_at: float, stamp: float = 0.0) -> None:
+    def set_target(self, base_T_target: pin.SE3, received_at: float, stamp: int = UNSTAMPED) -> None:
         """A new target in the base frame, received at `received_at` [s] (the servo's clock); updates the
-        feed-forward velocity, timed by the sender's stamps [s] when both targets have one (receive times
+        feed-forward velocity, timed by the sender's stamps [ns] when both targets have one (receive times
         jitter by the transport's latency), by the receive times otherwise.
 
         Raises:
             InvalidInputError: the implied target velocity is beyond what any arm's tool does.
         """
         previous = self.base_T_target
-        stamped = stamp > 0.0 and self._target_stamp > 0.0
-        interval = stamp - self._target_stamp if stamped else received_at - self._target_time
+        stamp = int(stamp)
+        stamped = stamp > 0 and self._target_stamp > 0
+        interval = header_seconds(stamp) - header_seconds(self._target_stamp) if stamped \
+            else received_at - self._target_time
         velocity, note = np.zeros(6), ""
         if previous is not None and 0.0 < interval <= MAX_FEEDFORWARD_INTERVAL:
             estimate = np.empty(6)
