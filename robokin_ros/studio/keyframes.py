@@ -17,7 +17,7 @@ import pinocchio as pin
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.program.moves import FINE, MotionProgram, Move, MoveKind
-from robokin_ros.core.program.planner import ProgramPlanner
+from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.program.result import ProgramPlan
 from robokin_ros.core.sim.trajectory_follower import TrajectoryFollower, TrajectoryPoints
 
@@ -87,7 +87,7 @@ def _program(frames: list[Keyframe], joint_moves: set[int], speed: float, zone: 
     return MotionProgram(tuple(moves), name="keyframes")
 
 
-def plan_playback(planner: ProgramPlanner, start_positions: npt.ArrayLike, frames: list[Keyframe],
+def plan_playback(planner: MotionPlanner, start_positions: npt.ArrayLike, frames: list[Keyframe],
                   speed: float = DEFAULT_SPEED, zone: float = DEFAULT_ZONE) -> Playback:
     """Plan a playback from `start_positions` through `frames` (MoveL, MoveJ where a line fails).
 

@@ -15,8 +15,7 @@ import numpy.typing as npt
 import pinocchio as pin
 
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.program.planner import ProgramPlanner
+from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.pose_tracking import PoseTarget
@@ -43,7 +42,7 @@ class ArmSession:
         warm_up(robot, self.servo_config)        # compiled kernels load here, not on the first gizmo drag
         self.positions = robot.home()
         self.keyframes = KeyframeList()
-        self.planner = ProgramPlanner(CartesianPathPlanner(robot))
+        self.planner = MotionPlanner(robot)
         self.mode = IDLE
         self.message = "ready"
         self.locked_joints: tuple[str, ...] = ()

@@ -1,6 +1,6 @@
 """A planning call's time budget and cancel check, polled between units of work in every planning phase.
 
-`CartesianPathPlanner.plan` creates one `PlanningBudget` per call (a request that plans several times, an approach
+`MotionPlanner.plan` creates one `PlanningBudget` per call (a request that plans several times, an approach
 move and its path, passes one to all); the phases (geometry, IK, downsampling, timing, verification) call `check`
 between pieces, blocks of dense samples, blocks of a refinement round's FK, toppra's stages, re-timings and blocks
 of played samples, so a cancel or an exhausted budget ends planning within one unit of work: ~10 ms on this

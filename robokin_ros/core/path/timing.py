@@ -157,7 +157,7 @@ def time_optimal(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max: np.n
         joint_names: names, in column order.
         v_max, a_max: per-joint limits [rad/s], [rad/s^2], finite and > 0.
         velocity_scaling, acceleration_scaling: global fractions in (0, 1], checked by the caller
-            (`CartesianPathPlanner.plan` is the edge that validates them). They scale the joint limits only.
+            (`MotionPlanner.plan` is the edge that validates them). They scale the joint limits only.
         trajectory_rate_hz: sample rate of the returned arrays.
         control_rate_hz: rate of the verification sampling.
         tool: tool speed limits (absolute, not scaled) and the chain to measure them; None = no tool limit
