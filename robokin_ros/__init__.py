@@ -14,6 +14,11 @@ The public Python API is the ROS-free core; importing it never imports rclpy or 
   `write_stl`, `measure_rows`, `format_table`: velocity / acceleration / force ellipsoids, measures and the
   force polytope at one configuration, and their text table.
 - `RobokinError`: the base of every error the core raises on purpose.
+- What the numbered examples use beyond these: `Move`, `MoveKind` (a program's moves) and `program_report` (its
+  cycle-time table); `PoseTarget` (the servo's pose target); `CollisionConfig`, `SceneChange`, `SceneOperation`
+  (collision scaling and its scene), `SceneObject`, `ClearanceChecker` (the clearance of a robot to its scene);
+  from the classroom toolbox `ur_dh_robot` (a UR e-series DH table), `all_solutions` (every closed-form IK
+  branch), `sample_workspace` and `joint_torques` (statics, tau = J^T F).
 
 Names are loaded on first use, so `import robokin_ros` stays cheap for the nodes, which import only what they
 need.
@@ -50,6 +55,20 @@ _HOMES = {
     "measure_rows": "robokin_ros.core.capability.report",
     "format_table": "robokin_ros.core.capability.report",
     "RobokinError": "robokin_ros.core.errors",
+    # what the numbered examples (examples/05_* to 08_*) use
+    "Move": "robokin_ros.core.program.moves",
+    "MoveKind": "robokin_ros.core.program.moves",
+    "program_report": "robokin_ros.core.program.result:cycle_report_text",
+    "PoseTarget": "robokin_ros.core.servo.pose_tracking",
+    "CollisionConfig": "robokin_ros.core.servo.config",
+    "SceneChange": "robokin_ros.core.collision.scene_change",
+    "SceneOperation": "robokin_ros.core.collision.scene_change",
+    "SceneObject": "robokin_ros.core.collision.scene",
+    "ClearanceChecker": "robokin_ros.core.collision.clearance",
+    "ur_dh_robot": "robokin_ros.core.classroom.ur_eseries",
+    "all_solutions": "robokin_ros.core.ik.ur",
+    "sample_workspace": "robokin_ros.core.classroom.workspace",
+    "joint_torques": "robokin_ros.core.classroom.wrench",
 }
 
 __all__ = sorted(_HOMES)
