@@ -20,9 +20,7 @@ import numpy.typing as npt
 import pinocchio as pin
 
 from robokin_ros.core.errors import InvalidInputError, RobokinError
-
-# tf2 refuses a quaternion whose squared norm is further than this from 1 (TF_DENORMALIZED_QUATERNION).
-QUATERNION_NORMALIZATION_TOLERANCE = 10e-3
+from robokin_ros.core.spatial import pose_from_xyzw
 
 
 class TransformLookupError(RobokinError):
@@ -37,8 +35,8 @@ def transform_from_translation_quaternion(translation: npt.ArrayLike, quaternion
                                           child: str = "") -> pin.SE3:
     """`parent_T_child` from a translation [m] and a quaternion (x, y, z, w), as a TransformStamped holds them.
 
-    The quaternion is normalized; like tf2, one whose squared norm is off by more than
-    `QUATERNION_NORMALIZATION_TOLERANCE` is refused.
+    The quaternion is normalized; one that tf2 would refuse (TF_DENORMALIZED_QUATERNION) is refused, by the rule
+    of core/spatial.py that every quaternion input follows.
 
     Raises:
         InvalidInputError: NaN/inf values or a denormalized quaternion, naming `child`.
@@ -48,13 +46,7 @@ def transform_from_translation_quaternion(translation: npt.ArrayLike, quaternion
     if t.shape != (3,) or q.shape != (4,) or not (np.isfinite(t).all() and np.isfinite(q).all()):
         raise InvalidInputError(f"transform of frame '{child}' has NaN/inf or wrong sizes: translation {t.tolist()}, "
                                 f"quaternion {q.tolist()}")
-    norm2 = float(q @ q)
-    if abs(norm2 - 1.0) >= QUATERNION_NORMALIZATION_TOLERANCE:
-        raise InvalidInputError(f"transform of frame '{child}' has a denormalized quaternion {q.tolist()} "
-                                f"(squared norm {norm2:.6g}, must be within {QUATERNION_NORMALIZATION_TOLERANCE} "
-                                "of 1)")
-    x, y, z, w = q / np.sqrt(norm2)
-    return pin.SE3(pin.Quaternion(w, x, y, z).matrix(), t)
+    return pose_from_xyzw(t, q, f"transform of frame '{child}' has a denormalized quaternion:")
 
 
 def _strip(frame: str) -> str:

@@ -9,6 +9,7 @@ from shape_msgs.msg import SolidPrimitive
 
 from robokin_ros.core.collision.scene_change import PRIMITIVE_SHAPES, SceneChange, SceneOperation
 from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.spatial import pose_from_xyzw
 from robokin_ros.core.validation import check_vector
 
 PRIMITIVE_NAMES = {SolidPrimitive.BOX: "BOX", SolidPrimitive.SPHERE: "SPHERE", SolidPrimitive.CYLINDER: "CYLINDER",
@@ -78,16 +79,12 @@ def unset(pose) -> bool:
 
 
 def se3(pose, what: str) -> pin.SE3:
-    """geometry_msgs/Pose -> SE3, with robokin's rule for quaternions (core/collision/scene_change.py): normalised
-    when its norm is within [0.5, 2], refused otherwise (a zero quaternion is not a rotation)."""
+    """geometry_msgs/Pose -> SE3, with robokin's one rule for quaternions (core/spatial.py, tf2's tolerance):
+    normalised when its squared norm is within 0.01 of 1, refused otherwise (a zero quaternion is not a rotation)."""
     p, o = pose.position, pose.orientation
     position = check_vector(f"{what} position", (p.x, p.y, p.z), 3)
     q = check_vector(f"{what} orientation", (o.x, o.y, o.z, o.w), 4)
-    norm = float(np.linalg.norm(q))
-    if not 0.5 <= norm <= 2.0:
-        raise InvalidInputError(f"{what}: orientation {q.tolist()} (x, y, z, w) is not a rotation (identity is w=1)")
-    x, y, z, w = q / norm
-    return pin.SE3(pin.Quaternion(w, x, y, z).toRotationMatrix(), position)
+    return pose_from_xyzw(position, q, f"{what}: orientation")
 
 
 def scene_change(operation: SceneOperation, part: str, frame: str, frame_T_part: pin.SE3, primitive_type: int = 0,

@@ -62,7 +62,7 @@ def test_every_malformed_entry_is_reported_at_once_with_index_and_field():
                 "objects[0].dimensions: a box needs 3", "objects[1].shape: 'pyramid' is not one of",
                 "objects[2].id: 'a' is used by an earlier object", "objects[3].position: needs 3 finite values",
                 "objects[4].colour: unknown field", "objects[5].rpy: give either orientation or rpy",
-                "objects[6].orientation: [0.0, 0.0, 0.0, 2.0] is not a unit quaternion",
+                "objects[6].orientation: [0.0, 0.0, 0.0, 2.0] has norm 2, not 1: not a unit quaternion",
                 "objects[7].dimensions: a cylinder needs 2 positive", "objects[8].dimensions: must be a list of finite",
                 "objects[8].id: must be a non-empty string", "objects[9].entry: must be a mapping",
                 "objects[10].mesh: only a mesh takes a mesh file"]

@@ -22,6 +22,7 @@ from robokin_ros.core.classroom.urdf_offsets import (ErrorModel, JointOriginErro
                                                      write_corrected_urdf)
 from robokin_ros.core.errors import InvalidInputError, ModelError
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.spatial import quaternion_problem
 
 LOSSES = ("linear", "soft_l1", "huber")
 
@@ -74,7 +75,7 @@ def parse_measurements(measured: npt.ArrayLike, count: int) -> Measurements:
     if m.shape[1] == 3:
         return Measurements(m, None)
     norms = np.linalg.norm(m[:, 3:], axis=1)
-    off = np.flatnonzero(np.abs(norms - 1.0) > 1e-3)
+    off = np.array([i for i, q in enumerate(m[:, 3:]) if quaternion_problem(q) is not None], dtype=int)
     if off.size:
         raise InvalidInputError(f"quaternions in rows {off.tolist()} (0-based) are not unit length "
                                 f"(norms {norms[off]})")

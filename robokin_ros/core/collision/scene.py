@@ -10,8 +10,9 @@ A scene file (see `config/scene_objects.example.yaml`) is a mapping with:
     cylinder and cone `[height, radius]` (axis along the object's z, centred on its origin);
   - `mesh`: for `shape: mesh`, the mesh file (STL, DAE, OBJ, ...): an absolute path, a path relative to the
     scene file, or `package://<package>/<path>`; `scale: [sx, sy, sz]` (optional, default 1);
-  - `position: [x, y, z]` [m] (default 0) and at most one of `orientation: [x, y, z, w]` (a unit quaternion)
-    or `rpy: [roll, pitch, yaw]` [rad] (fixed axes x, y, z, as URDF); default: no rotation.
+  - `position: [x, y, z]` [m] (default 0) and at most one of `orientation: [x, y, z, w]` (a unit quaternion,
+    within core/spatial.py's tolerance) or `rpy: [roll, pitch, yaw]` [rad] (fixed axes x, y, z, as URDF); default:
+    no rotation.
 
 Meshes are used as their convex hull (the hull of the vertices): split a concave object into convex parts, or
 accept a distance that is a lower bound. `load_scene` reports every malformed entry at once, each with its index
@@ -31,11 +32,11 @@ import yaml
 
 from robokin_ros.core.collision.geometry import convex_hull, spans_volume
 from robokin_ros.core.errors import ConfigError, InvalidInputError
+from robokin_ros.core.spatial import quaternion_problem, unit_xyzw
 
 DIMENSIONS = {"box": ("x", "y", "z"), "sphere": ("radius",), "cylinder": ("height", "radius"),
               "cone": ("height", "radius"), "mesh": ()}
 FIELDS = ("id", "shape", "dimensions", "mesh", "scale", "position", "orientation", "rpy")
-UNIT_QUATERNION_TOLERANCE = 1e-3
 # [m] largest size, coordinate or vertex coordinate of a scene object: no robot's scene spans a kilometre. coal's
 # distances stay exact to 1e6 m (measured), but degenerate far beyond (a robot inside a 1e20 m box read as clear, a
 # 1e308 m box as -inf mm apart) and qhull crashes the process (SIGSEGV) on vertices of 1e308 m.
@@ -70,8 +71,7 @@ class SceneObject:
         problems = object_problems({name: getattr(self, name) for name in OBJECT_FIELDS})
         if problems:
             raise InvalidInputError(f"scene object '{self.id}': " + "; ".join(problems))
-        q = np.array(self.orientation, dtype=float)
-        object.__setattr__(self, "orientation", tuple(float(x) for x in q / np.linalg.norm(q)))
+        object.__setattr__(self, "orientation", tuple(float(x) for x in unit_xyzw(self.orientation)))
 
     @property
     def base_T_object(self) -> pin.SE3:
@@ -110,9 +110,8 @@ def object_problems(values: Mapping[str, Any]) -> list[str]:
     orientation = values["orientation"]
     if len(orientation) != 4 or not _all_finite(orientation):
         problems.append(f"orientation: needs 4 finite values (x, y, z, w), got {list(orientation)}")
-    elif abs(np.linalg.norm(np.array(orientation, dtype=float)) - 1.0) > UNIT_QUATERNION_TOLERANCE:
-        problems.append(f"orientation: {list(orientation)} is not a unit quaternion (norm "
-                        f"{np.linalg.norm(np.array(orientation, dtype=float)):.6g})")
+    elif (problem := quaternion_problem(orientation)) is not None:
+        problems.append(f"orientation: {problem}")
     return problems
 
 

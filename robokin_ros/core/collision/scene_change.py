@@ -11,6 +11,7 @@ import pinocchio as pin
 from robokin_ros.core.collision.clearance import ClearanceChecker
 from robokin_ros.core.collision.scene import SceneObject
 from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.spatial import pose_from_xyzw
 from robokin_ros.core.validation import check_vector
 
 # shape_msgs/SolidPrimitive's type constants -> the scene's shape names
@@ -79,9 +80,4 @@ def apply_scene_change(checker: ClearanceChecker, change: SceneChange, base_T_fr
 def _frame_T_object(change: SceneChange) -> pin.SE3:
     p = check_vector(f"scene object '{change.id}' position", change.position, 3)
     q = check_vector(f"scene object '{change.id}' orientation", change.orientation, 4)
-    norm = float(np.linalg.norm(q))
-    if not 0.5 <= norm <= 2.0:
-        raise InvalidInputError(f"scene object '{change.id}': orientation {q.tolist()} (x, y, z, w) is not a rotation "
-                                "(an unset orientation is all zeros; identity is w=1)")
-    x, y, z, w = q / norm
-    return pin.SE3(pin.Quaternion(w, x, y, z).toRotationMatrix(), p)
+    return pose_from_xyzw(p, q, f"scene object '{change.id}': orientation")

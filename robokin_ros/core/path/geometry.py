@@ -10,9 +10,9 @@ lines). The orientation is SLERPed over the blend's Bezier parameter between the
 two cut points, so orientation stays continuous and is consistent with both neighbouring segments.
 
 Handling of awkward input (documented contract, tested):
-- NaN/inf, a rotation that is not orthonormal, a quaternion whose norm is off by more than
-  `QUATERNION_NORM_TOLERANCE`: `PathInputError` naming the waypoint. A quaternion within that tolerance is
-  renormalized (text files round to a few digits).
+- NaN/inf, a rotation that is not orthonormal, a quaternion that core/spatial.py does not accept as a rotation
+  (its squared norm off 1 by 0.01 or more, tf2's rule): `PathInputError` naming the waypoint. A quaternion within
+  that tolerance is renormalized (text files round to a few digits).
 - A waypoint equal to the previous pose (within 1e-7 m and 1e-7 rad) is dropped and listed in
   `DensePath.dropped_waypoints`; if nothing is left, `EmptyPathError`.
 - The blend radius is one number for every corner or one per waypoint (the last entry is unused: the path
@@ -52,10 +52,10 @@ from robokin_ros.core.path.arcs import arc_spacing
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.segments import Segment, corner_blend, end_tangents, make_segments
 from robokin_ros.core.so3 import log3_batch, relative_angles
+from robokin_ros.core.spatial import pose_from_xyzw
 
 MAX_STEP = 1e-3            # [m] coarsest allowed dense spacing in translation
 MAX_ANGLE_STEP = 1e-3      # [rad] coarsest allowed dense spacing in rotation
-QUATERNION_NORM_TOLERANCE = 1e-3
 DUPLICATE_TOLERANCE = 1e-7  # [m | rad]
 MAX_DENSE_SAMPLES = 2_000_000   # ~1000x a full-reach move at 1 mm; about 0.5 GB of dense arrays
 _ROTATION_TOLERANCE = 1e-6
@@ -115,7 +115,7 @@ def pose_from_position_quaternion(position: Sequence[float], quaternion_xyzw: Se
     """A pose from a position [m] and a quaternion (x, y, z, w); renormalizes tiny norm errors.
 
     Raises:
-        PathInputError: non-finite values or a quaternion norm off by more than QUATERNION_NORM_TOLERANCE.
+        PathInputError: non-finite values or a quaternion that `spatial.quaternion_problem` refuses.
     """
     p = np.asarray(position, dtype=float)
     quat = np.asarray(quaternion_xyzw, dtype=float)
@@ -125,12 +125,8 @@ def pose_from_position_quaternion(position: Sequence[float], quaternion_xyzw: Se
     if not (np.isfinite(p).all() and np.isfinite(quat).all()):
         raise PathInputError(f"waypoint {waypoint} has non-finite values: position {p.tolist()}, "
                              f"quaternion {quat.tolist()}", waypoint)
-    norm = float(np.linalg.norm(quat))
-    if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
-        raise PathInputError(f"waypoint {waypoint}: quaternion {quat.tolist()} has norm {norm:.6f}; it must be "
-                             f"a unit quaternion (norm within {QUATERNION_NORM_TOLERANCE} of 1)", waypoint)
-    x, y, z, w = quat / norm
-    return pin.SE3(pin.Quaternion(w, x, y, z).toRotationMatrix(), p)
+    return pose_from_xyzw(p, quat, f"waypoint {waypoint}: quaternion",
+                          lambda message: PathInputError(message, waypoint))
 
 
 def _check_pose(pose: pin.SE3, waypoint: int) -> tuple[np.ndarray, np.ndarray]:

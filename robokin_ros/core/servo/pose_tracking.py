@@ -40,6 +40,7 @@ from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.so3 import exp3_unit_axis, log3_into
+from robokin_ros.core.spatial import pose_from_xyzw
 from robokin_ros.core.stamps import UNSTAMPED, header_seconds
 from robokin_ros.core.validation import check_vector
 
@@ -58,7 +59,7 @@ class PoseTarget:
     """A target pose of the servo's tip frame, as received: `frame_T_target` in `frame` ("" = the base frame)."""
 
     position: np.ndarray        # (3,) [m] in `frame`
-    quaternion: np.ndarray      # (4,) x, y, z, w in `frame`; normalised on arrival (must not be near zero)
+    quaternion: np.ndarray      # (4,) x, y, z, w in `frame`; normalised on arrival (core/spatial.py's rule)
     frame: str
     stamp: int                  # [ns] the sender's stamp (0 = unstamped: the receive time is used instead)
     received_at: float          # [s] receive time on the caller's clock
@@ -75,18 +76,12 @@ def target_transform(target: PoseTarget) -> pin.SE3:
     """`frame_T_target` of a received target, checked.
 
     Raises:
-        InvalidInputError: NaN/inf, wrong sizes, or a quaternion of norm far from 1 (below 0.5 or above 2: not
-            a rotation, most likely an unset orientation of all zeros).
+        InvalidInputError: NaN/inf, wrong sizes, or a quaternion that is not a rotation (core/spatial.py's rule:
+            squared norm within 0.01 of 1; most likely an unset orientation of all zeros).
     """
     check_vector("pose target position", target.position, 3)
     check_vector("pose target orientation", target.quaternion, 4)
-    q = np.asarray(target.quaternion, dtype=float)
-    norm = float(np.linalg.norm(q))
-    if not 0.5 <= norm <= 2.0:
-        raise InvalidInputError(f"pose target orientation quaternion {q.tolist()} (x, y, z, w) has norm "
-                                f"{norm:.3g}: not a rotation (an unset orientation is all zeros; identity is w=1)")
-    x, y, z, w = q / norm
-    return pin.SE3(pin.Quaternion(w, x, y, z).toRotationMatrix(), np.asarray(target.position, dtype=float))
+    return pose_from_xyzw(target.position, target.quaternion, "pose target orientation quaternion")
 
 
 @njit(cache=True)

@@ -13,6 +13,7 @@ import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.spatial import quaternion_problem
 from robokin_ros.core.yaml_lines import read_text
 from robokin_ros.tools.cli_errors import report
 
@@ -74,8 +75,8 @@ def read_csv(path: str | Path, n: int) -> tuple[np.ndarray, np.ndarray]:
         if not np.isfinite(row).all():
             column = int(np.flatnonzero(~np.isfinite(row))[0])
             raise InvalidInputError(f"{path}:{line}: column {column + 1} is {row[column]} (every value must be finite)")
-        norm = float(np.linalg.norm(row[n + 3:])) if len(row) == widths[1] else 1.0
-        if abs(norm - 1.0) > 1e-3:          # the rule of core/classroom/calibration.py, told by file line
+        if len(row) == widths[1] and quaternion_problem(row[n + 3:]) is not None:   # core/spatial.py's rule
+            norm = float(np.linalg.norm(row[n + 3:]))
             raise InvalidInputError(f"{path}:{line}: the quaternion qx, qy, qz, qw has norm {norm:.6g}, not 1")
         rows.append((line, row))
     if not rows:
