@@ -25,6 +25,7 @@ def make_driver(robot: RobotModel, recording: Recording):
     from trajectory_msgs.msg import JointTrajectory
 
     from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
+    from robokin_ros.ros.conversions import time_nanoseconds
 
     class DemoDriver(Node):
         def __init__(self) -> None:
@@ -52,7 +53,7 @@ def make_driver(robot: RobotModel, recording: Recording):
             if len(order) != robot.n:
                 return
             recording.times.append(time.monotonic())
-            recording.stamps.append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
+            recording.stamps.append(time_nanoseconds(msg.header.stamp))
             recording.positions.append(np.array([msg.position[i] for i in order]))
             velocities = [msg.velocity[i] for i in order] if len(msg.velocity) == len(msg.name) else [0.0] * robot.n
             recording.velocities.append(np.array(velocities))

@@ -16,8 +16,8 @@ STOP_TOLERANCE = 1e-3      # [m] the measured tool passes this close to every ex
 DRAIN_S = 0.3              # [s] joint states still in flight when the result arrives are taken before the check
 
 
-def _ros_seconds(node) -> float:
-    return node.get_clock().now().nanoseconds * 1e-9
+def _ros_nanoseconds(node) -> int:
+    return node.get_clock().now().nanoseconds
 
 
 def run_program_goals(executor, driver, robot: RobotModel, recording: Recording) -> int:
@@ -40,9 +40,9 @@ def run_program_goals(executor, driver, robot: RobotModel, recording: Recording)
         program = program_from_mapping(load_program_file(example_program(f"pick_place_{version}.yaml")), start,
                                        robot.n, robot.fk)
         goal = ExecuteCartesianPath.Goal(program=motion_move_msgs(program, robot))
-        t_start, stamp_start = time.monotonic(), _ros_seconds(driver)
+        t_start, stamp_start = time.monotonic(), _ros_nanoseconds(driver)
         result = execute_goal(executor, client, goal)
-        t_end, stamp_end = time.monotonic(), _ros_seconds(driver)
+        t_end, stamp_end = time.monotonic(), _ros_nanoseconds(driver)
         spin_for(executor, DRAIN_S)
         if result is None or result.error_code != 0:
             print(f"  {version}: " + ("no result" if result is None else f"code {result.error_code}: {result.message}"))

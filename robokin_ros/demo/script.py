@@ -8,6 +8,7 @@ import numpy as np
 
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.so3 import log3_batch
+from robokin_ros.core.stamps import header_seconds
 
 # The servo's scale.linear [m/s] and scale.rotational [rad/s] in config/panda_servo.yaml: a unitless
 # command of 1 means this speed.
@@ -144,7 +145,7 @@ class Recording:
     """Everything the driver saw, on the monotonic clock."""
 
     times: list[float] = field(default_factory=list)
-    stamps: list[float] = field(default_factory=list)           # the joint states' header stamps [s]
+    stamps: list[int] = field(default_factory=list)             # the joint states' header stamps [ns]
     positions: list[np.ndarray] = field(default_factory=list)
     velocities: list[np.ndarray] = field(default_factory=list)
     status: list[StatusSample] = field(default_factory=list)
@@ -158,16 +159,18 @@ class Recording:
         keep = (t >= start) & (t <= end)
         return Samples(t[keep], np.array(self.positions)[keep], np.array(self.velocities)[keep])
 
-    def between_stamps(self, start: float, end: float) -> Samples:
-        """The joint samples whose header stamps [s, ROS clock] lie between `start` and `end`: on a busy CPU this
-        process takes them late, and selecting by receive time would miss the last ones of a motion."""
-        t = np.array(self.stamps)
-        keep = (t >= start) & (t <= end)
-        return Samples(t[keep], np.array(self.positions)[keep], np.array(self.velocities)[keep])
+    def between_stamps(self, start: int, end: int) -> Samples:
+        """The joint samples whose header stamps [ns, ROS clock] lie between `start` and `end` (their times in
+        seconds): on a busy CPU this process takes them late, and selecting by receive time would miss the last
+        ones of a motion."""
+        stamps = np.array(self.stamps, dtype=np.int64)
+        keep = (stamps >= start) & (stamps <= end)
+        return Samples(header_seconds(stamps[keep]), np.array(self.positions)[keep], np.array(self.velocities)[keep])
 
     def stamped(self, start: float = -np.inf, end: float = np.inf) -> Samples:
         """As `arrays`, timed by the publisher's header stamps: rates measured with them do not see the delivery
         jitter of a loaded machine (receive times bunch when the driver's executor falls behind)."""
         t = np.array(self.times)
         keep = (t >= start) & (t <= end)
-        return Samples(np.array(self.stamps)[keep], np.array(self.positions)[keep], np.array(self.velocities)[keep])
+        stamps = np.array(self.stamps, dtype=np.int64)[keep]
+        return Samples(header_seconds(stamps), np.array(self.positions)[keep], np.array(self.velocities)[keep])
