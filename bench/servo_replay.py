@@ -1,15 +1,15 @@
 """Seeded servo replay: the core `Servo` (no ROS) driven through a scripted sequence, old tree against this one.
 
 Every input of the script is fixed or drawn from a seeded generator that never looks at the servo's outputs, and
-time is an argument of the core (`step(now)`), so the same tree gives the same record every run. The script
-covers twists (base, tool, an intermediate model frame and a TF frame, about the tool and spatial), joint jogs
-(velocities and displacements, into a joint limit), pose targets (fixed, in the tool frame, a stream chattering
-+-10 mm, a moving stream that stops), hand guiding (push, saturation, a wrench gap that pauses and one that ends
-it), pause and resume, stale commands with their hold messages, a joint-state outage, a diverged measurement,
-the stretched (singular) Panda and a wrist joint limit at the demo's settings, collision scaling with a scene
-file and runtime scene changes, and speed and separation monitoring, at 500 Hz with seeded late ticks and
-stalls. Each record holds every output of a tick (the window's times, positions and velocities, the commanded
-state, status, message, locked joints, numbers, publish) or the text of a refused input.
+time is an argument of the core (`step(now)`), so the same tree gives the same record every run. The script covers
+twists (base, tool, an intermediate model frame and a TF frame, about the tool and spatial), joint jogs (velocities
+and displacements, into a joint limit), pose targets (fixed, in the tool frame, a stream chattering +-10 mm, a
+moving stream that stops, a stream stamped on the ROS clock with jitter), hand guiding (push, saturation, a wrench
+gap that pauses and one that ends it), pause and resume, stale commands with their hold messages, a joint-state
+outage, a diverged measurement, the stretched (singular) Panda and a wrist joint limit at the demo's settings,
+collision scaling with a scene file and runtime scene changes, and speed and separation monitoring, at 500 Hz with
+seeded late ticks and stalls. Each record holds every output of a tick (the window's times, positions and
+velocities, the commanded state, status, message, locked joints, numbers, publish) or the text of a refused input.
 
 Run: .venv/bin/python bench/servo_replay.py [--rev REV]
 compares this tree with `git archive REV robokin_ros` (run in a subprocess), exactly: `np.array_equal` on arrays
@@ -231,6 +231,29 @@ def pose_targets(robot) -> list[tuple]:
     return r.records
 
 
+def pose_stream(robot) -> list[tuple]:
+    """A target moving on a 3 cm circle at 3 cm/s, stamped by its sender on the ROS clock (~1.76e9 s, where a
+    float of seconds resolves only ~240 ns) every 8-12 ms, sent up to 3 ms before the tick that takes it: the
+    feed-forward is timed by the stamps, so this checks their arithmetic bit for bit."""
+    import pinocchio as pin
+    from robokin_ros.core.servo.pose_tracking import PoseTarget
+    r = Replay("pose stream", robot, {}, SEED + 7)
+    start = robot.fk(robot.home())
+    ros_clock_ns = 1_764_000_000_123_456_789 - round(r.now * 1e9)          # the ROS clock at receive time 0
+    r.tick()
+    for _ in range(250):
+        for _ in range(r.rng.integers(4, 7)):
+            r.tick()
+        angle = r.now                                                # [rad] at 1 rad/s
+        offset = 0.03 * np.array([np.cos(angle) - 1.0, np.sin(angle), 0.0])
+        x, y, z, w = pin.Quaternion(start.rotation).coeffs()
+        stamp = message_stamp(PoseTarget, ros_clock_ns + round(r.now * 1e9) - int(r.rng.integers(0, 3_000_000)))
+        r.guard(lambda now, p=start.translation + offset, s=stamp: r.servo.set_pose_target(
+            PoseTarget(p, np.array([x, y, z, w]), "", s, now)), r.now)
+    r.ticks(0.5)
+    return r.records
+
+
 def guiding(robot) -> list[tuple]:
     r = Replay("guiding", robot, {}, SEED + 3)
 
@@ -319,7 +342,8 @@ def replay() -> dict[str, list[tuple]]:
     """Every scenario's records, with `robokin_ros` as imported (this tree, or the one on PYTHONPATH)."""
     from robokin_ros.core.robot import RobotModel
     panda = RobotModel.from_name("panda")
-    return {"twist": twists(panda), "joint jog": joint_jogs(panda), "pose": pose_targets(panda),
+    return {"twist": twists(panda), "joint jog": joint_jogs(panda), "pose stream": pose_stream(panda),
+            "pose": pose_targets(panda),
             "guiding": guiding(panda), "stretch": stretch(panda, False), "stretch thresholds": stretch(panda, True),
             "collision": collision(panda)}
 
