@@ -96,6 +96,10 @@ def robokin_servo(robot):
     return step, prepare
 
 
+# a sender's stamp is int ns since issue 25 (PoseTarget.stamp: int), float seconds in older trees
+STAMPS_IN_NS = PoseTarget.__dataclass_fields__["stamp"].type in ("int", int)
+
+
 def robokin_pose_servo(robot):
     """Servo.step tracking a target moving along TWIST (a 100 Hz stamped stream, set untimed in `prepare`)."""
     servo = Servo(robot, servo_config(publish_period=DT))
@@ -107,7 +111,8 @@ def robokin_pose_servo(robot):
             t = (k % 500) * DT
             goal = pin.SE3(pin.exp3(TWIST[3:] * t) @ start.rotation, start.translation + TWIST[:3] * t)
             x, y, z, w = pin.Quaternion(goal.rotation).coeffs()
-            servo.set_pose_target(PoseTarget(goal.translation, np.array([x, y, z, w]), "", 1.0 + now, now))
+            stamp = 10**9 + round(now * 1e9) if STAMPS_IN_NS else 1.0 + now
+            servo.set_pose_target(PoseTarget(goal.translation, np.array([x, y, z, w]), "", stamp, now))
         servo.set_measurement(JointMeasurement(robot.home() if k % 500 == 0 else last[0], now))
 
     def step(k):
