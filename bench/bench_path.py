@@ -177,15 +177,30 @@ class RoboPlanPeer:
 BEFORE_REV = "235b883"     # the last commit where every unblended waypoint was a stop (issue 9, item 5)
 HUGE_CASES = ("circle 3 cm, 5000 wp", "line 10 cm, 1000 collinear wp", "square loops 1 mm, 400 sharp corners")
 
-# run by this tree and by the old tree alike: only APIs both have (plan, PathConfig, RobotModel)
+# run by this tree and by the old tree alike: MotionPlanner where the tree has it, the former CartesianPathPlanner
+# (the same request, the same PathPlan) before issue 25
 HUGE_SCRIPT = """
 import json, sys, time
 import numpy as np, pinocchio as pin
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.robot import RobotModel
+try:
+    from robokin_ros.core.program.moves import waypoint_program
+    from robokin_ros.core.program.planner import MotionPlanner
+except ImportError:
+    from robokin_ros.core.path.planner import CartesianPathPlanner
+    MotionPlanner = None
+
+
+def plan_path(planner, q0, waypoints, blend):
+    if MotionPlanner is None:
+        return planner.plan(q0, waypoints, blend)
+    return planner.plan(waypoint_program(waypoints, blend), q0, solved_part=False).path_plan()
+
+
 robot = RobotModel.from_name("panda")
-planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)))
+config = PathConfig(max_joint_acceleration=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0))
+planner = CartesianPathPlanner(robot, config) if MotionPlanner is None else MotionPlanner(robot, config)
 planner.warm_up()
 q0 = robot.home()
 T0 = robot.fk(q0)
@@ -198,7 +213,7 @@ out = []
 for offsets in cases:
     waypoints = [pin.SE3(T0.rotation, T0.translation + d) for d in offsets]
     t0 = time.perf_counter()
-    plan = planner.plan(q0, waypoints, 0.0)
+    plan = plan_path(planner, q0, waypoints, 0.0)
     out.append(dict(seconds=time.perf_counter() - t0, ok=plan.success, stops=len(plan.ik.path.stops),
                     duration=plan.timing.duration if plan.timing else float("nan"),
                     timings={k: float(v) for k, v in plan.timings.items()}))

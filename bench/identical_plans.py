@@ -25,15 +25,24 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_REV = "5d782a03d65a00c0a080de04b22af3b7a5b594ab"     # the commit issue 25's planner step started from
 
-# run by this tree and by the old tree alike: only the APIs both have (the old planners' names and signatures)
+# run by this tree and by the old tree alike: the planning calls go through a compat layer (`path_planner`,
+# `path_plan`, `program_plan`, `prefix_of`, `outcome`) that uses MotionPlanner where the tree has it and the former
+# planners (CartesianPathPlanner, plan_with_approach, ProgramPlanner) where it does not
 PLAN_SCRIPT = r'''
 import dataclasses, pickle, sys, types, warnings
 import numpy as np, pinocchio as pin
 warnings.filterwarnings("ignore")
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.approach import Approach, plan_with_approach
-from robokin_ros.core.program.planner import ProgramPlanner
+try:                                       # the one planner of issue 25, where the tree has it
+    from robokin_ros.core.program.planner import MotionPlanner
+    from robokin_ros.core.program.moves import Approach, waypoint_program
+    from robokin_ros.core.program.result import MotionPlan
+    from robokin_ros.core.program.waypoint_plans import solved_trajectory, time_prefix
+except ImportError:                        # before it: the former planners only
+    MotionPlanner = None
+    from robokin_ros.core.path.planner import CartesianPathPlanner
+    from robokin_ros.core.path.approach import Approach, plan_with_approach
+    from robokin_ros.core.program.planner import ProgramPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
 from robokin_ros.core.robot import RobotModel
@@ -83,6 +92,27 @@ def picture(plan):
     return out
 
 
+def former_outcome(result, plan, goal, planner):
+    """What a goal's result was filled from in the former mode: a PathPlan and its solved part, or a program's plan.
+    Without the former conversions (path_outcome, solved_part, program_outcome: gone with the former planners) the
+    same steps through MotionPlan: the timed solved part (`solved_trajectory`, what solved_part returned) on the
+    MotionPlan of the PathPlan (what path_outcome built), then goal_outcome."""
+    if MotionPlanner is None:
+        if hasattr(plan, "ik"):
+            solved = None if plan.ik.success else pc.solved_part(planner, plan, goal)
+            return pc.path_outcome(result, plan, solved, goal)
+        return prc.program_outcome(result, plan, goal)
+    if hasattr(plan, "ik"):
+        solved = None
+        if not plan.ik.success:
+            options = pc.plan_options(goal)
+            solver = planner.solver(goal.tip_frame)
+            solved = solved_trajectory(planner, plan, solver, solver.axes(options["axis_mask"],
+                                                                          options["axis_frame"]))
+        plan = MotionPlan.of_path(plan, solved, 0, 0)
+    return prc.goal_outcome(result, plan, goal)
+
+
 def outcome(plan, goal, planner=None, one_planner=False):
     """The ExecuteCartesianPath result fields path_conversions / program_conversions fill from a plan."""
     if pc is None:
@@ -90,11 +120,8 @@ def outcome(plan, goal, planner=None, one_planner=False):
     result = pc.Result()
     if one_planner:
         got = prc.goal_outcome(result, plan, goal)
-    elif hasattr(plan, "ik"):
-        solved = None if plan.ik.success else pc.solved_part(planner, plan, goal)
-        got = pc.path_outcome(result, plan, solved, goal)
     else:
-        got = prc.program_outcome(result, plan, goal)
+        got = former_outcome(result, plan, goal, planner)
     traj = got.trajectory
     fields = {name: getattr(result, name) for name in ("error_code", "message", "failed_joint", "fraction",
                                                        "arc_length", "failed_sample", "failed_move")}
@@ -118,26 +145,38 @@ def goal_of(**fields):
 
 
 results = {}
-try:                                       # the one planner of issue 25, where the tree has it
-    from robokin_ros.core.program.planner import MotionPlanner
-    from robokin_ros.core.program.moves import waypoint_program
-except ImportError:
-    MotionPlanner = None
-MODE = ["former"]      # "former": the calls both trees have; "one planner": MotionPlanner.plan with the same request
+# "former": the former calls' request and result (a PathPlan without the solved part; a program's plan), made by
+# MotionPlanner where the tree has it; "one planner": MotionPlanner.plan's own result (the solved part included)
+MODE = ["former"]
+
+
+def path_planner(robot, config, pose_solver=None):
+    if MotionPlanner is None:
+        return CartesianPathPlanner(robot, config, pose_solver)
+    return MotionPlanner(robot, config, pose_solver)
 
 
 def path_plan(planner, q0, waypoints, blend=None, approach=0, **options):
-    if MODE[0] == "former":
+    if MotionPlanner is None:
         return plan_with_approach(planner, q0, waypoints, blend, approach, **options) if approach else \
             planner.plan(q0, waypoints, blend, **options)
-    blend = planner.config.blend_radius if blend is None else blend
-    return MotionPlanner.plan(planner, waypoint_program(waypoints, blend, approach), q0, **options)
+    program = waypoint_program(waypoints, planner.config.blend_radius if blend is None else blend, approach)
+    if MODE[0] == "former":          # what CartesianPathPlanner.plan and plan_with_approach returned
+        return planner.plan(program, q0, solved_part=False, **options).path_plan()
+    return planner.plan(program, q0, **options)
 
 
 def program_plan(programs, program, q0):
-    if MODE[0] == "former":
-        return programs.plan(program, q0)
-    return MotionPlanner.plan(programs.paths, program, q0)
+    # ProgramPlanner(paths).plan(program, q0) was MotionPlanner.plan(paths, program, q0): one call in both modes
+    return programs.plan(program, q0)
+
+
+def prefix_of(planner, ik):
+    """The timed solved IK prefix of a failed path (default tool frame and axes, the config's scalings)."""
+    if MotionPlanner is None:
+        return planner.time_prefix(ik)
+    solver = planner.solver()
+    return time_prefix(planner, ik, solver, solver.axes(None, None))
 
 
 def record(name, call, goal=None, planner=None):
@@ -155,7 +194,7 @@ def record(name, call, goal=None, planner=None):
             entry = {"plan": picture(plan)}
         ik = plan.ik if mode == "former" and hasattr(plan, "ik") else getattr(plan, "path_ik", None)
         if ik is not None and not ik.success and planner is not None:
-            prefix = planner.time_prefix(ik)
+            prefix = prefix_of(planner, ik)
             entry["prefix"] = None if prefix is None else plain(prefix)
         if goal is not None:
             entry["outcome"] = outcome(plan, goal, planner, mode == "one planner")
@@ -165,7 +204,7 @@ def record(name, call, goal=None, planner=None):
 # ---- bench_path's suite --------------------------------------------------------------------------------
 for robot_name in ("panda", "ur5"):
     robot = RobotModel.from_name(robot_name)
-    planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=ACC[robot_name]))
+    planner = path_planner(robot, PathConfig(max_joint_acceleration=ACC[robot_name]))
     q0 = robot.home()
     for title, waypoints, blend in suite(robot):
         record(f"path {robot_name}: {title}", lambda: path_plan(planner, q0, waypoints, blend), goal_of(), planner)
@@ -196,7 +235,7 @@ for robot_name in ("panda", "ur5"):
 # ---- approach variants ----------------------------------------------------------------------------------
 robot = RobotModel.from_name("panda")
 for solver_name, pose_solver in (("iterative", None), ("nearest branch", nearest_branch_solver(robot))):
-    planner = CartesianPathPlanner(robot, PathConfig(robot="panda"), pose_solver)
+    planner = path_planner(robot, PathConfig(robot="panda"), pose_solver)
     q0, T0 = robot.home(), robot.fk(robot.home())
 
     def square(offset, corners=([0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.1, 0.1, 0.0])):
@@ -223,8 +262,8 @@ for solver_name, pose_solver in (("iterative", None), ("nearest branch", nearest
 # ---- bench_program's programs, and failing ones -------------------------------------------------------------
 config = PathConfig(robot="panda", max_joint_acceleration=ACC["panda"], clamp_blend_radius=True)
 for solver_name, pose_solver in (("iterative", None), ("nearest branch", nearest_branch_solver(robot))):
-    paths = CartesianPathPlanner(robot, config, pose_solver)
-    programs = ProgramPlanner(paths)
+    paths = path_planner(robot, config, pose_solver)
+    programs = ProgramPlanner(paths) if MotionPlanner is None else paths
     q0, start = robot.home(), robot.fk(robot.home())
     loaded = {}
     for kind in ("zoned", "fine"):
@@ -266,7 +305,7 @@ for solver_name, pose_solver in (("iterative", None), ("nearest branch", nearest
 # ---- bench_path's huge goals --------------------------------------------------------------------------------
 if huge:
     robot = RobotModel.from_name("panda")
-    planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=ACC["panda"]))
+    planner = path_planner(robot, PathConfig(max_joint_acceleration=ACC["panda"]))
     q0 = robot.home()
     T0 = robot.fk(q0)
     a = np.linspace(0.0, 2 * np.pi, 5001)[1:]

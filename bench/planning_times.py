@@ -2,10 +2,10 @@
 
 Each round plans every case (bench_path's suite on the Panda and the UR5, its huge goals, bench_program's two
 programs and its waypoint path) in a fresh process per tree, old and new alternately, and keeps per case the median
-of the warm calls; the table gives the median over the rounds. Only the calls both trees have are used
-(`CartesianPathPlanner.plan`, `ProgramPlanner.plan`), so the same requests are timed. Times are the process's CPU
-time (one BLAS thread), which a machine shared with other jobs disturbs far less than wall time; `--wall` for wall
-time.
+of the warm calls; the table gives the median over the rounds. A tree plans with `MotionPlanner.plan` where it has
+it, else with the former `CartesianPathPlanner.plan` and `ProgramPlanner.plan`: the same requests are timed.
+Times are the process's CPU time (one BLAS thread), which a machine shared with other jobs disturbs far less than
+wall time; `--wall` for wall time.
 
 Run: .venv/bin/python bench/planning_times.py [--rev REV] [--rounds 3] [--repeats 5]
 """
@@ -25,16 +25,31 @@ import json, statistics, sys, time, warnings
 import numpy as np, pinocchio as pin
 warnings.filterwarnings("ignore")
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.program.planner import ProgramPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
 from robokin_ros.core.robot import RobotModel
+try:                                                # the one planner of issue 25
+    from robokin_ros.core.program.moves import waypoint_program
+    from robokin_ros.core.program.planner import MotionPlanner
+except ImportError:                                 # before it: the former planners
+    from robokin_ros.core.path.planner import CartesianPathPlanner
+    from robokin_ros.core.program.planner import ProgramPlanner
+    MotionPlanner = None
 bench_dir, examples, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3])
 clock = time.perf_counter if sys.argv[4] == "wall" else time.process_time
 sys.path.insert(0, bench_dir)
 from bench_path import ACC, suite                   # noqa: E402
 from bench_program import waypoints_of              # noqa: E402
 out = {}
+
+
+def path_planner(robot, config):
+    return CartesianPathPlanner(robot, config) if MotionPlanner is None else MotionPlanner(robot, config)
+
+
+def plan_path(planner, q0, waypoints, blend):
+    if MotionPlanner is None:
+        return planner.plan(q0, waypoints, blend)
+    return planner.plan(waypoint_program(waypoints, blend), q0, solved_part=False)
 
 
 def timed(name, call, repeats=repeats):
@@ -49,12 +64,12 @@ def timed(name, call, repeats=repeats):
 
 for robot_name in ("panda", "ur5"):
     robot = RobotModel.from_name(robot_name)
-    planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=ACC[robot_name], planning_timeout=3600.0))
+    planner = path_planner(robot, PathConfig(max_joint_acceleration=ACC[robot_name], planning_timeout=3600.0))
     q0 = robot.home()
     for title, waypoints, blend in suite(robot):
-        timed(f"path {robot_name}: {title}", lambda: planner.plan(q0, waypoints, blend))
+        timed(f"path {robot_name}: {title}", lambda: plan_path(planner, q0, waypoints, blend))
 robot = RobotModel.from_name("panda")
-planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=ACC["panda"], planning_timeout=3600.0))
+planner = path_planner(robot, PathConfig(max_joint_acceleration=ACC["panda"], planning_timeout=3600.0))
 q0, T0 = robot.home(), robot.fk(robot.home())
 a = np.linspace(0.0, 2 * np.pi, 5001)[1:]
 square = 1e-3 * np.array([[1.0, 0, 0], [1.0, 1.0, 0], [0, 1.0, 0], [0, 0, 0]])
@@ -63,11 +78,11 @@ for name, offsets in {"circle 3 cm, 5000 wp": 0.015 * np.column_stack([np.cos(a)
                                                                         np.zeros(1000), np.zeros(1000)]),
                       "square loops 1 mm, 400 sharp corners": np.resize(square, (400, 3))}.items():
     waypoints = [pin.SE3(T0.rotation, T0.translation + d) for d in offsets]
-    timed(f"huge: {name}", lambda: planner.plan(q0, waypoints, 0.0), 3)
+    timed(f"huge: {name}", lambda: plan_path(planner, q0, waypoints, 0.0), 3)
 config = PathConfig(robot="panda", max_joint_acceleration=ACC["panda"], clamp_blend_radius=True,
                     planning_timeout=3600.0)
-paths = CartesianPathPlanner(robot, config)
-programs = ProgramPlanner(paths)
+paths = path_planner(robot, config)
+programs = paths if MotionPlanner is not None else ProgramPlanner(paths)
 loaded = {}
 for kind in ("zoned", "fine"):
     from pathlib import Path
@@ -75,7 +90,7 @@ for kind in ("zoned", "fine"):
                                         robot.fk)
     timed(f"program: pick_place_{kind}", lambda: programs.plan(loaded[kind], q0))
 waypoints = waypoints_of(loaded["zoned"], robot)
-timed("program bench: waypoint path (50 mm)", lambda: paths.plan(q0, waypoints, 0.05))
+timed("program bench: waypoint path (50 mm)", lambda: plan_path(paths, q0, waypoints, 0.05))
 print(json.dumps(out))
 '''
 
