@@ -12,6 +12,7 @@ The rule is tf2's (BufferCore refuses such a transform as TF_DENORMALIZED_QUATER
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -25,17 +26,22 @@ SQUARED_NORM_TOLERANCE = 10e-3      # tf2's QUATERNION_NORMALIZATION_TOLERANCE, 
 
 def quaternion_problem(xyzw: npt.ArrayLike) -> str | None:
     """Why `xyzw` is not accepted as a rotation, starting with its values; None when it is accepted."""
-    q = np.asarray(xyzw, dtype=float)
+    return _checked(np.asarray(xyzw, dtype=float))[1]
+
+
+def _checked(q: np.ndarray) -> tuple[float, str | None]:
+    """(squared norm, why `q` is refused or None); the accepted case costs one dot product (a servo takes a target
+    stream at its own rate)."""
     if q.shape != (4,):
-        return f"{q.tolist()} must have 4 entries (x, y, z, w), got shape {q.shape}"
+        return math.nan, f"{q.tolist()} must have 4 entries (x, y, z, w), got shape {q.shape}"
+    squared_norm = float(q.dot(q))           # as np.linalg.norm sums it: the normalised values stay the same bits
+    if abs(squared_norm - 1.0) < SQUARED_NORM_TOLERANCE:         # False for NaN
+        return squared_norm, None
     if not np.isfinite(q).all():
-        return f"{q.tolist()} has NaN/inf entries (x, y, z, w)"
-    squared_norm = float(q @ q)
-    if abs(squared_norm - 1.0) < SQUARED_NORM_TOLERANCE:
-        return None
-    return (f"{q.tolist()} has norm {np.sqrt(squared_norm):.6g}, not 1: not a unit quaternion, so not a rotation "
-            f"(its squared norm must be within {SQUARED_NORM_TOLERANCE:g} of 1, as tf2 requires; identity is w=1, "
-            "all zeros an unset orientation)")
+        return squared_norm, f"{q.tolist()} has NaN/inf entries (x, y, z, w)"
+    return squared_norm, (f"{q.tolist()} has norm {math.sqrt(squared_norm):.6g}, not 1: not a unit quaternion, so "
+                          f"not a rotation (its squared norm must be within {SQUARED_NORM_TOLERANCE:g} of 1, as tf2 "
+                          "requires; identity is w=1, all zeros an unset orientation)")
 
 
 def unit_xyzw(xyzw: npt.ArrayLike, what: str = "quaternion",
@@ -45,11 +51,11 @@ def unit_xyzw(xyzw: npt.ArrayLike, what: str = "quaternion",
     Raises:
         `error` (InvalidInputError by default) with "<what> <values> has norm ...".
     """
-    problem = quaternion_problem(xyzw)
+    q = np.asarray(xyzw, dtype=float)
+    squared_norm, problem = _checked(q)
     if problem is not None:
         raise error(f"{what} {problem}")
-    q = np.asarray(xyzw, dtype=float)
-    return q / np.linalg.norm(q)
+    return q / math.sqrt(squared_norm)
 
 
 def pose_from_xyzw(position: npt.ArrayLike, xyzw: npt.ArrayLike, what: str = "quaternion",
