@@ -14,7 +14,8 @@ from robokin_ros.core.classroom.dh_urdf import dh_robot_model, dh_to_urdf
 from robokin_ros.core.classroom.transforms import rot_z, trans
 from robokin_ros.core.errors import ConfigError, InvalidInputError
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.program.moves import waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 
 
 def rotation_error(R1, R2):
@@ -110,8 +111,8 @@ def test_dh_ur5_plans_a_10_cm_line_and_runs_the_capability_analysis(ur5):
     q0 = np.array(ur5.home())
     T0 = model.fk(q0)
     target = pin.SE3(T0.rotation, T0.translation + np.array([0.0, 0.1, 0.0]))
-    plan = CartesianPathPlanner(model, PathConfig(max_joint_acceleration=(4.0,) * 6)).plan(q0, [target])
-    assert plan.success, plan.ik.message
+    plan = MotionPlanner(model, PathConfig(max_joint_acceleration=(4.0,) * 6)).plan(waypoint_program([target], 0.0), q0)
+    assert plan.success, plan.path_ik.message
     end = ex.ur5().tool_pose(plan.trajectory.positions[-1])      # judged by the DH table itself
     assert np.linalg.norm(end[:3, 3] - target.translation) < 1e-4
     assert rotation_error(end[:3, :3], target.rotation) < 1e-3

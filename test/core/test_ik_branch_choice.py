@@ -5,10 +5,9 @@ import pinocchio as pin
 from robokin_ros.core.ik.branch_choice import nearest_branch_solver
 from robokin_ros.core.ik.ur import all_solutions
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.ik.pose_ik import solve_pose
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
-from robokin_ros.core.program.planner import ProgramPlanner
+from robokin_ros.core.program.planner import MotionPlanner
 
 
 def test_nearest_of_all_branches_never_farther_than_the_iteration(ur5):
@@ -35,11 +34,10 @@ def test_only_arms_with_a_closed_form_get_one(panda):
 
 
 def test_a_program_movej_ends_on_the_nearest_branch(ur5):
-    paths = CartesianPathPlanner(ur5, PathConfig(robot="ur5", max_joint_acceleration=(4.0,) * 6),
-                                 nearest_branch_solver(ur5))
+    planner = MotionPlanner(ur5, PathConfig(robot="ur5", max_joint_acceleration=(4.0,) * 6), nearest_branch_solver(ur5))
     q0 = ur5.home()
     target = ur5.fk(q0 + np.array([0.5, -0.3, 0.4, 0.2, -0.3, 0.6]))
-    plan = ProgramPlanner(paths).plan(MotionProgram((Move(MoveKind.JOINT, pose=target),)), q0)
+    plan = planner.plan(MotionProgram((Move(MoveKind.JOINT, pose=target),)), q0)
     assert plan.success
     nearest = all_solutions(ur5, target, q0)[0]
     np.testing.assert_allclose(plan.trajectory.positions[-1], nearest.positions, atol=1e-12)

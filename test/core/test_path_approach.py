@@ -4,14 +4,14 @@ import pinocchio as pin
 import pytest
 
 from robokin_ros.core.errors import PathInputError
-from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.program.moves import Approach, waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 
 
 @pytest.fixture(scope="module")
 def planner(panda):
-    return CartesianPathPlanner(panda, PathConfig(robot="panda"))
+    return MotionPlanner(panda, PathConfig(robot="panda"))
 
 
 def _square(panda, offset):
@@ -27,7 +27,7 @@ def _tool_positions(panda, positions):
 @pytest.mark.parametrize("approach", [Approach.JOINT, Approach.LINEAR])
 def test_approach_reaches_the_first_waypoint_then_follows_the_path(panda, planner, approach):
     waypoints = _square(panda, [0.05, -0.1, -0.1])
-    plan = plan_with_approach(planner, panda.home(), waypoints, 0.0, approach)
+    plan = planner.plan(waypoint_program(waypoints, 0.0, approach), panda.home())
     assert plan.success and plan.approach is not None
     lead = plan.approach
     # the approach ends at rest at waypoints[0] (FK of its last point), and the trajectory begins with it
@@ -37,7 +37,7 @@ def test_approach_reaches_the_first_waypoint_then_follows_the_path(panda, planne
     n = len(lead.times)
     np.testing.assert_allclose(plan.trajectory.positions[:n], lead.positions)
     # after the approach the tool runs the straight edges: the path part starts at waypoints[0]
-    assert plan.ik.path.positions[0] == pytest.approx(waypoints[0].translation, abs=1e-5)
+    assert plan.path_ik.path.positions[0] == pytest.approx(waypoints[0].translation, abs=1e-5)
     tool = _tool_positions(panda, plan.trajectory.positions[n:])
     assert np.abs(tool[:, 2] - waypoints[0].translation[2]).max() < 1e-3
     if approach is Approach.LINEAR:          # the approach itself is a line: every point on the segment
@@ -49,7 +49,7 @@ def test_approach_reaches_the_first_waypoint_then_follows_the_path(panda, planne
 
 
 def test_movej_approach_is_a_synchronised_joint_line(panda, planner):
-    plan = plan_with_approach(planner, panda.home(), _square(panda, [0.05, -0.1, -0.1]), 0.0, Approach.JOINT)
+    plan = planner.plan(waypoint_program(_square(panda, [0.05, -0.1, -0.1]), 0.0, Approach.JOINT), panda.home())
     lead = plan.approach
     delta = lead.positions[-1] - lead.positions[0]
     # every joint is the same fraction of the way at every sample: one profile on a straight joint line
@@ -63,9 +63,9 @@ def test_movej_approach_is_a_synchronised_joint_line(panda, planner):
 def test_refuse_names_the_offset_and_path_keeps_todays_meaning(panda, planner):
     waypoints = _square(panda, [0.05, -0.1, -0.1])
     with pytest.raises(PathInputError, match=r"waypoints\[0\], 150\.0 mm .* approach REFUSE"):
-        plan_with_approach(planner, panda.home(), waypoints, 0.0, Approach.REFUSE)
-    today = planner.plan(panda.home(), waypoints, 0.0)
-    same = plan_with_approach(planner, panda.home(), waypoints, 0.0, Approach.PATH)
+        planner.plan(waypoint_program(waypoints, 0.0, Approach.REFUSE), panda.home())
+    today = planner.plan(waypoint_program(waypoints, 0.0), panda.home())
+    same = planner.plan(waypoint_program(waypoints, 0.0, Approach.PATH), panda.home())
     np.testing.assert_array_equal(today.trajectory.positions, same.trajectory.positions)
     assert same.approach is None
 
@@ -73,7 +73,7 @@ def test_refuse_names_the_offset_and_path_keeps_todays_meaning(panda, planner):
 def test_no_approach_move_within_the_path_tolerance(panda, planner):
     waypoints = _square(panda, [0.0, 0.0, 0.0])          # waypoints[0] is the current tool pose
     for approach in (Approach.JOINT, Approach.LINEAR, Approach.REFUSE):
-        plan = plan_with_approach(planner, panda.home(), waypoints, 0.0, approach)
+        plan = planner.plan(waypoint_program(waypoints, 0.0, approach), panda.home())
         assert plan.success and plan.approach is None
 
 
@@ -81,4 +81,4 @@ def test_unreachable_first_waypoint_is_refused_with_the_reason(panda, planner):
     T = panda.fk(panda.home())
     far = [pin.SE3(T.rotation, np.array([1.5, 0.0, 0.3]))]
     with pytest.raises(PathInputError, match="approach MoveJ: no joint configuration"):
-        plan_with_approach(planner, panda.home(), far, 0.0, Approach.JOINT)
+        planner.plan(waypoint_program(far, 0.0, Approach.JOINT), panda.home())

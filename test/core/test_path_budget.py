@@ -11,10 +11,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.budget import TIMEOUT, PlanningBudget, PlanningStopped
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner, ensure_compiled
+from robokin_ros.core.program.moves import Approach, waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner, ensure_compiled
 
 PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
 OVERRUN = 0.5            # [s] the issue's bound past the budget
@@ -35,7 +35,7 @@ class Recording(PlanningBudget):
 
 @pytest.fixture(scope="module")
 def planner(panda):
-    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
+    planner = MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
     ensure_compiled(planner)
     return planner
 
@@ -54,8 +54,8 @@ def full_run(panda, planner):
     """(budget, CPU start, CPU end) of the long path planned without a deadline."""
     budget = Recording()
     started = time.thread_time()
-    plan = planner.plan(panda.home(), zigzag(panda), 0.005, budget=budget)
-    assert plan.success, plan.ik.message
+    plan = planner.plan(waypoint_program(zigzag(panda), 0.005), panda.home(), budget=budget)
+    assert plan.success, plan.message
     return budget, started, time.thread_time()
 
 
@@ -80,7 +80,7 @@ def test_a_tiny_budget_on_a_long_path_stops_within_it(panda, planner, full_run, 
     spans = [t for t, name in full.polls if name == phase]
     budget = Recording(spans[0] + 0.25 * (spans[-1] - spans[0]) - started)
     with pytest.raises(PlanningStopped) as err:
-        planner.plan(panda.home(), zigzag(panda), 0.005, budget=budget)
+        planner.plan(waypoint_program(zigzag(panda), 0.005), panda.home(), budget=budget)
     stop = err.value
     print(f"budget {budget.timeout:.3f} s ({phase}): stopped after {stop.elapsed:.3f} s in the {stop.phase} phase")
     assert stop.reason == TIMEOUT
@@ -94,5 +94,5 @@ def test_an_approach_and_its_path_share_one_budget(panda, planner):
     T = panda.fk(panda.home())
     waypoints = [pin.SE3(T.rotation, T.translation + np.array([0.1, 0.0, -0.1])), *zigzag(panda)]
     with pytest.raises(PlanningStopped, match="planning_timeout"):
-        plan_with_approach(planner, panda.home(), waypoints, 0.005, Approach.LINEAR, budget=budget)
+        planner.plan(waypoint_program(waypoints, 0.005, Approach.LINEAR), panda.home(), budget=budget)
     assert budget.polls[-1][0] - budget._start <= 0.05 + GAP

@@ -11,12 +11,13 @@ from robokin_ros.core.errors import EmptyPathError
 from robokin_ros.core.path.budget import CANCELED, TIMEOUT, PlanningBudget, PlanningStopped
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path, unstopped_turn_limit
-from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.program.moves import waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 
 
 @pytest.fixture(scope="module")
 def planner(panda):
-    return CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
+    return MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
 
 
 def corner(panda, turn_deg):
@@ -54,9 +55,9 @@ def test_collinear_waypoints_are_not_stops(panda):
 def test_near_collinear_corners_are_passed_within_tolerance(panda, planner, turn_deg, stops):
     """Corners below the limit (11.5 deg) are not stops, and the verified trajectory stays within the
     downsampling tolerance; above it the arm stops (without a stop a 45 deg corner is cut by 72 um > 50 um)."""
-    plan = planner.plan(panda.home(), corner(panda, turn_deg))
-    assert plan.success, plan.ik.message
-    assert (plan.ik.path.stops == (50,)) == stops
+    plan = planner.plan(waypoint_program(corner(panda, turn_deg), 0.0), panda.home())
+    assert plan.success, plan.path_ik.message
+    assert (plan.path_ik.path.stops == (50,)) == stops
     tol = planner.config.downsample_position_tolerance
     assert plan.downsample.max_position_deviation <= tol
     assert plan.timing.max_position_deviation <= tol * 1.05
@@ -66,7 +67,7 @@ def test_near_collinear_corners_are_passed_within_tolerance(panda, planner, turn
     tool = np.array([panda.fk(q).translation for q in plan.trajectory.positions])
     gap = np.linalg.norm(tool[:, None, :] - dense[None, :, :], axis=2).min(axis=1)
     assert gap.max() <= tol + 5e-5          # nearest 0.1 mm sample is at most 50 um along the path away
-    k = np.argmin(np.linalg.norm(plan.trajectory.positions - plan.ik.positions[50], axis=1))
+    k = np.argmin(np.linalg.norm(plan.trajectory.positions - plan.path_ik.positions[50], axis=1))
     assert (np.abs(plan.trajectory.velocities[k]).max() < 1e-6) == stops
 
 
@@ -75,19 +76,20 @@ def test_many_waypoints_on_a_circle_are_timed_in_one_pass(panda, planner):
     planning and a 29 s trajectory. Now: no stop, one pass (speed is measured in bench/bench_path.py)."""
     a = np.linspace(0.0, 2 * np.pi, 5001)[1:]
     waypoints = offsets(panda, 0.015 * np.column_stack([np.cos(a) - 1, np.sin(a), np.zeros_like(a)]))
-    plan = planner.plan(panda.home(), waypoints)
-    assert plan.success, plan.ik.message
-    assert plan.ik.path.stops == ()
+    plan = planner.plan(waypoint_program(waypoints, 0.0), panda.home())
+    assert plan.success, plan.path_ik.message
+    assert plan.path_ik.path.stops == ()
     assert plan.timing.duration < 2.0                     # 94 mm; stopping 4999 times took 29 s
     assert plan.timing.peak_velocity_ratio <= 1 + 1e-3 and plan.timing.peak_acceleration_ratio <= 1 + 1e-3
     assert plan.timing.max_position_deviation <= planner.config.downsample_position_tolerance * 1.05
 
 
 def test_sharp_corners_are_still_stops_and_timed_rest_to_rest(panda, planner):
-    plan = planner.plan(panda.home(), offsets(panda, [[0.03, 0, 0], [0.03, 0.03, 0], [0, 0.03, 0]]))
-    assert plan.success and plan.ik.path.stops == (30, 60)
-    for stop in plan.ik.path.stops:
-        k = np.argmin(np.linalg.norm(plan.trajectory.positions - plan.ik.positions[stop], axis=1))
+    corners = offsets(panda, [[0.03, 0, 0], [0.03, 0.03, 0], [0, 0.03, 0]])
+    plan = planner.plan(waypoint_program(corners, 0.0), panda.home())
+    assert plan.success and plan.path_ik.path.stops == (30, 60)
+    for stop in plan.path_ik.path.stops:
+        k = np.argmin(np.linalg.norm(plan.trajectory.positions - plan.path_ik.positions[stop], axis=1))
         assert np.abs(plan.trajectory.velocities[k]).max() < 1e-6
 
 
@@ -124,7 +126,7 @@ def test_should_stop_ends_planning_at_the_poll_that_says_stop(panda, planner):
         def check(self, phase, done=0, total=0):
             polled.append(phase)
             super().check(phase, done, total)
-    assert planner.plan(panda.home(), waypoints, budget=Recording()).success
+    assert planner.plan(waypoint_program(waypoints, 0.0), panda.home(), budget=Recording()).success
     total = len(polled)
     assert total > 10, f"only {total} polls"
     assert {"geometry", "IK", "downsampling", "timing", "verification"} <= set(polled)
@@ -133,7 +135,7 @@ def test_should_stop_ends_planning_at_the_poll_that_says_stop(panda, planner):
     for stop_after in (*firsts, 2, total - 1, total):
         polls = itertools.count(1)
         with pytest.raises(PlanningStopped, match="planning canceled") as err:
-            planner.plan(panda.home(), waypoints, should_stop=lambda: next(polls) >= stop_after)
+            planner.plan(waypoint_program(waypoints, 0.0), panda.home(), should_stop=lambda: next(polls) >= stop_after)
         assert err.value.reason == CANCELED
         assert next(polls) == stop_after + 1                  # no poll after the one that said stop
         phases.add(err.value.phase)
@@ -142,10 +144,10 @@ def test_should_stop_ends_planning_at_the_poll_that_says_stop(panda, planner):
 
 def test_planning_timeout_ends_a_long_plan(panda):
     """A budget far below the planning time: PlanningStopped TIMEOUT, with the phase reached."""
-    slow = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC, planning_timeout=1e-3))
+    slow = MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC, planning_timeout=1e-3))
     zigzag = offsets(panda, [[0.002 * k, 0.002 * (k % 2), 0] for k in range(1, 200)])
     with pytest.raises(PlanningStopped, match="planning_timeout") as err:
-        slow.plan(panda.home(), zigzag)
+        slow.plan(waypoint_program(zigzag, 0.0), panda.home())
     assert err.value.reason == TIMEOUT and err.value.elapsed > 1e-3
 
 
@@ -156,15 +158,16 @@ def test_a_goal_equal_to_the_current_pose_succeeds_without_motion(panda, planner
     here = panda.fk(q0)
     nudged = pin.SE3(here.rotation, here.translation + np.array([0.0, 0.0, 5e-8]))     # within 1e-7 m
     for waypoints in ([here], [here, nudged]):
-        plan = planner.plan(q0, waypoints)
-        assert plan.success and plan.ik.message.startswith("already at the goal")
+        plan = planner.plan(waypoint_program(waypoints, 0.0), q0)
+        assert plan.success and plan.path_ik.message.startswith("already at the goal")
         traj = plan.trajectory
         assert traj.duration == 0.0 and len(traj.times) == 1
         np.testing.assert_array_equal(traj.positions[0], q0)
         assert not traj.velocities.any() and not traj.accelerations.any()
-        assert plan.ik.path.size == 1 and plan.ik.path.dropped_waypoints == tuple(range(len(waypoints)))
+        assert plan.path_ik.path.size == 1 and plan.path_ik.path.dropped_waypoints == tuple(range(len(waypoints)))
     with pytest.raises(EmptyPathError, match="no waypoints"):
-        planner.plan(q0, [])
+        planner.plan(waypoint_program([], 0.0), q0)
     # 1 um away is a motion, planned as one
-    moved = planner.plan(q0, [pin.SE3(here.rotation, here.translation + np.array([0.0, 0.0, 1e-6]))])
-    assert moved.success and moved.ik.path.size == 2 and moved.trajectory.duration > 0.0
+    micron = pin.SE3(here.rotation, here.translation + np.array([0.0, 0.0, 1e-6]))
+    moved = planner.plan(waypoint_program([micron], 0.0), q0)
+    assert moved.success and moved.path_ik.path.size == 2 and moved.trajectory.duration > 0.0

@@ -12,8 +12,9 @@ from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.downsample import path_parameter
 from robokin_ros.core.path.limit_schedule import LimitSchedule, stretch_reports
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.timing import ToolSpeedLimit, time_optimal
+from robokin_ros.core.program.moves import waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 
 PANDA_ACC = np.array((15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0))
 RATE = 2000.0                        # [Hz] finite-difference sampling
@@ -30,11 +31,12 @@ def _schedule(bounds, velocity=None, acceleration=None, tool_speed=None):
 def line(panda):
     """The Panda's 0.3 m line: (ss, waypoints) to time, the tool chain, and ss at 0, 0.1, 0.2 and 0.3 m of tool
     travel (by FK of the dense IK samples, which lie within 0.1 mm of the line)."""
-    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=tuple(PANDA_ACC)))
+    planner = MotionPlanner(panda, PathConfig(max_joint_acceleration=tuple(PANDA_ACC)))
     T0 = panda.fk(panda.home())
-    plan = planner.plan(panda.home(), [pin.SE3(T0.rotation, T0.translation + np.array([0, 0.3, 0]))])
-    assert plan.success, plan.ik.message
-    Q, keep = plan.ik.positions, plan.downsample.indices
+    line = [pin.SE3(T0.rotation, T0.translation + np.array([0, 0.3, 0]))]
+    plan = planner.plan(waypoint_program(line, 0.0), panda.home())
+    assert plan.success, plan.path_ik.message
+    Q, keep = plan.path_ik.positions, plan.downsample.indices
     s_dense = path_parameter(Q)
     p = np.array([panda.fk(q).translation for q in Q])
     travel = np.r_[0.0, np.cumsum(np.linalg.norm(np.diff(p, axis=0), axis=1))]
@@ -161,10 +163,10 @@ def test_scaled_stretches_of_a_blended_rectangle_keep_their_limits(arm, within, 
     from bench_path import ACC, suite
     waypoints, blend = next((w, b) for title, w, b in suite(robot) if title.startswith("rectangle"))
     a_max = np.array(ACC[robot.name])
-    planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=tuple(a_max)))
-    plan = planner.plan(robot.home(), waypoints, blend)
-    assert plan.success, plan.ik.message
-    Q, keep = plan.ik.positions, plan.downsample.indices
+    planner = MotionPlanner(robot, PathConfig(max_joint_acceleration=tuple(a_max)))
+    plan = planner.plan(waypoint_program(waypoints, blend), robot.home())
+    assert plan.success, plan.path_ik.message
+    Q, keep = plan.path_ik.positions, plan.downsample.indices
     ss = path_parameter(Q)[keep]
     schedule = _schedule(np.linspace(ss[0], ss[-1], 4), velocity=[1.0, 0.5, 1.0], acceleration=[0.6, 0.3, 0.6])
     timed = time_optimal(ss, Q[keep], robot.joint_names, robot.limits.velocity, a_max, schedule=schedule,

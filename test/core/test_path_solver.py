@@ -11,10 +11,11 @@ from robokin_ros.core.path.chain import ChainFk
 from robokin_ros.core.path.checks import AxisSelection, check_block
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.reach import ABSURD_REACH_FACTOR, arm_reach
 from robokin_ros.core.path.result import Deviations, PathStatus
 from robokin_ros.core.path.solver import PathIkSolver
+from robokin_ros.core.program.moves import waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.so3 import relative_angles
 
@@ -170,7 +171,7 @@ def test_absurdly_far_waypoints_are_refused_before_densifying(panda):
     2.9 reaches is planned as far as the arm can follow."""
     import tracemalloc
 
-    planner = CartesianPathPlanner(panda)
+    planner = MotionPlanner(panda)
     q0 = panda.home()
     T0 = panda.fk(q0)
     reach = planner.reach()
@@ -179,7 +180,8 @@ def test_absurdly_far_waypoints_are_refused_before_densifying(panda):
         tracemalloc.start()
         try:
             with pytest.raises(PathInputError) as err:
-                planner.plan(q0, [near, pin.SE3(T0.rotation, reach.shoulder + np.array([far, 0.0, 0.0]))])
+                far_away = pin.SE3(T0.rotation, reach.shoulder + np.array([far, 0.0, 0.0]))
+                planner.plan(waypoint_program([near, far_away], 0.0), q0)
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
@@ -189,20 +191,20 @@ def test_absurdly_far_waypoints_are_refused_before_densifying(panda):
                                        "given as metres? (or the wrong frame_id)")
         assert peak < 20e6                                    # refused before any dense allocation
     inside = pin.SE3(T0.rotation, reach.shoulder + np.array([0.99 * ABSURD_REACH_FACTOR * reach.reach, 0.0, 0.0]))
-    assert not planner.plan(q0, [inside], time_parameterize=False).ik.success
+    assert not planner.plan(waypoint_program([inside], 0.0), q0, time_parameterize=False).path_ik.success
 
 
 def test_a_line_out_of_reach_is_planned_as_far_as_the_arm_can_follow(panda):
     """The issue's case: 1.5 m outward from the Panda's tool. The solved part ends where the tool leaves the path
     tolerance; FK of its last sample is on the line, and the arm is close to a singularity there (keeping the
     tool's orientation, the 6-D Jacobian's smallest singular value is 10 times below its value at home)."""
-    planner = CartesianPathPlanner(panda)
+    planner = MotionPlanner(panda)
     q0 = panda.home()
     T0 = panda.fk(q0)
     outward = T0.translation * np.array([1.0, 1.0, 0.0])
     outward /= np.linalg.norm(outward)
-    plan = planner.plan(q0, [pin.SE3(T0.rotation, T0.translation + 1.5 * outward)])
-    ik = plan.ik
+    plan = planner.plan(waypoint_program([pin.SE3(T0.rotation, T0.translation + 1.5 * outward)], 0.0), q0)
+    ik = plan.path_ik
     assert not ik.success and 0.1 < ik.fraction < 0.6, (ik.fraction, ik.message)
     # issue 24 item 7: the reason names the singularity and how far the path got, not only the tolerance
     assert ik.status == PathStatus.SINGULARITY, ik.message
@@ -213,14 +215,14 @@ def test_a_line_out_of_reach_is_planned_as_far_as_the_arm_can_follow(panda):
     np.testing.assert_allclose(reached, ik.arc_length * outward, atol=2e-4)          # on the line, as far as solved
     sigma = [np.linalg.svd(panda.jacobian(q), compute_uv=False)[-1] for q in (q0, ik.positions[-1])]
     assert sigma[1] < 0.1 * sigma[0], sigma
-    prefix = planner.time_prefix(ik)
+    prefix = plan.trajectory                             # the solved part: the timed prefix (no approach)
     assert prefix is not None and prefix.duration > 0.0
     np.testing.assert_allclose(prefix.positions[-1], ik.positions[-1], atol=1e-9)
     assert np.abs(prefix.velocities[-1]).max() < 1e-12                                 # ends at rest: executable
 
 
 def test_dense_sample_budget_is_enforced_by_the_planner(panda):
-    planner = CartesianPathPlanner(panda, PathConfig(sample_step=1e-7))
+    planner = MotionPlanner(panda, PathConfig(sample_step=1e-7))
     q0 = panda.home()
     with pytest.raises(PathInputError, match=r"needs 3e\+06 dense samples .* budget of 2000000; waypoint 0"):
-        planner.plan(q0, [offset(panda.fk(q0), [0.3, 0, 0])])
+        planner.plan(waypoint_program([offset(panda.fk(q0), [0.3, 0, 0])], 0.0), q0)

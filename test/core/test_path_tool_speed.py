@@ -7,22 +7,24 @@ import pytest
 from robokin_ros.core.errors import ConfigError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.downsample import path_parameter
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.result import TimingReport
 from robokin_ros.core.path.grid_ratios import binding_limits
 from robokin_ros.core.path.timing import ToolSpeedLimit, join_reports, time_optimal
+from robokin_ros.core.program.moves import waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 
 PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
 RATE = 2000.0       # [Hz] fine output samples: central differences of FK are then exact to ~1e-7 relative
 
 
 def _plan(panda, offset, rotation=np.eye(3), **limits):
-    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC, trajectory_rate_hz=RATE,
-                                                     **limits))
+    planner = MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC, trajectory_rate_hz=RATE,
+                                              **limits))
     q0 = panda.home()
     T0 = panda.fk(q0)
-    plan = planner.plan(q0, [pin.SE3(T0.rotation @ rotation, T0.translation + np.asarray(offset, float))])
-    assert plan.success, plan.ik.message
+    target = pin.SE3(T0.rotation @ rotation, T0.translation + np.asarray(offset, float))
+    plan = planner.plan(waypoint_program([target], 0.0), q0)
+    assert plan.success, plan.path_ik.message
     return planner, plan
 
 
@@ -57,7 +59,7 @@ def test_line_cruises_at_the_tool_speed_limit(panda):
 def test_report_names_the_tool_and_measures_its_speed(panda):
     limit = 0.2
     planner, plan = _plan(panda, [0, 0.3, 0], max_cartesian_speed=limit)
-    Q = plan.ik.positions
+    Q = plan.path_ik.positions
     keep = plan.downsample.indices
     tool = ToolSpeedLimit(planner.solver().fk.arrays(), limit)
     timed = time_optimal(path_parameter(Q)[keep], Q[keep], panda.joint_names, panda.limits.velocity, PANDA_ACC,
