@@ -3,8 +3,8 @@
 Interfaces:
 - the joint_trajectory_controller (JTC) topic `trajectory_topic` and its FollowJointTrajectory action
   (`<controller namespace>/follow_joint_trajectory`), validated by JTC's rules with its default switches
-  (core/sim/jtc_rules.py) plus robokin's own checks; path and goal tolerances and `constraints.goal_time`
-  judged as JTC judges them (core/sim/jtc_tolerances.py). As in JTC, a rejected goal is REJECTED (the
+  (core/trajectory/controller_rules.py) plus robokin's own checks; path and goal tolerances and `constraints.goal_time`
+  judged as JTC judges them (core/trajectory/controller_tolerances.py). As in JTC, a rejected goal is REJECTED (the
   client sees no result), a newer goal aborts the running one, a topic trajectory replaces the followed
   trajectory but not the goal, and a cancel holds the arm where it is (JTC's default, `decelerate_on_cancel`
   false). Trajectories are played as JTC's splines (core/sim/trajectory_follower.py): quintic through points with
@@ -38,8 +38,9 @@ from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.process_options import apply_process_options
 from robokin_ros.core.sim.config import SimRobotConfig
 from robokin_ros.core.sim.joints import SimulatedJoints
-from robokin_ros.core.sim.jtc_rules import JtcSwitches, Rejection, chain_points, jtc_rejection, robokin_rejection
-from robokin_ros.core.sim.jtc_tolerances import (
+from robokin_ros.core.sim.trajectory_follower import chain_points
+from robokin_ros.core.trajectory.controller_rules import JtcSwitches, Rejection, jtc_rejection, robokin_rejection
+from robokin_ros.core.trajectory.controller_tolerances import (
     PREEMPTED_MESSAGE,
     FollowCode,
     TrackingSample,

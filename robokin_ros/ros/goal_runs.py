@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from robokin_ros.core.errors import RobokinError, TrajectoryTimingError
 from robokin_ros.core.path.budget import TIMEOUT, PlanningStopped
-from robokin_ros.core.path.result import ExecutionCode, PathStatus
+from robokin_ros.core.path.result import PathStatus
+from robokin_ros.core.trajectory.execution import ExecutionCode
 from robokin_ros.ros.goals import GoalAbort, GoalGate
 
 Interruption = tuple[int, str] | None          # (code, words) when a goal must stop, else None

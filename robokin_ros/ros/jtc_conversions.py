@@ -13,8 +13,8 @@ from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robokin_ros.core.errors import ConfigError
-from robokin_ros.core.sim.jtc_rules import PointFacts, TrajectoryFacts
-from robokin_ros.core.sim.jtc_tolerances import JointToleranceRequest, SegmentTolerances, TrackingSample
+from robokin_ros.core.trajectory.controller_rules import PointFacts, TrajectoryFacts
+from robokin_ros.core.trajectory.controller_tolerances import JointToleranceRequest, SegmentTolerances, TrackingSample
 from robokin_ros.ros.conversions import duration_msg, duration_seconds
 
 

@@ -12,7 +12,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_ros.core.errors import PathInputError, UnknownFrameError
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
-from robokin_ros.core.path.result import JointTrajectoryArrays, PathPlan
+from robokin_ros.core.path.result import PathPlan
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 from robokin_ros.core.program.moves import Approach
 from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.program.result import MotionPlan

@@ -17,8 +17,8 @@ from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory
 
 from robokin_ros.core.limits import MotionLimits
-from robokin_ros.core.outgoing import outgoing_rejection
-from robokin_ros.core.path.result import ExecutionCode
+from robokin_ros.core.trajectory.outgoing_check import outgoing_rejection
+from robokin_ros.core.trajectory.execution import ExecutionCode
 from robokin_ros.ros.goals import GoalAbort
 from robokin_ros.ros.jtc_conversions import trajectory_facts
 from robokin_ros.ros.rclpy_compat import ThreadSafeActionClient
@@ -30,8 +30,8 @@ ENDINGS = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_ABORTED: 
 def check_outgoing(msg: JointTrajectory, joint_names, limits: MotionLimits, now: float, what: str = "sent") -> None:
     """Raise GoalAbort INTERNAL_ERROR, with the reason, when a trajectory robokin planned breaks a default
     joint_trajectory_controller's rules or the joint velocity / acceleration limits as the controller plays it
-    (core/outgoing.py); `now` [s] is the controller clock's time, `what` how the trajectory leaves ("sent",
-    "returned")."""
+    (core/trajectory/outgoing_check.py); `now` [s] is the controller clock's time, `what` how the trajectory leaves
+    ("sent", "returned")."""
     rejection = outgoing_rejection(trajectory_facts(msg), joint_names, now, limits.velocity, limits.acceleration)
     if rejection is not None:
         raise GoalAbort(ExecutionCode.INTERNAL_ERROR,

@@ -7,12 +7,12 @@
 - `run` executes a checked trajectory through one backend (`execution: action` sends a FollowJointTrajectory goal
   and reports the controller's acceptance and result in its own words; `execution: topic` publishes it and follows
   the joint states until every joint is within `goal_tolerance` of the end), following the arm with
-  core/path/execution.py. The message sent is the checked one (the action result's), stamped `START_LEAD` ahead,
+  core/trajectory/execution.py. The message sent is the checked one (the action result's), stamped `START_LEAD` ahead,
   so the executor knows where the controller is on it at any time.
 - Cancel, preemption and the execution timeout send a stop in place of the running trajectory (a new goal, or on
   the topic; the controller's goal is never cancelled while a stop can be sent: a default JTC holds the arm at once
   then): the running trajectory's own points, stamped in its own time, up to `STOP_LEAD` ahead, then the rest of the
-  path re-timed to rest within the acceleration limits (core/path/stopping.py), or a ramp along the measured
+  path re-timed to rest within the acceleration limits (core/trajectory/stopping.py), or a ramp along the measured
   velocity when the arm is off the plan. The run ends once the joint states show the arm at rest, and its words
   give the time from the request to rest as measured.
 - `send_and_forget` sends a checked trajectory without following it (path_ik_node's nav_msgs/Path input).
@@ -33,9 +33,10 @@ from trajectory_msgs.msg import JointTrajectory
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.limits import MotionLimits
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState, RestWatch, controller_outcome
-from robokin_ros.core.path.result import ExecutionCode, JointTrajectoryArrays
-from robokin_ros.core.path.stopping import StopPlan, plan_stop
+from robokin_ros.core.trajectory.execution import ExecutionMonitor, ExecutionState, RestWatch, controller_outcome
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
+from robokin_ros.core.trajectory.execution import ExecutionCode
+from robokin_ros.core.trajectory.stopping import StopPlan, plan_stop
 from robokin_ros.ros.goals import GoalAbort
 from robokin_ros.ros.joint_state_cache import JointStateCache
 from robokin_ros.ros.jtc_conversions import follow_goal
@@ -274,8 +275,8 @@ class TrajectoryExecutor:
     def _stop_arm(self, run: _Run, requested: float) -> str:
         """Bring the arm to rest within the acceleration limits and wait until it is; words for the result.
 
-        While the arm follows the plan, the stop (core/path/stopping.py) is the running trajectory's own points from
-        now to `STOP_LEAD` ahead, then the rest of the path re-timed to rest; stamped in the running trajectory's
+        While the arm follows the plan, the stop (core/trajectory/stopping.py) is the running trajectory's own points
+        from now to `STOP_LEAD` ahead, then the rest of the path re-timed to rest; stamped in the running trajectory's
         time, so the controller plays the same command until the braking begins, with no blend from the arm's
         state. Off the plan it ramps the measured velocity down. It replaces the running trajectory on the
         controller; the backend's last resort (`give_up`) is for when no stop can be sent. `requested` [s] is when

@@ -29,7 +29,8 @@ from robokin_ros.core.ik.branch_choice import nearest_branch_solver
 from robokin_ros.core.errors import ConfigError, InvalidInputError, PathInputError, RobokinError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.report import report_text
-from robokin_ros.core.path.result import JointTrajectoryArrays, PathPlan
+from robokin_ros.core.path.result import PathPlan
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 from robokin_ros.core.program.moves import Approach, MotionProgram, waypoint_program
 from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping

@@ -8,7 +8,7 @@ from robokin_ros.core.classroom.lin_profile import lin_move
 from robokin_ros.core.classroom.workspace import planar_2r
 from robokin_ros.core.classroom.wrench import joint_torques, tool_wrench, wrench_from_torques
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.path.profiles import joint_move, lspb_eval, lspb_profile, quintic_eval
+from robokin_ros.core.trajectory.profiles import joint_move, lspb_eval, lspb_profile, quintic_eval
 
 
 def _robot(name, panda, ur5):
@@ -116,7 +116,7 @@ def test_statics_bad_inputs(panda):
         wrench_from_torques(np.zeros((3, 7)), np.zeros(7))
 
 
-# ---- joint-space point-to-point profiles (core.path.profiles) ---------------------------------------------
+# ---- joint-space point-to-point profiles (core/trajectory/profiles.py) ---------------------------------------------
 Q0, Q1 = np.array([0.0, 0.2, -0.5]), np.array([1.2, -0.4, 0.3])     # joint 0 binds (largest move)
 V, A = np.array([1.0, 1.0, 1.0]), np.array([4.0, 4.0, 4.0])
 

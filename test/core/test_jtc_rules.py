@@ -1,4 +1,5 @@
-"""joint_trajectory_controller's acceptance rules and tolerance decisions (core/sim/jtc_*), one trigger per rule.
+"""joint_trajectory_controller's acceptance rules and tolerance decisions (core/trajectory/controller_*), one trigger
+per rule.
 
 Expected texts are the RCLCPP_ERROR format strings of ros2_controllers' joint_trajectory_controller.cpp and
 tolerances.hpp (jazzy and kilted are identical here) with the values printf would fill in.
@@ -6,16 +7,16 @@ tolerances.hpp (jazzy and kilted are identical here) with the values printf woul
 import numpy as np
 import pytest
 
-from robokin_ros.core.sim.jtc_rules import (
+from robokin_ros.core.sim.trajectory_follower import chain_points
+from robokin_ros.core.trajectory.controller_rules import (
     FLOAT_EPSILON,
     JtcSwitches,
     PointFacts,
     TrajectoryFacts,
-    chain_points,
     jtc_rejection,
     robokin_rejection,
 )
-from robokin_ros.core.sim.jtc_tolerances import (
+from robokin_ros.core.trajectory.controller_tolerances import (
     FollowCode,
     JointToleranceRequest,
     SegmentTolerances,

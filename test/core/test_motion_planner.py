@@ -8,7 +8,8 @@ import pytest
 from robokin_ros.core.errors import InvalidInputError, PathInputError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.result import PathStatus, hold_trajectory
+from robokin_ros.core.path.result import PathStatus
+from robokin_ros.core.trajectory.arrays import hold_trajectory
 from robokin_ros.core.program.moves import Approach, MotionProgram, Move, MoveKind, waypoint_program
 from robokin_ros.core.program.planner import MotionPlanner
 

@@ -1,4 +1,4 @@
-"""What a trajectory must pass before robokin sends it (core/outgoing.py): the peaks of the spline a
+"""What a trajectory must pass before robokin sends it (core/trajectory/outgoing_check.py): the peaks of the spline a
 joint_trajectory_controller plays through the points, checked against the joint limits, and every kind of trajectory
 robokin plans passing that check (path with stops, approach moves, a motion program, stops)."""
 import re
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from panda_paths import PANDA_ACC, offsets
 
-from robokin_ros.core.controller_rules import PointFacts, TrajectoryFacts
-from robokin_ros.core.outgoing import (
+from robokin_ros.core.trajectory.controller_rules import PointFacts, TrajectoryFacts
+from robokin_ros.core.trajectory.outgoing_check import (
     LIMIT_TOLERANCE,
     _derivative,
     _peak,
@@ -22,9 +22,9 @@ from robokin_ros.core.outgoing import (
 from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.profiles import joint_move, lspb_eval, lspb_profile
-from robokin_ros.core.path.result import JointTrajectoryArrays
-from robokin_ros.core.path.stopping import plan_stop
+from robokin_ros.core.trajectory.profiles import joint_move, lspb_eval, lspb_profile
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
+from robokin_ros.core.trajectory.stopping import plan_stop
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
 from robokin_ros.core.program.planner import ProgramPlanner
 
@@ -52,7 +52,7 @@ def test_quintic_peaks_are_the_polynomial_extrema():
 
 def _sampled_peaks(times, positions, velocities, accelerations):
     """The numpy form the compiled one replaced for quintics: 9 samples per interval, the largest refined by Newton
-    steps on the derivative (core/outgoing._peak, still used for cubics)."""
+    steps on the derivative (core/trajectory/outgoing_check._peak, still used for cubics)."""
     c, _ = interval_polynomials(times, positions, velocities, accelerations)
     h = np.diff(times)[:, None]
     velocity = _derivative(c) / h
@@ -60,9 +60,9 @@ def _sampled_peaks(times, positions, velocities, accelerations):
 
 
 def test_quintic_peaks_are_exact_on_random_splines():
-    """The compiled peaks (core/quintic_peaks.py) on random quintic splines: never below a dense sampling, equal to
-    the numpy form they replaced (to 1e-9) wherever that form found the extremum; where it did not, it was below a
-    dense sample (up to 5 % on ~0.5 % of such intervals): the played check could pass an overshoot it missed."""
+    """The compiled peaks (core/trajectory/quintic_peaks.py) on random quintic splines: never below a dense sampling,
+    equal to the numpy form they replaced (to 1e-9) wherever that form found the extremum; where it did not, it was
+    below a dense sample (up to 5 % on ~0.5 % of such intervals): the played check could pass an overshoot it missed."""
     rng = np.random.default_rng(0)
     missed = 0
     for _ in range(60):

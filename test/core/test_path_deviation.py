@@ -16,8 +16,7 @@ from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.deviation import controller_positions, project_onto_path, trajectory_deviation
 from robokin_ros.core.path.geometry import build_path
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.result import JointTrajectoryArrays
-from robokin_ros.core.path.timing import sample_times
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays, sample_times
 from robokin_ros.core.so3 import slerp_batch
 
 ALL_AXES = AxisSelection(np.arange(6), False)

@@ -2,8 +2,9 @@
 import numpy as np
 import pytest
 
-from robokin_ros.core.path.execution import ExecutionMonitor, ExecutionState, controller_outcome
-from robokin_ros.core.path.result import ExecutionCode, JointTrajectoryArrays
+from robokin_ros.core.trajectory.execution import ExecutionMonitor, ExecutionState, controller_outcome
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
+from robokin_ros.core.trajectory.execution import ExecutionCode
 
 
 def trajectory(duration=2.0, end=(0.5, -0.2)):

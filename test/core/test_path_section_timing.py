@@ -8,14 +8,14 @@ throughout, and lowering every acceleration limit by one factor k only slows it 
 run is now the first solution stretched; and a run too short to reach a check inside toppra is not wrapped.
 What remained (0.27 s of the 400 sections' 1.1 s) was the played measurement in numpy (~20 array-sized polynomial
 evaluations per measurement, 0.3 ms of overheads on a handful of intervals), now compiled and exact
-(core/quintic_peaks.py); two trajectory evaluations per verification, now one; and toppra's 60-point grid on
+(core/trajectory/quintic_peaks.py); two trajectory evaluations per verification, now one; and toppra's 60-point grid on
 sections that are straight lines in joint space, now STRAIGHT_GRID points.
 """
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core import outgoing
 from robokin_ros.core.path import played, timing, toppra_run
+from robokin_ros.core.trajectory import outgoing_check
 from robokin_ros.core.path.budget import UNLIMITED
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.const_accel import ConstAccelTrajectory
@@ -80,7 +80,7 @@ def test_each_section_measures_its_played_spline_compiled_and_samples_each_verif
         return lambda *a, **k: counts.__setitem__(name, counts[name] + 1) or function(*a, **k)
     monkeypatch.setattr(ConstAccelTrajectory, "states", counted("states", ConstAccelTrajectory.states))
     monkeypatch.setattr(played, "quintic_peaks", counted("kernel", played.quintic_peaks))
-    monkeypatch.setattr(outgoing, "_value", counted("numpy", outgoing._value))
+    monkeypatch.setattr(outgoing_check, "_value", counted("numpy", outgoing_check._value))
     grid = toppra_run.grid
     monkeypatch.setattr(toppra_run, "grid", lambda *a: grids.append(grid(*a)) or grids[-1])
     plan = planner.plan(panda.home(), square_loops(panda, 12), 0.0)

@@ -8,8 +8,8 @@ import pytest
 
 from robokin_ros import CartesianPathPlanner, PathConfig, RobotModel
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.outgoing import spline_peaks
-from robokin_ros.core.path.stopping import (
+from robokin_ros.core.trajectory.outgoing_check import spline_peaks
+from robokin_ros.core.trajectory.stopping import (
     PlannedMotion,
     continued_stop,
     path_stop,
@@ -17,7 +17,7 @@ from robokin_ros.core.path.stopping import (
     planned_progress,
     velocity_stop,
 )
-from robokin_ros.core.sim.jtc_rules import PointFacts, TrajectoryFacts, jtc_rejection
+from robokin_ros.core.trajectory.controller_rules import PointFacts, TrajectoryFacts, jtc_rejection
 from robokin_ros.core.sim.trajectory_follower import TrajectoryFollower, TrajectoryPoints
 
 A_MAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])     # config/panda_path_ik.yaml [rad/s^2]

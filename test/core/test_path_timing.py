@@ -14,7 +14,7 @@ from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.downsample import path_parameter
 from robokin_ros.core.path.geometry import build_path
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.profiles import joint_move, lspb_eval, lspb_profile, quintic_eval
+from robokin_ros.core.trajectory.profiles import joint_move, lspb_eval, lspb_profile, quintic_eval
 from robokin_ros.core.path.timing import time_optimal
 
 PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)

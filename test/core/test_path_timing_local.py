@@ -10,7 +10,8 @@ import pytest
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.downsample import path_parameter
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.timing import ToolSpeedLimit, sample_times, time_optimal
+from robokin_ros.core.path.timing import ToolSpeedLimit, time_optimal
+from robokin_ros.core.trajectory.arrays import sample_times
 
 RATE = 2000.0           # [Hz] finite-difference sampling
 TOOL_SPEED = 0.25       # [m/s]

@@ -8,9 +8,10 @@ import pytest
 
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.path.profiles import joint_move, lspb_profile
+from robokin_ros.core.trajectory.profiles import joint_move, lspb_profile
 from robokin_ros.core.path.result import PathStatus
-from robokin_ros.core.path.timing import sample_times, time_optimal
+from robokin_ros.core.path.timing import time_optimal
+from robokin_ros.core.trajectory.arrays import sample_times
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
 from robokin_ros.core.program.planner import ProgramPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping

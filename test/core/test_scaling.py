@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from robokin_ros.core.errors import ConfigError, InvalidInputError, PathInputError
-from robokin_ros.core.outgoing import spline_peaks
+from robokin_ros.core.trajectory.outgoing_check import spline_peaks
 from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner

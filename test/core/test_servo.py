@@ -19,7 +19,7 @@ from robokin_ros.core.servo.status_report import StatusReporter
 from robokin_ros.core.servo.tick_stamps import RESYNC_AFTER_S, TickStamps
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
 from robokin_ros.core.limits import braking_speed
-from robokin_ros.core.outgoing import interval_peaks, window_rejection, window_violation
+from robokin_ros.core.trajectory.outgoing_check import interval_peaks, window_rejection, window_violation
 from robokin_ros.core.servo.window import (
     MIN_POINT_SPACING,
     sample_window,
@@ -282,7 +282,7 @@ def test_repeated_stalls_of_the_servo_all_count_as_its_own(panda):
 def test_every_window_ends_held_at_rest_until_max_delivery_delay(panda):
     """A default JTC refuses a window that ends in the past: each window ends with the arm at rest at the tail's
     positions, held until max_delivery_delay after its stamp, so a window that arrives 0.9 s late is accepted."""
-    from robokin_ros.core.sim.jtc_rules import JtcSwitches, PointFacts, TrajectoryFacts, jtc_rejection
+    from robokin_ros.core.trajectory.controller_rules import JtcSwitches, PointFacts, TrajectoryFacts, jtc_rejection
     loop = Loop(panda, command_in_type="speed_units", max_delivery_delay=1.0)
     outs = loop.run(40, cmd([0.05, 0.0, 0.0]))
     for out in outs[1:]:
@@ -467,8 +467,8 @@ def test_window_tail_decelerates_uniformly_within_the_acceleration_limits(seed):
 def test_a_joint_braking_for_its_margin_stops_there_within_its_acceleration_limit(seed, sparse):
     """A joint whose extrapolation would pass its limit margin brakes at its acceleration limit after the first
     period and stops at the margin: the servo's braking speed (`limits.braking_speed`) leaves it just that room.
-    Measured on the spline a JTC plays (core/outgoing.py's numpy evaluation): no joint exceeds its acceleration
-    limit or passes its margin, and the compiled check agrees."""
+    Measured on the spline a JTC plays (core/trajectory/outgoing_check.py's numpy evaluation): no joint exceeds its
+    acceleration limit or passes its margin, and the compiled check agrees."""
     rng = np.random.default_rng(seed)
     n = 3
     grid = window_times(DT, 0.05)

@@ -1,11 +1,11 @@
 """Servo windows at joint limits through the servo core (issue 24 item 2): every published window passes the
-outgoing check (core/outgoing.py), measured independently on the spline a JTC plays; a window that would not pass is
-never published, a stop is, with the reason in the status. The node test (test/ros/test_servo_limit_motion.py)
-drives the same through servo_node."""
+outgoing check (core/trajectory/outgoing_check.py), measured independently on the spline a JTC plays; a window that
+would not pass is never published, a stop is, with the reason in the status. The node test
+(test/ros/test_servo_limit_motion.py) drives the same through servo_node."""
 import numpy as np
 import pytest
 
-from robokin_ros.core.outgoing import interval_peaks, window_rejection, window_violation
+from robokin_ros.core.trajectory.outgoing_check import interval_peaks, window_rejection, window_violation
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.joint_jog import JointJogCommand
 from robokin_ros.core.servo.servo import Servo

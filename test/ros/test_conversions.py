@@ -300,7 +300,8 @@ def test_bad_program_moves_are_named(panda, case, words):
 
 def test_program_plan_becomes_reports_and_an_outcome():
     from robokin_interfaces.action import ExecuteCartesianPath
-    from robokin_ros.core.path.result import JointTrajectoryArrays, PathStatus
+    from robokin_ros.core.path.result import PathStatus
+    from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
     from robokin_ros.core.program.result import MoveReport, ProgramPlan
     from robokin_ros.ros.program_conversions import program_outcome
 

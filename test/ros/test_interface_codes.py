@@ -12,7 +12,8 @@ from moveit_msgs.srv import ServoCommandType
 
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
-from robokin_ros.core.path.result import ExecutionCode, PathStatus
+from robokin_ros.core.path.result import PathStatus
+from robokin_ros.core.trajectory.execution import ExecutionCode
 from robokin_ros.core.servo.command_type import CommandType
 from robokin_ros.core.servo.status import MoveItServoCode, ServoStatus
 
@@ -90,8 +91,8 @@ def test_controller_codes_match_follow_joint_trajectory():
     """The codes core/sim's controller and core/path's result mapping repeat are control_msgs' numbers."""
     from control_msgs.action import FollowJointTrajectory
 
-    from robokin_ros.core.path.execution import CONTROLLER_ABORT_CODES
-    from robokin_ros.core.sim.jtc_tolerances import FollowCode
+    from robokin_ros.core.trajectory.execution import CONTROLLER_ABORT_CODES
+    from robokin_ros.core.trajectory.controller_tolerances import FollowCode
 
     for code in FollowCode:
         assert getattr(FollowJointTrajectory.Result, code.name) == int(code), code.name

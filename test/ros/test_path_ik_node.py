@@ -23,7 +23,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_interfaces.msg import MotionMove
-from robokin_ros.core.sim.jtc_rules import jtc_rejection
+from robokin_ros.core.trajectory.controller_rules import jtc_rejection
 from robokin_ros.ros.jtc_conversions import trajectory_facts
 
 Result = ExecuteCartesianPath.Result

@@ -20,7 +20,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_interfaces.msg import MotionMove
 from robokin_ros.core.limits import MotionLimits
-from robokin_ros.core.outgoing import spline_peaks
+from robokin_ros.core.trajectory.outgoing_check import spline_peaks
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.ros.conversions import duration_msg

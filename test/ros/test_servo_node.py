@@ -20,7 +20,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robokin_interfaces.msg import ServoStatus as StatusMsg
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.core.sim.jtc_rules import PointFacts, TrajectoryFacts, jtc_rejection, robokin_rejection
+from robokin_ros.core.trajectory.controller_rules import PointFacts, TrajectoryFacts, jtc_rejection, robokin_rejection
 from robokin_ros.nodes.servo_node import ServoNode
 from robokin_ros.nodes.sim_robot import SimRobot
 

@@ -9,7 +9,8 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robokin_ros.core.limits import MotionLimits
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.result import ExecutionCode, JointTrajectoryArrays
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
+from robokin_ros.core.trajectory.execution import ExecutionCode
 from robokin_ros.ros.goals import GoalAbort
 from robokin_ros.ros.joint_state_cache import StateWait
 from robokin_ros.ros.path_conversions import joint_trajectory_msg

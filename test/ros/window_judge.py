@@ -8,10 +8,11 @@ of `amax` (n,).
 """
 import numpy as np
 
-from robokin_ros.core.outgoing import interval_peaks
+from robokin_ros.core.trajectory.outgoing_check import interval_peaks
 from robokin_ros.core.servo.window import sample_window
 
-# the outgoing check's tolerance (core/outgoing.py LIMIT_TOLERANCE); messages carry times in whole nanoseconds
+# the outgoing check's tolerance (core/trajectory/outgoing_check.py LIMIT_TOLERANCE); messages carry times in whole
+# nanoseconds
 WITHIN = 1.002
 # between windows the time is the stamps' difference, which carries the jitter of reading the ROS clock (a few us
 # against 2 ms periods; see core/servo/tick_stamps.py)

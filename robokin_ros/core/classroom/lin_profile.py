@@ -1,7 +1,7 @@
 """Cartesian LIN move: the tool origin on a straight line, the orientation by SLERP, each on a trapezoidal profile.
 
 The translation (distance D [m], limits v_max, a_max) and the rotation (angle theta [rad] of start_R^T end_R,
-limits w_max, alpha_max) each get the rest-to-rest trapezoid (LSPB of `core.path.profiles`). The move lasts the
+limits w_max, alpha_max) each get the rest-to-rest trapezoid (LSPB of `core/trajectory/profiles.py`). The move lasts the
 longer of the two, T = max(T_trans, T_rot); the faster part is stretched to T by keeping its acceleration and
 lowering its cruise speed to the smaller root of 1/v + v/a = T (unit move), so both start and finish together
 and neither breaks a limit. Sharing one s(t) for both instead would need T above both times whenever speed and
@@ -16,8 +16,8 @@ import numpy.typing as npt
 import pinocchio as pin
 
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.path.profiles import lspb_eval, lspb_profile
-from robokin_ros.core.path.timing import sample_times
+from robokin_ros.core.trajectory.profiles import lspb_eval, lspb_profile
+from robokin_ros.core.trajectory.arrays import sample_times
 from robokin_ros.core.so3 import exp3_scaled
 
 

@@ -36,8 +36,7 @@ from robokin_ros.core.path.checks import AxisSelection, pose_errors
 from robokin_ros.core.path.fk_kernel import pose_error_norms
 from robokin_ros.core.path.geometry import DensePath
 from robokin_ros.core.path.projection_kernel import nearest_distances, nearest_on_intervals
-from robokin_ros.core.path.result import JointTrajectoryArrays
-from robokin_ros.core.path.timing import sample_times
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays, sample_times
 from robokin_ros.core.so3 import log3_batch, relative_angles, slerp_batch
 
 INTERPOLATIONS = ("quintic", "cubic")

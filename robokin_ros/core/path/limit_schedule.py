@@ -15,7 +15,8 @@ import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.path.grid_ratios import binding_limits, limit_name
-from robokin_ros.core.path.timing import TimedTrajectory, sample_times
+from robokin_ros.core.path.timing import TimedTrajectory
+from robokin_ros.core.trajectory.arrays import sample_times
 from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit, tool_speeds
 
 BOUNDARY_TOLERANCE = 1e-9   # relative to the schedule's length: closer to a boundary than this = on it

@@ -13,7 +13,8 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.path.budget import PlanningBudget
-from robokin_ros.core.path.result import JointTrajectoryArrays, PathIkResult, PathPlan
+from robokin_ros.core.path.result import PathIkResult, PathPlan
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 from robokin_ros.core.program.moves import waypoint_program
 from robokin_ros.core.program.planner import MotionPlanner, ensure_compiled
 from robokin_ros.core.program.waypoint_plans import check_reach, time_prefix

@@ -1,5 +1,5 @@
 """The trajectory a joint_trajectory_controller plays: the points robokin sends and the controller's spline through
-them (core/outgoing.py), measured against the joint limits while timing.
+them (core/trajectory/outgoing_check.py), measured against the joint limits while timing.
 
 Why it differs from the timed trajectory: toppra's time-optimal profile steps its acceleration (from +a_max to
 -a_max at a switch, from a_max to 0 where a cruise begins), and no spline with continuous acceleration through exact
@@ -18,9 +18,9 @@ import numpy as np
 
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.const_accel import ConstAccelTrajectory
-from robokin_ros.core.path.result import JointTrajectoryArrays
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 from robokin_ros.core.path.toppra_constraints import LimitLookup
-from robokin_ros.core.quintic_peaks import quintic_peaks
+from robokin_ros.core.trajectory.quintic_peaks import quintic_peaks
 
 MAX_DERATINGS = 2        # toppra runs after the first with lowered acceleration limits (each costs a toppra run)
 DERATE_MARGIN = 0.02     # the points fall elsewhere on the new profile: a little below the measured share
@@ -59,7 +59,7 @@ def played_ratios(trajectory: ConstAccelTrajectory, points: JointTrajectoryArray
     for first in range(0, len(points.times) - 1, CHECK_BLOCK):
         budget.check("timing")
         k = slice(first, first + CHECK_BLOCK + 1)                      # the block's points, its intervals between
-        # the exact peaks core/outgoing.py's final check measures too, without its array conversions
+        # the exact peaks core/trajectory/outgoing_check.py's final check measures too, without its array conversions
         v_peak, _, a_peak, _ = quintic_peaks(points.times[k], points.positions[k], points.velocities[k],
                                              points.accelerations[k])                            # (B, n)
         if schedule is None:        # one limit per joint: the largest peak over it is the largest ratio, exactly

@@ -20,17 +20,8 @@ from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.deviation import trajectory_deviation
 from robokin_ros.core.path.downsample import downsample, path_parameter
 from robokin_ros.core.path.geometry import DUPLICATE_TOLERANCE, DensePath, resting_path
-from robokin_ros.core.path.result import (
-    Deviations,
-    DownsampleResult,
-    JointTrajectoryArrays,
-    PathIkResult,
-    PathPlan,
-    PathStatus,
-    TimingReport,
-    concatenate_trajectories,
-    hold_trajectory,
-)
+from robokin_ros.core.path.result import Deviations, DownsampleResult, PathIkResult, PathPlan, PathStatus, TimingReport
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays, concatenate_trajectories, hold_trajectory
 from robokin_ros.core.path.timing import ToolSpeedLimit, join_reports, time_optimal
 
 

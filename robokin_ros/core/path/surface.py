@@ -4,16 +4,16 @@
   `DUPLICATE_TOLERANCE`, `unstopped_turn_limit`, `pose_from_position_quaternion` (the waypoint pose rule) and the
   reach sphere (`arm_reach`, `ArmReach`);
 - dense solve: `PathIkSolver` (incremental IK along a dense path, its batched FK and axis selection), `PathIkResult`,
-  `PathStatus`, `Deviations`, and the joint line of a joint move (`joint_move`);
+  `PathStatus`, `Deviations`;
 - timing of a run: downsampling (`downsample`, `path_parameter`), toppra (`time_optimal`, `ToolSpeedLimit`,
   `LimitSchedule`, `stretch_reports`), the rest-to-rest sections of a waypoint path (`time_solved_path`,
-  `time_section`, `resting_plan`), joining (`concatenate_trajectories`, `piece_offsets`, `join_reports`) and the
-  hold (`hold_trajectory`);
+  `time_section`, `resting_plan`) and joining their reports (`join_reports`);
 - verification: `trajectory_deviation`, `played_deviation` (on `chain_fk`) and the tool speeds (`tool_speeds`);
 - the request's frame: `PathConfig`, `PlanningBudget` (time budget and cancel), `AxisSelection`.
 
 `core/program/` (the one planner, `MotionPlanner`) imports `core/path/` only through this module; the layering test
-(`test/core/test_layering.py`) holds it to that.
+(`test/core/test_layering.py`) holds it to that. The trajectory arrays, joining rest-to-rest pieces, the hold and
+the joint line of a joint move are `core/trajectory/`'s (`arrays`, `profiles`), which the program imports itself.
 """
 from __future__ import annotations
 
@@ -32,20 +32,8 @@ from robokin_ros.core.path.geometry import (
     unstopped_turn_limit,
 )
 from robokin_ros.core.path.limit_schedule import LimitSchedule, StretchReport, stretch_reports
-from robokin_ros.core.path.profiles import joint_move
 from robokin_ros.core.path.reach import ArmReach, arm_reach
-from robokin_ros.core.path.result import (
-    Deviations,
-    DownsampleResult,
-    JointTrajectoryArrays,
-    PathIkResult,
-    PathPlan,
-    PathStatus,
-    TimingReport,
-    concatenate_trajectories,
-    hold_trajectory,
-    piece_offsets,
-)
+from robokin_ros.core.path.result import Deviations, DownsampleResult, PathIkResult, PathPlan, PathStatus, TimingReport
 from robokin_ros.core.path.sections import resting_plan, time_section, time_solved_path
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.path.timing import TimedTrajectory, join_reports, time_optimal
@@ -55,10 +43,10 @@ __all__ = [
     "UNLIMITED", "PlanningBudget", "AxisSelection", "PathConfig", "played_deviation", "trajectory_deviation",
     "downsample", "path_parameter", "chain_fk", "DUPLICATE_TOLERANCE", "DensePath", "build_path", "resting_path",
     "unstopped_turn_limit", "pose_from_position_quaternion", "LimitSchedule", "StretchReport", "stretch_reports",
-    "joint_move", "ArmReach",
-    "arm_reach", "Deviations", "DownsampleResult", "JointTrajectoryArrays", "PathIkResult", "PathPlan",
+    "ArmReach",
+    "arm_reach", "Deviations", "DownsampleResult", "PathIkResult", "PathPlan",
     "PathStatus",
-    "TimingReport", "concatenate_trajectories", "hold_trajectory", "piece_offsets", "resting_plan", "time_section",
-    "time_solved_path", "PathIkSolver", "TimedTrajectory", "join_reports", "time_optimal", "ToolSpeedLimit",
+    "TimingReport", "join_reports", "resting_plan", "time_section",
+    "time_solved_path", "PathIkSolver", "TimedTrajectory", "time_optimal", "ToolSpeedLimit",
     "tool_speeds",
 ]

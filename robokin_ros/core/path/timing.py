@@ -14,8 +14,9 @@ report up to 2.75x). Two measures, then a verification that is never relaxed:
   removes the measured overshoot without a second toppra run; the stretched trajectory is verified again
   at the control rate (the samples fall elsewhere on it). The limits used are never raised;
 - with `played=True` (what the planners ask for) the returned points are also measured as a trajectory controller
-  plays them (its quintic through the points, core/outgoing.py): the profile's acceleration steps overshoot there by
-  up to ~37 %, so toppra runs again with the acceleration limits lowered by the overshoot (core/path/played.py).
+  plays them (its quintic through the points, core/trajectory/outgoing_check.py): the profile's acceleration steps
+  overshoot there by up to ~37 %, so toppra runs again with the acceleration limits lowered by the overshoot
+  (core/path/played.py).
 
 Tool speed limits (`ToolSpeedLimit`): the tool twist along the path is J(q(s)) q'(s) sd, so each grid point
 gets sd <= min(v_lin / |J_lin q'|, w_max / |J_ang q'|), a bound on toppra's x = sd^2 (`ToolSpeedBound`). Only
@@ -43,7 +44,8 @@ from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.const_accel import ConstAccelTrajectory, ControlSamples
 from robokin_ros.core.path.grid_ratios import limited_by
 from robokin_ros.core.path.played import MAX_DERATINGS, PlayedRatios, derated, played_ratios, sampled_points
-from robokin_ros.core.path.result import JointTrajectoryArrays, TimingReport
+from robokin_ros.core.path.result import TimingReport
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays, sample_times
 from robokin_ros.core.path.toppra_constraints import LimitLookup, ToolSpeedLimit, limit_vector, tool_speeds
 from robokin_ros.core.path.toppra_run import Solved, solve
 
@@ -51,16 +53,6 @@ RATIO_TOLERANCE = 1e-3
 _MAX_RETIMINGS = 8
 _RETIME_MARGIN = 2e-3
 _SPLINE_MARGIN = 0.02
-
-
-def sample_times(duration: float, rate_hz: float) -> np.ndarray:
-    """0, 1/rate, ... and exactly `duration`, strictly increasing (a last gap shorter than a tenth of a
-    period is merged into the final point so no interval is degenerate)."""
-    dt = 1.0 / rate_hz
-    times = np.arange(0.0, duration, dt)
-    if len(times) > 1 and duration - times[-1] < 0.1 * dt:
-        times = times[:-1]
-    return np.append(times, duration)
 
 
 class Peaks(NamedTuple):

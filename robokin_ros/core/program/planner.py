@@ -33,12 +33,10 @@ from robokin_ros.core.path.surface import (
     PlanningBudget,
     arm_reach,
     build_path,
-    concatenate_trajectories,
-    hold_trajectory,
     join_reports,
-    piece_offsets,
     unstopped_turn_limit,
 )
+from robokin_ros.core.trajectory.arrays import concatenate_trajectories, hold_trajectory, piece_offsets
 from robokin_ros.core.ik.pose_ik import solve_pose
 from robokin_ros.core.program.moves import MotionProgram, check_program, waypoint_program
 from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_cartesian, solve_joint_move, \

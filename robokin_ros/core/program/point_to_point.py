@@ -1,13 +1,14 @@
 """A MoveJ between exact stops with no tool speed: the synchronised point-to-point profile (trapezoid or quintic,
-`core/path/profiles.py`) instead of toppra. All joints share one s(t) on the straight joint line; on that line the
+`core/trajectory/profiles.py`) instead of toppra. All joints share one s(t) on the straight joint line; on that line the
 trapezoid is what toppra finds too (a test compares the durations; up to 8 % longer, so that a controller's spline
 through its points stays within the limits), the quintic has no acceleration steps."""
 from __future__ import annotations
 
 import numpy as np
 
-from robokin_ros.core.outgoing import spline_peaks
-from robokin_ros.core.path.surface import StretchReport, TimedTrajectory, TimingReport, joint_move, tool_speeds
+from robokin_ros.core.trajectory.outgoing_check import spline_peaks
+from robokin_ros.core.path.surface import StretchReport, TimedTrajectory, TimingReport, tool_speeds
+from robokin_ros.core.trajectory.profiles import joint_move
 
 BINDING = 1.0 - 1e-3       # a limit binds when the profile reaches it to within 0.1 %
 

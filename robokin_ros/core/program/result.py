@@ -6,7 +6,8 @@ from dataclasses import dataclass
 import pinocchio as pin
 
 from robokin_ros.core.codes import SentencedCode
-from robokin_ros.core.path.surface import DownsampleResult, JointTrajectoryArrays, PathIkResult, PathPlan, TimingReport
+from robokin_ros.core.path.surface import DownsampleResult, PathIkResult, PathPlan, TimingReport
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 
 
 @dataclass(frozen=True)

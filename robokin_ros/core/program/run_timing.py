@@ -13,7 +13,6 @@ import numpy as np
 
 from robokin_ros.core.path.surface import (
     AxisSelection,
-    JointTrajectoryArrays,
     LimitSchedule,
     PathConfig,
     PlanningBudget,
@@ -23,6 +22,7 @@ from robokin_ros.core.path.surface import (
     stretch_reports,
     time_optimal,
 )
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 from robokin_ros.core.program.assembly import AssembledRun, build_run, stretches
 from robokin_ros.core.program.moves import MotionProgram
 from robokin_ros.core.program.pieces import Piece

@@ -24,20 +24,19 @@ from robokin_ros.core.path.surface import (
     UNLIMITED,
     ArmReach,
     AxisSelection,
-    JointTrajectoryArrays,
     PathIkResult,
     PathIkSolver,
     PathPlan,
     PlanningBudget,
     arm_reach,
     build_path,
-    concatenate_trajectories,
-    joint_move,
     join_reports,
     resting_plan,
     time_section,
     time_solved_path,
 )
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays, concatenate_trajectories
+from robokin_ros.core.trajectory.profiles import joint_move
 from robokin_ros.core.program.moves import Approach, MotionProgram
 from robokin_ros.core.program.result import MotionPlan
 

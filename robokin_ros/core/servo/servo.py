@@ -35,7 +35,7 @@ import pinocchio as pin
 from robokin_ros.core.collision.scene_change import SceneChange
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.limits import limit_velocity
-from robokin_ros.core.outgoing import WINDOW_OK
+from robokin_ros.core.trajectory.outgoing_check import WINDOW_OK
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.commanded_state import CommandedState
 from robokin_ros.core.servo.commands import (
@@ -285,8 +285,8 @@ class Servo:
         return output
 
     def _refused(self, output: ServoOutput) -> ServoOutput:
-        """A window that broke the outgoing check (core/outgoing.py) is never published: the stop that replaces it
-        is (`WindowBuilder.replacement`). The command is dropped, and the status says why until a new one
+        """A window that broke the outgoing check (core/trajectory/outgoing_check.py) is never published: the stop that
+        replaces it is (`WindowBuilder.replacement`). The command is dropped, and the status says why until a new one
         arrives."""
         replacement, self._refusal = self.windows.replacement(output.window, self.joint_names)
         self._command = None

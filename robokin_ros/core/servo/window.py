@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from robokin_ros.core.limits import motion_limits
-from robokin_ros.core.outgoing import LIMIT_TOLERANCE, WINDOW_OK, window_rejection, window_violation
+from robokin_ros.core.trajectory.outgoing_check import LIMIT_TOLERANCE, WINDOW_OK, window_rejection, window_violation
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.schema import per_joint_values
 from robokin_ros.core.servo.config import ServoConfig
@@ -251,7 +251,7 @@ def sample_window(times, positions, velocities, t, q_out, v_out):
 
 class WindowBuilder:
     """The windows of one configuration: built from the state now on the sparse grid, each checked on the way
-    (core/outgoing.py), and the stop that replaces a window that broke the check."""
+    (core/trajectory/outgoing_check.py), and the stop that replaces a window that broke the check."""
 
     def __init__(self, dt: float, latency: float, hold_until: float, limits: np.ndarray) -> None:
         """`dt` [s] the period, `latency` [s] `max_expected_latency`, `hold_until` [s] `max_delivery_delay`,

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.sim.jtc_tolerances import TrackingSample
+from robokin_ros.core.trajectory.controller_tolerances import TrackingSample
 from robokin_ros.core.sim.trajectory_follower import TrajectoryFollower, TrajectoryPoints, check_trajectory
 from robokin_ros.core.validation import check_vector
 

@@ -6,6 +6,8 @@ accelerations (from the accepted state with zero acceleration, as JTC assumes wi
 interface), a cubic Hermite when they carry velocities, linear otherwise. A trajectory whose first points lie in
 the past when it is accepted (its stamp is earlier) is played from the point the clock is at, without a segment
 from the accepted state, as JTC samples it. After the last point it holds that point.
+`chain_points` reads an accepted trajectory as JTC does (controller joint order, partial goals held; the acceptance
+rules are core/trajectory/controller_rules.py's).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.trajectory.controller_rules import TrajectoryFacts, field_matrix
 
 
 @dataclass(frozen=True)
@@ -130,3 +133,37 @@ class TrajectoryFollower:
         c4 = -15 * dp + 8 * v0 + 7 * v1 + 1.5 * a0 - a1
         c5 = 6 * dp - 3 * (v0 + v1) - 0.5 * a0 + 0.5 * a1
         return p0 + s * (v0 + s * (0.5 * a0 + s * (c3 + s * (c4 + s * c5))))
+
+
+def chain_points(trajectory: TrajectoryFacts, controller_joints: Sequence[str],
+                 hold_positions: np.ndarray) -> TrajectoryPoints:
+    """An accepted trajectory in controller joint order, as JTC reads it.
+
+    Joints the trajectory leaves out (a partial goal) hold `hold_positions` (n,) with zero velocity, as JTC's
+    `fill_partial_goal` holds them at their position command. Velocities are used when every point has them,
+    accelerations when every point has both (JTC's quintic).
+
+    Raises:
+        ValueError: a point without positions (only a JTC with `allow_integration_in_goal_trajectories` takes
+            those, and the sim does not integrate).
+    """
+    n, k, m = len(controller_joints), len(trajectory.points), len(trajectory.joint_names)
+    index = [list(controller_joints).index(name) for name in trajectory.joint_names]
+    given = field_matrix(trajectory.points, "positions", m)                          # (k, m)
+    if given is None:
+        i = next(i for i, point in enumerate(trajectory.points) if len(point.positions) != m)
+        raise ValueError(f"trajectory point {i} has no positions; the sim follows positions only")
+    positions = np.tile(np.asarray(hold_positions, dtype=float), (k, 1))       # (k, n)
+    positions[:, index] = given
+    velocities = None
+    given_velocities = field_matrix(trajectory.points, "velocities", m)              # (k, m)
+    if given_velocities is not None:
+        velocities = np.zeros((k, n))
+        velocities[:, index] = given_velocities
+    accelerations = None
+    given_accelerations = field_matrix(trajectory.points, "accelerations", m)        # (k, m)
+    if velocities is not None and given_accelerations is not None:
+        accelerations = np.zeros((k, n))
+        accelerations[:, index] = given_accelerations
+    times = np.array([point.time_from_start for point in trajectory.points], dtype=float)
+    return TrajectoryPoints(times, positions, velocities, accelerations)

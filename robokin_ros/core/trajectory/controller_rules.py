@@ -1,5 +1,5 @@
 """What a joint_trajectory_controller (JTC) accepts: plain data in, words out (shared by sim_robot, which judges what
-it is sent, and path_ik_node, which checks what it sends: core/outgoing.py).
+it is sent, and path_ik_node, which checks what it sends: core/trajectory/outgoing_check.py).
 
 The rules and their order are those of `JointTrajectoryController::validate_trajectory_msg` in ros2_controllers
 (identical on the jazzy and kilted branches); a rejection carries the controller's RCLCPP_ERROR text with the

@@ -9,7 +9,7 @@ A JTC does not play the points; it plays its spline through them (`interpolation
 interval when the points carry positions, velocities and accelerations (what robokin sends), a cubic Hermite when
 they carry positions and velocities, straight lines when they carry positions only. Between two points within the
 limits that spline can still exceed them, so `spline_peaks` measures the peaks of the spline itself: a quintic's at
-its exact extrema (core/quintic_peaks.py); a cubic's or a line's by sampling each interval's velocity and
+its exact extrema (core/trajectory/quintic_peaks.py); a cubic's or a line's by sampling each interval's velocity and
 acceleration polynomial and refining the largest sample of each joint by Newton steps on its derivative (exact for
 their low degrees).
 
@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from robokin_ros.core.controller_rules import (
+from robokin_ros.core.trajectory.controller_rules import (
     FLOAT_EPSILON,
     JtcSwitches,
     Rejection,
@@ -34,7 +34,7 @@ from robokin_ros.core.controller_rules import (
     field_matrix,
     jtc_rejection,
 )
-from robokin_ros.core.quintic_peaks import quintic_peaks
+from robokin_ros.core.trajectory.quintic_peaks import quintic_peaks
 
 # relative excess over a limit taken as numerical noise: the planners keep the played spline within 1e-3 of the
 # limits (core/path/played.py), and message times are whole nanoseconds
@@ -122,7 +122,7 @@ def interval_peaks(times, positions, velocities=None, accelerations=None) -> Int
     velocities / accelerations None = the points do not carry them."""
     t = np.asarray(times, float)
     if velocities is not None and accelerations is not None:
-        # exact and compiled (core/quintic_peaks.py): the planners measure every section they time with it
+        # exact and compiled (core/trajectory/quintic_peaks.py): the planners measure every section they time with it
         p, v, a = (np.ascontiguousarray(x, dtype=float) for x in (positions, velocities, accelerations))
         v_peak, v_s, a_peak, a_s = quintic_peaks(np.ascontiguousarray(t), p, v, a)
         return IntervalPeaks(v_peak, a_peak, v_s, a_s, "quintic")

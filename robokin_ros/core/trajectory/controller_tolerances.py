@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from robokin_ros.core.sim.jtc_rules import FLOAT_EPSILON
+from robokin_ros.core.trajectory.controller_rules import FLOAT_EPSILON
 
 ERASE = -1.0     # control_msgs/JointTolerance: -1 erases the default (no limit)
 

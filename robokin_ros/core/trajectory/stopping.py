@@ -27,8 +27,8 @@ import numpy as np
 import numpy.typing as npt
 
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.outgoing import LIMIT_TOLERANCE, spline_peaks
-from robokin_ros.core.path.result import JointTrajectoryArrays
+from robokin_ros.core.trajectory.outgoing_check import LIMIT_TOLERANCE, spline_peaks
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 
 STEP = 2e-3                  # [s] integration step of the path speed
 OUTPUT_PERIOD = 0.01         # [s] between the points of a stop trajectory (the planner's 100 Hz)

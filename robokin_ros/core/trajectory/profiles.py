@@ -12,9 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.outgoing import spline_peaks
-from robokin_ros.core.path.result import JointTrajectoryArrays
-from robokin_ros.core.path.timing import sample_times
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays, sample_times
+from robokin_ros.core.trajectory.outgoing_check import spline_peaks
 
 
 def lspb_profile(v: float, a: float) -> tuple[float, float]:
@@ -60,8 +59,8 @@ def joint_move(q0, q1, v_max, a_max, profile: str = "trapezoid", rate_hz: float 
     All joints share one profile s(t) on Delta q, so the slowest joint sets the duration and the path is a
     straight line in joint space. Quintic peaks: |s'| = 15/8 / T, |s''| = 10 / (sqrt(3) T^2). A controller's
     quintic through the trapezoid's points overshoots its acceleration steps (up to 37 % of a step); what it
-    measures (core/outgoing.py) is taken off the profile's limits when `for_controller`, so the played motion
-    stays within `v_max`, `a_max` too; without it the profile is the textbook one (the classroom's numbers).
+    measures (core/trajectory/outgoing_check.py) is taken off the profile's limits when `for_controller`, so the played
+    motion stays within `v_max`, `a_max` too; without it the profile is the textbook one (the classroom's numbers).
     """
     q0, q1 = np.asarray(q0, float), np.asarray(q1, float)
     delta = q1 - q0

@@ -11,7 +11,25 @@ from typing import NamedTuple
 
 import numpy as np
 
-from robokin_ros.core.path.result import ExecutionCode, JointTrajectoryArrays
+from robokin_ros.core.codes import SentencedCode
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
+
+
+class ExecutionCode(SentencedCode):
+    """Outcomes path_ik_node decides while it waits for, executes or stops a planned path (numbered as
+    robokin_interfaces/action/ExecuteCartesianPath's error codes, after PathStatus's)."""
+
+    NO_JOINT_STATE = 6, "no fresh joint state arrived"
+    CANCELED = 7, "the goal was canceled; the arm holds where it is"
+    PREEMPTED = 8, "a newer goal replaced this one; the arm holds where it is"
+    EXECUTION_FAILED = 9, "the arm did not finish the trajectory"
+    INTERNAL_ERROR = 10, "an internal error ended the goal"
+    CONTROLLER_UNAVAILABLE = 11, "the trajectory controller's action server did not answer"
+    CONTROLLER_REJECTED = 12, "the trajectory controller rejected the trajectory"
+    PATH_TOLERANCE_VIOLATED = 13, "the controller aborted: a joint left its path tolerance"
+    GOAL_TOLERANCE_VIOLATED = 14, "the controller aborted: the arm did not settle within the goal tolerance in time"
+    PLANNING_TIMEOUT = 15, "planning did not finish within its time budget (planning_timeout); nothing was executed"
+
 
 # control_msgs/action/FollowJointTrajectory error codes with an outcome of their own (same numbers as
 # control_msgs, checked by a test); any other failure is EXECUTION_FAILED with the controller's words.

@@ -1,4 +1,5 @@
-"""Compiled, exact peaks of the quintic a joint_trajectory_controller plays between two points (core/outgoing.py).
+"""Compiled, exact peaks of the quintic a joint_trajectory_controller plays between two points
+(core/trajectory/outgoing_check.py).
 
 Why a kernel: the planners measure the controller's spline of every rest-to-rest section while timing it
 (core/path/played.py), often a handful of intervals; the numpy form spends ~0.3 ms per call in array overheads,
@@ -127,7 +128,7 @@ def quintic_peaks(times, positions, velocities, accelerations):
     for i in range(k - 1):
         h = times[i + 1] - times[i]
         for j in range(m):
-            # the interval's position in s, as core/outgoing.interval_polynomials writes it
+            # the interval's position in s, as core/trajectory/outgoing_check.interval_polynomials writes it
             dp = positions[i + 1, j] - positions[i, j]
             v0, v1 = velocities[i, j] * h, velocities[i + 1, j] * h
             a0, a1 = accelerations[i, j] * h * h, accelerations[i + 1, j] * h * h
