@@ -6,7 +6,8 @@ go through the core as int nanoseconds (ros/conversions.py `time_nanoseconds` / 
 and become float seconds only where a duration is computed from them, with the functions below.
 
 `header_seconds` is how the stamps of messages were read as seconds before they were carried as integers
-(sec + nanosec * 1e-9); the computations that used it keep it, so that their results stay the same to the bit.
+(sec + nanosec * 1e-9), `clock_seconds` how the nodes read the ROS clock (nanoseconds * 1e-9); the computations
+that used them keep them, so that their results stay the same to the bit.
 Durations (periods, timeouts, time_from_start) stay float seconds: they are parameters, not points in time.
 """
 from __future__ import annotations
@@ -23,6 +24,11 @@ def header_seconds(stamp_ns: int) -> float:
     """A stamp [ns] as seconds, the way a message's (sec, nanosec) was read: sec + nanosec * 1e-9."""
     sec, nanosec = divmod(stamp_ns, NS_PER_S)
     return sec + nanosec * 1e-9
+
+
+def clock_seconds(clock_ns: int) -> float:
+    """A ROS clock reading [ns] as seconds, the way the nodes read it: nanoseconds * 1e-9."""
+    return clock_ns * 1e-9
 
 
 def check_stamp(name: str, value: int) -> None:

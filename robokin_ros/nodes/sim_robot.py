@@ -49,7 +49,7 @@ from robokin_ros.core.trajectory.controller_tolerances import (
     judge,
 )
 from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints, trajectory_start
-from robokin_ros.ros.conversions import duration_seconds, joint_state_msg, vector_from_float64_array
+from robokin_ros.ros.conversions import duration_seconds, joint_state_msg, time_nanoseconds, vector_from_float64_array
 from robokin_ros.ros.joint_state_sources import refuse_second_source
 from robokin_ros.ros.jtc_conversions import (
     declare_joint_constraints,
@@ -135,7 +135,7 @@ class SimRobot(RobokinNode):
     def _validated(self, msg: JointTrajectory) -> TrajectoryPoints | None:
         """The message in chain order, or None after reporting why it is refused."""
         facts = trajectory_facts(msg)
-        now = self.get_clock().now().nanoseconds * 1e-9
+        now = self.get_clock().now().nanoseconds
         limits = self._robot.limits
         rejection = (jtc_rejection(facts, self._names, now, self._switches)
                      or robokin_rejection(facts, self._names, limits.lower, limits.upper))
@@ -161,7 +161,7 @@ class SimRobot(RobokinNode):
             self._follow(points, msg)
 
     def _follow(self, points: TrajectoryPoints, msg: JointTrajectory) -> None:
-        start = trajectory_start(receive_time(), duration_seconds(msg.header.stamp),
+        start = trajectory_start(receive_time(), time_nanoseconds(msg.header.stamp),
                                  self.get_clock().now().nanoseconds)
         self._joints.follow(points, start)
         self._judging = True

@@ -15,14 +15,14 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robokin_ros.core.errors import ConfigError
 from robokin_ros.core.trajectory.controller_rules import PointFacts, TrajectoryFacts
 from robokin_ros.core.trajectory.controller_tolerances import JointToleranceRequest, SegmentTolerances, TrackingSample
-from robokin_ros.ros.conversions import duration_msg, duration_seconds
+from robokin_ros.ros.conversions import duration_msg, duration_seconds, time_nanoseconds
 
 
 def trajectory_facts(msg: JointTrajectory) -> TrajectoryFacts:
     """JointTrajectory -> TrajectoryFacts (the arrays are shared, not copied)."""
     points = tuple(PointFacts(p.positions, p.velocities, p.accelerations, p.effort,
                               duration_seconds(p.time_from_start)) for p in msg.points)
-    return TrajectoryFacts(tuple(msg.joint_names), points, duration_seconds(msg.header.stamp))
+    return TrajectoryFacts(tuple(msg.joint_names), points, time_nanoseconds(msg.header.stamp))
 
 
 def tolerance_requests(entries: Sequence[JointTolerance]) -> list[JointToleranceRequest]:

@@ -27,10 +27,10 @@ ENDINGS = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_ABORTED: 
            GoalStatus.STATUS_CANCELED: "canceled"}
 
 
-def check_outgoing(msg: JointTrajectory, joint_names, limits: MotionLimits, now: float, what: str = "sent") -> None:
+def check_outgoing(msg: JointTrajectory, joint_names, limits: MotionLimits, now: int, what: str = "sent") -> None:
     """Raise GoalAbort INTERNAL_ERROR, with the reason, when a trajectory robokin planned breaks a default
     joint_trajectory_controller's rules or the joint velocity / acceleration limits as the controller plays it
-    (core/trajectory/outgoing_check.py); `now` [s] is the controller clock's time, `what` how the trajectory leaves
+    (core/trajectory/outgoing_check.py); `now` [ns] is the controller clock's time, `what` how the trajectory leaves
     ("sent", "returned")."""
     rejection = outgoing_rejection(trajectory_facts(msg), joint_names, now, limits.velocity, limits.acceleration)
     if rejection is not None:

@@ -212,7 +212,7 @@ class TrajectoryExecutor:
     def check(self, msg: JointTrajectory, what: str = "sent") -> CheckedTrajectory:
         """The outgoing check (module docstring): GoalAbort INTERNAL_ERROR with the reason, naming how the
         trajectory leaves (`what`: "sent", "returned")."""
-        check_outgoing(msg, self._joint_names, self._limits(), self._node.get_clock().now().nanoseconds * 1e-9, what)
+        check_outgoing(msg, self._joint_names, self._limits(), self._node.get_clock().now().nanoseconds, what)
         return CheckedTrajectory(msg)
 
     def _backend(self, cfg: PathConfig) -> ActionBackend | TopicBackend:

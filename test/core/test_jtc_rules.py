@@ -35,14 +35,16 @@ def point(t, positions=(0.0, 0.0, 0.0), velocities=(), accelerations=(), effort=
 
 
 def trajectory(*points, names=JOINTS, stamp=0.0):
-    return TrajectoryFacts(list(names), list(points), stamp)
+    """Facts of a trajectory stamped `stamp` [s] (carried as the message carries it: int ns)."""
+    return TrajectoryFacts(list(names), list(points), round(stamp * 1e9))
 
 
 VALID = trajectory(point(0.5, velocities=(0.1, 0.2, 0.3)), point(1.0, velocities=(0.0, 0.0, 0.0)))
 
 
 def rejection(traj, now=100.0, **switches):
-    return jtc_rejection(traj, JOINTS, now, JtcSwitches(**switches))
+    """The rejection at controller clock time `now` [s] (read as the ROS clock gives it: int ns)."""
+    return jtc_rejection(traj, JOINTS, round(now * 1e9), JtcSwitches(**switches))
 
 
 def test_a_valid_trajectory_passes_every_rule():

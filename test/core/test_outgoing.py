@@ -32,7 +32,7 @@ from robokin_ros.core.program.planner import ProgramPlanner
 def facts(trajectory, names=None):
     points = [PointFacts(p, v, a, [], float(t)) for t, p, v, a in
               zip(trajectory.times, trajectory.positions, trajectory.velocities, trajectory.accelerations)]
-    return TrajectoryFacts(list(names or trajectory.joint_names), points, 0.0)
+    return TrajectoryFacts(list(names or trajectory.joint_names), points, 0)
 
 
 def test_quintic_peaks_are_the_polynomial_extrema():
@@ -135,8 +135,8 @@ def test_limit_rejection_names_the_joint_the_value_and_the_rule():
     slow = limit_rejection(facts(trajectory), ["a", "b"], [1.0, 1.0], [1.5, 2.0])
     assert "acceleration" in slow.message and f"tolerance {LIMIT_TOLERANCE:g}" in slow.message
     # the controller's rules come first
-    late = facts(trajectory)._replace(stamp=1.0)
-    assert outgoing_rejection(late, ["a", "b"], 100.0, [1.0, 1.0], [2.0, 2.0]).by_jtc
+    late = facts(trajectory)._replace(stamp=10**9)                                      # [ns]: 1 s
+    assert outgoing_rejection(late, ["a", "b"], 100 * 10**9, [1.0, 1.0], [2.0, 2.0]).by_jtc
 
 
 @pytest.fixture(scope="module")

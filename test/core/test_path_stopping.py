@@ -72,7 +72,7 @@ def line_deviation(robot, positions, start, end):
 def facts(stop):
     points = [PointFacts(p.tolist(), v.tolist(), a.tolist(), [], float(t))
               for t, p, v, a in zip(stop.times, stop.positions, stop.velocities, stop.accelerations)]
-    return TrajectoryFacts(stop.joint_names, points, 0.0)
+    return TrajectoryFacts(stop.joint_names, points, 0)
 
 
 @pytest.mark.parametrize("share", np.random.default_rng(9).uniform(0.02, 0.98, 12).round(3).tolist())
@@ -88,7 +88,7 @@ def test_path_stop_is_within_the_limits_at_rest_and_on_the_path(line_plan, share
                                                     for j in range(7)], atol=0.03)     # the plan, independently
     # ends at rest, and a default JTC accepts it
     assert np.all(stop.velocities[-1] == 0.0)
-    assert jtc_rejection(facts(stop), robot.joint_names, now=0.0) is None
+    assert jtc_rejection(facts(stop), robot.joint_names, now=0) is None
     # within the limits: the points' accelerations, and what a controller's interpolation commands
     assert (np.abs(stop.accelerations) / A_MAX).max() <= 1.0 + 2e-3
     commanded = followed(stop)

@@ -293,9 +293,9 @@ def test_every_window_ends_held_at_rest_until_max_delivery_delay(panda):
     names = list(panda.joint_names)
     w = outs[-1].window
     facts = TrajectoryFacts(names, [PointFacts(p, v, [], [], t) for t, p, v in zip(w.times, w.positions,
-                                                                                   w.velocities)], 100.0)
-    assert jtc_rejection(facts, names, 100.9, JtcSwitches()) is None
-    rejection = jtc_rejection(facts, names, 101.1, JtcSwitches())
+                                                                                   w.velocities)], 100 * 10**9)
+    assert jtc_rejection(facts, names, 100_900_000_000, JtcSwitches()) is None        # [ns]
+    rejection = jtc_rejection(facts, names, 101_100_000_000, JtcSwitches())
     assert rejection is not None and "ends in the past" in rejection.message
 
 

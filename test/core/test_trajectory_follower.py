@@ -185,9 +185,9 @@ def test_sim_joints_start_at_home_when_no_initial_positions_are_given(panda):
 
 
 def test_trajectory_start_maps_the_stamp_onto_the_receive_clock():
-    assert trajectory_start(5.0, 0.0, 123_000_000_000) == 5.0            # zero stamp: start now
-    assert trajectory_start(5.0, 123.25, 123_000_000_000) == pytest.approx(5.25)   # 0.25 s in the future
-    assert trajectory_start(5.0, 122.5, 123_000_000_000) == pytest.approx(4.5)     # already started
+    assert trajectory_start(5.0, 0, 123_000_000_000) == 5.0              # zero stamp: start now
+    assert trajectory_start(5.0, 123_250_000_000, 123_000_000_000) == pytest.approx(5.25)   # 0.25 s in the future
+    assert trajectory_start(5.0, 122_500_000_000, 123_000_000_000) == pytest.approx(4.5)    # already started
 
 
 def test_tracking_samples_compare_the_sample_with_the_state_before_the_step(panda):

@@ -277,7 +277,7 @@ def test_a_path_out_of_reach_returns_its_reachable_part_and_executes_it_when_ask
     assert "the arm cannot follow further" in r.message and "mm of 1500.0 mm" in r.message, r.message
     # the solved part ends at rest as a default JTC requires (|v| within float epsilon)
     assert len(r.trajectory.points) >= 2
-    assert jtc_rejection(trajectory_facts(r.trajectory), panda.joint_names, 0.0) is None
+    assert jtc_rejection(trajectory_facts(r.trajectory), panda.joint_names, 0) is None
     _, res = send(executor, client, goal_from(panda, states, far, execute_partial=True))
     r = res.result
     assert r.error_code == Result.SINGULARITY and "executed the solved part" in r.message, r.message
@@ -466,5 +466,5 @@ def test_topic_execution_publishes_trajectories_a_default_jtc_accepts(graph, pan
     assert spin_until(executor, lambda: len(trajectories) >= 3, 10.0)
     assert not any(trajectories[-1].points[-1].velocities), "the stop must end at rest"
     for msg in trajectories:
-        assert jtc_rejection(trajectory_facts(msg), panda.joint_names, 0.0) is None
+        assert jtc_rejection(trajectory_facts(msg), panda.joint_names, 0) is None
     assert not rejections, f"sim_robot (default JTC rules) refused: {rejections}"

@@ -137,9 +137,9 @@ def test_a_trajectory_beyond_the_limits_never_leaves(panda, limits):
                                                accelerations=[0.0] * panda.n, time_from_start=duration_msg(t)))
     with pytest.raises(GoalAbort, match=r"robokin planned a trajectory it must not have sent, and sent nothing: "
                                         r"joint 'panda_joint1' reaches velocity [\d.]+ rad/s .* x its limit") as err:
-        check_outgoing(msg, panda.joint_names, limits, 0.0)
+        check_outgoing(msg, panda.joint_names, limits, 0)
     assert err.value.code == Result.INTERNAL_ERROR
-    check_outgoing(msg, panda.joint_names, MotionLimits(limits.velocity * 10, limits.acceleration * 100), 0.0)
+    check_outgoing(msg, panda.joint_names, MotionLimits(limits.velocity * 10, limits.acceleration * 100), 0)
     msg.points[-1].velocities[0] = 1.0                      # JTC refuses a last point that moves
     with pytest.raises(GoalAbort, match="Velocity of last trajectory point of joint panda_joint1 is not zero"):
-        check_outgoing(msg, panda.joint_names, limits, 0.0, "returned")
+        check_outgoing(msg, panda.joint_names, limits, 0, "returned")

@@ -31,7 +31,7 @@ class Sent(NamedTuple):
     """A received JointTrajectory as arrays (storing thousands of messages would make GC pauses)."""
 
     received: float
-    ros_now: float           # [s] the ROS clock at receipt (the clock JTC compares stamps with)
+    ros_now: int             # [ns] the ROS clock at receipt (the clock JTC compares stamps with)
     joint_names: list
     stamp: tuple
     times: np.ndarray
@@ -39,7 +39,7 @@ class Sent(NamedTuple):
     velocities: np.ndarray
 
 
-def _sent(msg: JointTrajectory, ros_now: float) -> Sent:
+def _sent(msg: JointTrajectory, ros_now: int) -> Sent:
     points = msg.points
     return Sent(time.monotonic(), ros_now, list(msg.joint_names), (msg.header.stamp.sec, msg.header.stamp.nanosec),
                 np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points]),
@@ -62,7 +62,7 @@ class Probe:
         self.node.create_subscription(StatusMsg, f"{prefix}/servo_node/robokin_status", self.statuses.append, 50)
         self.node.create_subscription(JointTrajectory, f"{prefix}{TRAJECTORY_TOPIC}",
                                       lambda m: self.trajectories.append(
-                                          _sent(m, self.node.get_clock().now().nanoseconds * 1e-9)), 100)
+                                          _sent(m, self.node.get_clock().now().nanoseconds)), 100)
         self.twist_pub = self.node.create_publisher(TwistStamped, f"{prefix}/servo_node/delta_twist_cmds", 10)
         self.state_pub = self.node.create_publisher(JointState, f"{prefix}/joint_states", 10)
 
@@ -151,7 +151,7 @@ JTC_END_VELOCITY_EPSILON = float(np.finfo(np.float32).eps)
 
 def _jtc_facts(sent: Sent) -> TrajectoryFacts:
     points = [PointFacts(p, v, (), (), t) for t, p, v in zip(sent.times, sent.positions, sent.velocities)]
-    return TrajectoryFacts(sent.joint_names, points, sent.stamp[0] + 1e-9 * sent.stamp[1])
+    return TrajectoryFacts(sent.joint_names, points, sent.stamp[0] * 10**9 + sent.stamp[1])
 
 
 def test_every_message_ends_at_rest_and_a_default_jtc_accepts_it(graph, panda):

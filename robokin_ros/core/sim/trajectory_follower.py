@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError
+from robokin_ros.core.stamps import UNSTAMPED, clock_seconds, header_seconds
 from robokin_ros.core.trajectory.controller_rules import TrajectoryFacts, field_matrix
 
 
@@ -30,19 +31,19 @@ class TrajectoryPoints:
     accelerations: np.ndarray | None = None   # (k, n) [rad/s^2 | m/s^2]; with velocities: quintic interpolation
 
 
-def trajectory_start(received: float, stamp: float, stamp_clock_now_ns: int) -> float:
+def trajectory_start(received: float, stamp_ns: int, stamp_clock_now_ns: int) -> float:
     """When a trajectory starts, on the clock `received` is read from [s].
 
     Args:
         received: when the trajectory arrived [s], receive clock.
-        stamp: its header stamp [s] on the stamp clock (ROS time); 0 means "start now", as
+        stamp_ns: its header stamp [ns] on the stamp clock (ROS time); 0 means "start now", as
             JointTrajectoryController reads it.
         stamp_clock_now_ns: the stamp clock's time at `received` [ns]; the difference of the two clocks
             carries the stamp over to the receive clock.
     """
-    if stamp == 0.0:
+    if stamp_ns == UNSTAMPED:
         return received
-    return received + stamp - stamp_clock_now_ns * 1e-9
+    return received + header_seconds(stamp_ns) - clock_seconds(stamp_clock_now_ns)
 
 
 def check_trajectory(points: TrajectoryPoints, lower: np.ndarray, upper: np.ndarray,

@@ -18,6 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from robokin_ros.core.stamps import UNSTAMPED, clock_seconds, header_seconds
+
 
 # std::numeric_limits<float>::epsilon(): the controller's bound on the last point's velocity.
 FLOAT_EPSILON = float(np.finfo(np.float32).eps)
@@ -48,7 +50,7 @@ class TrajectoryFacts(NamedTuple):
 
     joint_names: Sequence[str]
     points: Sequence[PointFacts]
-    stamp: float                     # [s] header stamp; 0 = "start now"
+    stamp: int                       # [ns] header stamp; 0 = "start now"
 
 
 class Rejection(NamedTuple):
@@ -62,13 +64,13 @@ class Rejection(NamedTuple):
         return self.message if self.by_jtc else f"{self.message} (robokin's own check; a JTC would accept it)"
 
 
-def jtc_rejection(trajectory: TrajectoryFacts, controller_joints: Sequence[str], now: float,
+def jtc_rejection(trajectory: TrajectoryFacts, controller_joints: Sequence[str], now: int,
                   switches: JtcSwitches = JtcSwitches()) -> Rejection | None:
     """The first rule of `validate_trajectory_msg` the trajectory breaks, in the controller's words; None if valid.
 
     Args:
         trajectory: the incoming trajectory. controller_joints: the controller's `joints`.
-        now: the controller clock's time [s] (the clock header stamps are on).
+        now: the controller clock's time [ns] (the clock header stamps are on).
         switches: the controller's parameters.
     """
     names, points = list(trajectory.joint_names), trajectory.points
@@ -97,12 +99,13 @@ def _end_velocity_rejection(names: list[str], last: PointFacts, switches: JtcSwi
     return None
 
 
-def _end_time_rejection(trajectory: TrajectoryFacts, now: float) -> Rejection | None:
-    if trajectory.stamp == 0.0:          # zero stamp: the controller starts the trajectory on receipt
+def _end_time_rejection(trajectory: TrajectoryFacts, now: int) -> Rejection | None:
+    if trajectory.stamp == UNSTAMPED:    # zero stamp: the controller starts the trajectory on receipt
         return None
-    end = trajectory.stamp + trajectory.points[-1].time_from_start
-    if end < now:
-        return Rejection("header.stamp", f"Received trajectory with non-zero start time ({trajectory.stamp:f}) "
+    start = header_seconds(trajectory.stamp)
+    end = start + trajectory.points[-1].time_from_start
+    if end < clock_seconds(now):
+        return Rejection("header.stamp", f"Received trajectory with non-zero start time ({start:f}) "
                                          f"that ends in the past ({end:f})", True)
     return None
 

@@ -189,10 +189,10 @@ def limit_rejection(trajectory: TrajectoryFacts, controller_joints: Sequence[str
     return None
 
 
-def outgoing_rejection(trajectory: TrajectoryFacts, controller_joints: Sequence[str], now: float, v_max, a_max,
+def outgoing_rejection(trajectory: TrajectoryFacts, controller_joints: Sequence[str], now: int, v_max, a_max,
                        switches: JtcSwitches = JtcSwitches()) -> Rejection | None:
     """Why a trajectory must not be sent: a default JTC's rule it breaks (`jtc_rejection`), else a joint limit it
-    exceeds (`limit_rejection`); None when it may be sent. `now` [s] is the controller clock's time."""
+    exceeds (`limit_rejection`); None when it may be sent. `now` [ns] is the controller clock's time."""
     return (jtc_rejection(trajectory, controller_joints, now, switches)
             or limit_rejection(trajectory, controller_joints, v_max, a_max))
 
