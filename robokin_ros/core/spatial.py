@@ -8,7 +8,8 @@ The rule is tf2's (BufferCore refuses such a transform as TF_DENORMALIZED_QUATER
 - finite, with a squared norm within `SQUARED_NORM_TOLERANCE` (0.01) of 1, i.e. a norm between about 0.995 and
   1.005: accepted and normalised, so values rounded to a few digits in a text file still work;
 - anything else is refused, naming the field and giving the norm: all zeros (an unset orientation, not the
-  identity, which is w=1) and a norm such as 2 or 1.01 are more likely a mistake than a rotation.
+  identity, which is w=1; its message says so) and a norm such as 2 or 1.01 are more likely a mistake than a
+  rotation.
 """
 from __future__ import annotations
 
@@ -39,9 +40,12 @@ def _checked(q: np.ndarray) -> tuple[float, str | None]:
         return squared_norm, None
     if not np.isfinite(q).all():
         return squared_norm, f"{q.tolist()} has NaN/inf entries (x, y, z, w)"
+    if squared_norm == 0.0:                 # the usual mistake, so it gets its own words
+        return squared_norm, (f"{q.tolist()} (x, y, z, w) has norm 0: not a rotation (an unset orientation is all "
+                              "zeros; identity is w=1)")
     return squared_norm, (f"{q.tolist()} has norm {math.sqrt(squared_norm):.6g}, not 1: not a unit quaternion, so "
                           f"not a rotation (its squared norm must be within {SQUARED_NORM_TOLERANCE:g} of 1, as tf2 "
-                          "requires; identity is w=1, all zeros an unset orientation)")
+                          "requires; identity is w=1)")
 
 
 def unit_xyzw(xyzw: npt.ArrayLike, what: str = "quaternion",

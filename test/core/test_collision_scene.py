@@ -134,7 +134,8 @@ def test_flat_vertices_are_refused_before_qhull_sees_them():
 @pytest.mark.parametrize("kwargs, words", [
     (dict(shape="sphere", dimensions=(0.0,)), "dimensions: a sphere needs 1 positive"),
     (dict(shape="box", dimensions=(1, 1, 1), position=(0, 0, np.nan)), "position: needs 3 finite"),
-    (dict(shape="cone", dimensions=(0.1, 0.1), orientation=(0, 0, 0, 0)), "not a unit quaternion"),
+    (dict(shape="cone", dimensions=(0.1, 0.1), orientation=(0, 0, 0, 0)),
+     r"orientation: \[0.0, 0.0, 0.0, 0.0\] \(x, y, z, w\) has norm 0: not a rotation"),
     (dict(shape="mesh", dimensions=(1.0,), mesh="a.stl"), "dimensions: a mesh takes none"),
     (dict(shape="mesh"), "exactly one of a mesh file or inline vertices"),
     # beyond MAX_SCENE_EXTENT: coal's distances degenerate (-inf mm, or a robot inside a 1e20 m box reads as clear)

@@ -116,6 +116,11 @@ def test_a_refusal_names_the_field_and_gives_the_norm():
     with pytest.raises(InvalidInputError, match=r"^pose target orientation quaternion \[0.0, 0.0, 0.0, 2.0\] has "
                                                 r"norm 2, not 1: not a unit quaternion, so not a rotation"):
         unit_xyzw([0.0, 0.0, 0.0, 2.0], "pose target orientation quaternion")
+    # all zeros is the usual mistake (an unset orientation): its words say so, as the servo's always did
+    unset = r"^pose target orientation quaternion \[0.0, 0.0, 0.0, 0.0\] \(x, y, z, w\) has norm 0: not a rotation " \
+        r"\(an unset orientation is all zeros; identity is w=1\)$"
+    with pytest.raises(InvalidInputError, match=unset):
+        unit_xyzw([0.0, 0.0, 0.0, 0.0], "pose target orientation quaternion")
 
 
 def test_the_pose_is_normalised_and_placed():

@@ -208,8 +208,7 @@ def _with(msg, **fields):
     (obj(object_pose=_bad_pose(position_y=float("nan")), primitives=[BOX, BOX]),
      "'thing' pose position has non-finite entries at indices [1]"),
     (obj(primitives=[BOX], primitive_poses=[_bad_pose(orientation_w=0.0)]),
-     "'thing' shape pose 0: orientation [0.0, 0.0, 0.0, 0.0] has norm 0, not 1: not a unit quaternion, so not a "
-     "rotation"),
+     "'thing' shape pose 0: orientation [0.0, 0.0, 0.0, 0.0] (x, y, z, w) has norm 0: not a rotation"),
     (obj(operation=CollisionObject.MOVE), "cannot move collision object 'thing': no MoveIt object has that id"),
     (obj(operation=CollisionObject.REMOVE), "cannot remove collision object 'thing': no MoveIt object has that id"),
 ], ids=lambda value: None if isinstance(value, CollisionObject) else value[:40])
