@@ -49,8 +49,8 @@ def time_msg(nanoseconds: int) -> Time:
     return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
 
-def duration_seconds(msg: Duration | Time) -> float:
-    """builtin_interfaces/Duration or Time -> seconds."""
+def duration_seconds(msg: Duration) -> float:
+    """builtin_interfaces/Duration -> seconds. A Time is a stamp: `time_nanoseconds` (core/stamps.py)."""
     return msg.sec + msg.nanosec * 1e-9
 
 
@@ -62,7 +62,7 @@ def concerns_chain(msg: JointState, chain_joints: frozenset[str]) -> bool:
 
 
 def time_nanoseconds(msg: Time) -> int:
-    """builtin_interfaces/Time -> integer nanoseconds (0 for an unset stamp)."""
+    """builtin_interfaces/Time -> integer nanoseconds (0 for an unset stamp): how stamps travel (core/stamps.py)."""
     return msg.sec * 1_000_000_000 + msg.nanosec
 
 

@@ -139,7 +139,7 @@ def test_time_msg_splits_nanoseconds():
     assert (msg.sec, msg.nanosec) == (12, 345)
     assert cv.time_nanoseconds(msg) == 12 * 1_000_000_000 + 345
     assert cv.time_nanoseconds(Time()) == 0
-    assert cv.duration_seconds(msg) == pytest.approx(12.000000345, abs=1e-12)
+    assert cv.duration_seconds(Duration(sec=12, nanosec=345)) == pytest.approx(12.000000345, abs=1e-12)
 
 
 def test_duration_conversion_rounds_to_nanoseconds():
