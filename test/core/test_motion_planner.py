@@ -7,7 +7,6 @@ import pytest
 
 from robokin_ros.core.errors import InvalidInputError, PathInputError
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.result import PathStatus
 from robokin_ros.core.trajectory.arrays import hold_trajectory
 from robokin_ros.core.program.moves import Approach, MotionProgram, Move, MoveKind, waypoint_program
@@ -39,11 +38,14 @@ def test_a_waypoint_path_is_a_program_of_movel_moves_led_by_its_approach(panda):
     assert waypoint_program(waypoints, 0.0, Approach.LINEAR).moves[0].kind is MoveKind.LINEAR
 
 
-def test_the_former_planners_plan_through_the_one_planner(panda, planner):
+def test_a_waypoint_path_plan_completes_every_move_and_reads_as_a_path_plan(panda, planner):
+    """(That the one planner plans a waypoint path bit for bit as the former CartesianPathPlanner did is what
+    bench/identical_plans.py proves against the revision that had it.)"""
     waypoints = _at(panda, [0.05, 0, 0], [0.05, 0.05, 0])
     plan = planner.plan(waypoint_program(waypoints, 0.01), panda.home())
-    former = CartesianPathPlanner(panda, planner.config).plan(panda.home(), waypoints, 0.01)
+    former = plan.path_plan()
     assert plan.success and former.success and _same(plan.trajectory, former.trajectory)
+    assert former.ik is plan.path_ik and former.timing is plan.timing and former.downsample is plan.downsample
     assert plan.fraction == 1.0 and plan.path_ik.success and plan.completed_moves == 2
 
 

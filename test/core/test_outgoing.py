@@ -19,14 +19,12 @@ from robokin_ros.core.trajectory.outgoing_check import (
     outgoing_rejection,
     spline_peaks,
 )
-from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.trajectory.profiles import joint_move, lspb_eval, lspb_profile
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 from robokin_ros.core.trajectory.stopping import plan_stop
-from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
-from robokin_ros.core.program.planner import ProgramPlanner
+from robokin_ros.core.program.moves import Approach, MotionProgram, Move, MoveKind, waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 
 
 def facts(trajectory, names=None):
@@ -141,7 +139,7 @@ def test_limit_rejection_names_the_joint_the_value_and_the_rule():
 
 @pytest.fixture(scope="module")
 def planner(panda):
-    return CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
+    return MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
 
 
 def test_everything_the_planners_make_is_played_within_the_limits(panda, planner):
@@ -150,18 +148,19 @@ def test_everything_the_planners_make_is_played_within_the_limits(panda, planner
     v_max, a_max = planner.limits()
     q0 = panda.home()
     made = {
-        "sharp": planner.plan(q0, offsets(panda, [[0.1, 0, 0], [0.1, 0.15, 0], [0, 0.15, -0.1]]), 0.0).trajectory,
-        "blended": planner.plan(q0, offsets(panda, [[0.1, 0, 0], [0.1, 0.15, 0], [0, 0.15, 0], [0, 0, 0]]),
-                                0.03).trajectory,
-        "movej": plan_with_approach(planner, q0, offsets(panda, [[0.2, 0.1, -0.1], [0.2, 0, -0.1]]), 0.0,
-                                    Approach.JOINT).trajectory,
-        "movel": plan_with_approach(planner, q0, offsets(panda, [[0.2, 0.1, -0.1], [0.2, 0, -0.1]]), 0.0,
-                                    Approach.LINEAR, velocity_scaling=0.5).trajectory,
+        "sharp": planner.plan(waypoint_program(offsets(panda, [[0.1, 0, 0], [0.1, 0.15, 0], [0, 0.15, -0.1]]), 0.0),
+                              q0).trajectory,
+        "blended": planner.plan(waypoint_program(offsets(panda, [[0.1, 0, 0], [0.1, 0.15, 0], [0, 0.15, 0], [0, 0, 0]]),
+                                                 0.03), q0).trajectory,
+        "movej": planner.plan(waypoint_program(offsets(panda, [[0.2, 0.1, -0.1], [0.2, 0, -0.1]]), 0.0,
+                                               Approach.JOINT), q0).trajectory,
+        "movel": planner.plan(waypoint_program(offsets(panda, [[0.2, 0.1, -0.1], [0.2, 0, -0.1]]), 0.0,
+                                               Approach.LINEAR), q0, velocity_scaling=0.5).trajectory,
     }
     T = panda.fk(q0)
     program = MotionProgram((Move(MoveKind.JOINT, joints=q0 + 0.3), Move(MoveKind.LINEAR, pose=offsets(panda, [[
         0.1, 0, 0]])[0], speed=0.2, zone=0.02), Move(MoveKind.LINEAR, pose=T, zone=0.0)))
-    made["program"] = ProgramPlanner(planner).plan(program, q0).trajectory
+    made["program"] = planner.plan(program, q0).trajectory
     long = made["blended"]
     middle = 0.5 * long.duration
     made["path stop"] = plan_stop(long.joint_names, long, middle, None, None, a_max, 0.25).trajectory

@@ -15,7 +15,8 @@ from robokin_ros.core.path.checks import AxisSelection, pose_errors
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.deviation import controller_positions, project_onto_path, trajectory_deviation
 from robokin_ros.core.path.geometry import build_path
-from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.program.moves import waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays, sample_times
 from robokin_ros.core.so3 import slerp_batch
 
@@ -217,9 +218,9 @@ def test_bench_rectangle_true_deviation(arm, request):
     sampled every 10 um, nearest point by KD-tree) and stays inside the 0.1 mm tolerance."""
     robot = request.getfixturevalue(arm)
     cfg, waypoints, blend = bench_rectangle(robot)
-    plan = CartesianPathPlanner(robot, cfg).plan(robot.home(), waypoints, blend)
-    assert plan.success, plan.ik.message
-    assert plan.ik.path.length == pytest.approx(1.13, abs=0.01)
+    plan = MotionPlanner(robot, cfg).plan(waypoint_program(waypoints, blend), robot.home())
+    assert plan.success, plan.path_ik.message
+    assert plan.path_ik.path.length == pytest.approx(1.13, abs=0.01)
     reported = plan.timing.max_position_deviation
     start = robot.fk(robot.home())
     fine = build_path(start, waypoints, blend, max_step=1e-5)

@@ -19,7 +19,8 @@ from robokin_ros.core.trajectory import outgoing_check
 from robokin_ros.core.path.budget import UNLIMITED
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.const_accel import ConstAccelTrajectory
-from robokin_ros.core.path.planner import CartesianPathPlanner, ensure_compiled
+from robokin_ros.core.program.moves import waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner, ensure_compiled
 
 PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)      # bench/bench_path.py's limits
 
@@ -32,14 +33,14 @@ def square_loops(panda, count: int) -> list:
 
 
 def test_tiny_rest_to_rest_sections_run_toppra_once_each_and_stay_within_the_limits(panda, monkeypatch):
-    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
+    planner = MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
     ensure_compiled(planner)                              # its compile run plans too, uncounted
     runs, wrapped = [], []
     toppra, polled = toppra_run.run_toppra, toppra_run.PolledSolver
     monkeypatch.setattr(toppra_run, "run_toppra", lambda *a, **k: runs.append(1) or toppra(*a, **k))
     monkeypatch.setattr(toppra_run, "PolledSolver", lambda *a: wrapped.append(1) or polled(*a))
-    plan = planner.plan(panda.home(), square_loops(panda, 12), 0.0)
-    sections = len(plan.ik.path.stops) + 1
+    plan = planner.plan(waypoint_program(square_loops(panda, 12), 0.0), panda.home())
+    sections = len(plan.path_ik.path.stops) + 1
     assert plan.success and sections == 12
     assert len(runs) == sections and not wrapped          # before: 2 runs per section, every one wrapped
     report = plan.timing
@@ -71,7 +72,7 @@ def test_each_section_measures_its_played_spline_compiled_and_samples_each_verif
     and measuring the controller's spline once in the compiled kernel, no numpy polynomial evaluation; a section that
     is a straight joint-space line gets a STRAIGHT_GRID-point toppra grid. Before: 4 evaluations, ~40 numpy
     polynomial evaluations and a 60-point grid per section."""
-    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
+    planner = MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
     ensure_compiled(planner)
     counts = {"states": 0, "kernel": 0, "numpy": 0}
     grids = []
@@ -83,8 +84,8 @@ def test_each_section_measures_its_played_spline_compiled_and_samples_each_verif
     monkeypatch.setattr(outgoing_check, "_value", counted("numpy", outgoing_check._value))
     grid = toppra_run.grid
     monkeypatch.setattr(toppra_run, "grid", lambda *a: grids.append(grid(*a)) or grids[-1])
-    plan = planner.plan(panda.home(), square_loops(panda, 12), 0.0)
-    assert plan.success and len(plan.ik.path.stops) + 1 == 12
+    plan = planner.plan(waypoint_program(square_loops(panda, 12), 0.0), panda.home())
+    assert plan.success and len(plan.path_ik.path.stops) + 1 == 12
     assert counts == {"states": 24, "kernel": 24, "numpy": 0}
     assert [len(g) for g in grids] == [toppra_run.STRAIGHT_GRID] * 12 and toppra_run.STRAIGHT_GRID < 60
     assert plan.timing.played_acceleration_ratio <= 1.0 + timing.RATIO_TOLERANCE

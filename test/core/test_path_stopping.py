@@ -6,7 +6,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robokin_ros import CartesianPathPlanner, PathConfig, RobotModel
+from robokin_ros import MotionPlanner, PathConfig, RobotModel, waypoint_program
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.trajectory.outgoing_check import spline_peaks
 from robokin_ros.core.trajectory.stopping import (
@@ -29,12 +29,12 @@ def line_plan():
     """A 25 cm line at full speed and half the acceleration limits on the Panda, as test/ros/test_path_stop.py
     runs it: (robot, trajectory, start and end of the line)."""
     robot = RobotModel.from_name("panda")
-    planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=tuple(A_MAX), velocity_scaling=1.0,
-                                                     acceleration_scaling=0.5))
+    planner = MotionPlanner(robot, PathConfig(max_joint_acceleration=tuple(A_MAX), velocity_scaling=1.0,
+                                              acceleration_scaling=0.5))
     q0 = robot.home()
     start = robot.fk(q0)
-    plan = planner.plan(q0, [pin.SE3(start.rotation, start.translation + LINE)])
-    assert plan.ik.success
+    plan = planner.plan(waypoint_program([pin.SE3(start.rotation, start.translation + LINE)], 0.0), q0)
+    assert plan.path_ik.success
     return robot, plan.trajectory, start.translation, start.translation + LINE
 
 
@@ -42,10 +42,10 @@ def line_plan():
 def full_scaling_plan(line_plan):
     """The same line at full speed and full acceleration: the plan itself runs at the limits."""
     robot, _, start, end = line_plan
-    planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=tuple(A_MAX)))
-    plan = planner.plan(robot.home(), [pin.SE3(robot.fk(robot.home()).rotation, end)], velocity_scaling=1.0,
-                        acceleration_scaling=1.0)
-    assert plan.ik.success
+    planner = MotionPlanner(robot, PathConfig(max_joint_acceleration=tuple(A_MAX)))
+    plan = planner.plan(waypoint_program([pin.SE3(robot.fk(robot.home()).rotation, end)], 0.0), robot.home(),
+                        velocity_scaling=1.0, acceleration_scaling=1.0)
+    assert plan.path_ik.success
     return plan.trajectory
 
 

@@ -13,9 +13,10 @@ from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.downsample import path_parameter
 from robokin_ros.core.path.geometry import build_path
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.trajectory.profiles import joint_move, lspb_eval, lspb_profile, quintic_eval
 from robokin_ros.core.path.timing import time_optimal
+from robokin_ros.core.program.moves import waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 
 PANDA_ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
 
@@ -84,29 +85,30 @@ def test_toppra_result_is_verified_by_finite_differences(panda):
 @pytest.mark.parametrize("name", ["velocity_scaling", "acceleration_scaling"])
 def test_scaling_is_validated_once_at_the_planner(panda, name):
     """The planner is the edge: None or 0 = the config's default, anything else must be in (0, 1]."""
-    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC, velocity_scaling=0.5,
-                                                     acceleration_scaling=0.5))
+    planner = MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC, velocity_scaling=0.5,
+                                              acceleration_scaling=0.5))
     q0 = panda.home()
     T0 = panda.fk(q0)
     target = [pin.SE3(T0.rotation, T0.translation + np.array([0.0, 0.0, -0.05]))]
     for bad in (-0.5, 1.5, float("nan"), float("inf")):
         refused = f"{name}={bad} is refused: a scaling must be a finite number in \\(0, 1\\]"
         with pytest.raises(InvalidInputError, match=refused):
-            planner.plan(q0, target, **{name: bad})
-    default = planner.plan(q0, target).timing.duration
-    assert planner.plan(q0, target, **{name: 0.0}).timing.duration == default
-    assert planner.plan(q0, target, **{name: 0.5}).timing.duration == default
-    assert planner.plan(q0, target, **{name: 0.05}).timing.duration > default
+            planner.plan(waypoint_program(target, 0.0), q0, **{name: bad})
+    default = planner.plan(waypoint_program(target, 0.0), q0).timing.duration
+    assert planner.plan(waypoint_program(target, 0.0), q0, **{name: 0.0}).timing.duration == default
+    assert planner.plan(waypoint_program(target, 0.0), q0, **{name: 0.5}).timing.duration == default
+    assert planner.plan(waypoint_program(target, 0.0), q0, **{name: 0.05}).timing.duration > default
 
 
 def test_planner_rectangle_end_to_end(panda):
     cfg = PathConfig(max_joint_acceleration=PANDA_ACC, trajectory_rate_hz=250.0)
-    planner = CartesianPathPlanner(panda, cfg)
+    planner = MotionPlanner(panda, cfg)
     q0 = panda.home()
     T0 = panda.fk(q0)
     corners = [[0.1, 0, 0], [0.1, 0.15, 0], [-0.1, 0.15, 0], [-0.1, 0, 0], [0, 0, 0]]
-    plan = planner.plan(q0, [pin.SE3(T0.rotation, T0.translation + np.array(c)) for c in corners], 0.03)
-    assert plan.success, plan.ik.message
+    waypoints = [pin.SE3(T0.rotation, T0.translation + np.array(c)) for c in corners]
+    plan = planner.plan(waypoint_program(waypoints, 0.03), q0)
+    assert plan.success, plan.path_ik.message
     traj, report = plan.trajectory, plan.timing
     np.testing.assert_array_equal(traj.positions[0], q0)
     # (a last gap under a tenth of a period is merged into the final one: sample_times)
@@ -117,18 +119,18 @@ def test_planner_rectangle_end_to_end(panda):
     path = build_path(T0, [pin.SE3(T0.rotation, T0.translation + np.array(c)) for c in corners], 0.03)
     worst = max(np.linalg.norm(path.positions - panda.fk(q).translation, axis=1).min() for q in traj.positions)
     assert worst < 1e-4 + 5e-4      # nearest dense sample is at most half a 1 mm step away
-    assert len(plan.downsample.indices) < plan.ik.path.size / 5
+    assert len(plan.downsample.indices) < plan.path_ik.path.size / 5
 
 
 def test_sharp_corner_stops_the_arm(panda):
-    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
+    planner = MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
     q0 = panda.home()
     T0 = panda.fk(q0)
     wps = [pin.SE3(T0.rotation, T0.translation + np.array(d)) for d in ([0.1, 0, 0], [0.1, 0.1, 0])]
-    plan = planner.plan(q0, wps, 0.0)
-    assert plan.success and plan.ik.path.stops == (100,)
-    corner = panda.fk(plan.ik.positions[100]).translation
-    k = np.argmin(np.linalg.norm(plan.trajectory.positions - plan.ik.positions[100], axis=1))
+    plan = planner.plan(waypoint_program(wps, 0.0), q0)
+    assert plan.success and plan.path_ik.path.stops == (100,)
+    corner = panda.fk(plan.path_ik.positions[100]).translation
+    k = np.argmin(np.linalg.norm(plan.trajectory.positions - plan.path_ik.positions[100], axis=1))
     assert np.abs(plan.trajectory.velocities[k]).max() < 1e-6
     assert np.linalg.norm(panda.fk(plan.trajectory.positions[k]).translation - corner) < 1e-9
 
@@ -168,14 +170,16 @@ def test_const_accel_trajectory_matches_toppra_and_stretches(panda):
     assert fd_error.max() < 1e-3 and np.percentile(fd_error, 95) < 1e-6
     # the raster's tight blends made toppra overshoot between grid points; the interval bound keeps the accelerations
     # in (no stretch), and without it the stretch is still the last resort that brings the peaks back within limits
-    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
+    planner = MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
     T0 = panda.fk(panda.home())
     corners = [[0, 0.1, 0], [0.04, 0.1, 0], [0.04, -0.1, 0], [0.08, -0.1, 0], [0.08, 0.1, 0]]
-    plan = planner.plan(panda.home(), [pin.SE3(T0.rotation, T0.translation + np.array(d)) for d in corners], 0.01)
+    waypoints = [pin.SE3(T0.rotation, T0.translation + np.array(d)) for d in corners]
+    plan = planner.plan(waypoint_program(waypoints, 0.01), panda.home())
     assert plan.success and plan.timing.retimings == 0
     assert plan.timing.peak_velocity_ratio <= 1 + 1e-3 and plan.timing.peak_acceleration_ratio <= 1 + 1e-3
     kept = plan.downsample.indices
-    unbounded = time_optimal(path_parameter(plan.ik.positions)[kept], plan.ik.positions[kept], panda.joint_names,
+    Q = plan.path_ik.positions
+    unbounded = time_optimal(path_parameter(Q)[kept], Q[kept], panda.joint_names,
                              panda.limits.velocity, PANDA_ACC, bound_within_intervals=False)
     assert unbounded.report.retimings >= 1
     assert unbounded.report.peak_velocity_ratio <= 1 + 1e-3 and unbounded.report.peak_acceleration_ratio <= 1 + 1e-3
@@ -188,7 +192,7 @@ def test_the_planner_leaves_matplotlib_unloaded_and_toppras_plotting_still_works
     """toppra imports pyplot for plotting robokin never calls (~28 MB per planning process); the planner imports it
     behind stand-ins (core/path/toppra_import.py) that load the real pyplot on first use."""
     code = ("import sys\n"
-            "import robokin_ros.core.path.planner\n"
+            "import robokin_ros.core.program.planner\n"
             "assert 'matplotlib' not in sys.modules and 'matplotlib.pyplot' not in sys.modules, 'pyplot loaded'\n"
             "import toppra.algorithm.algorithm as algorithm\n"
             "import matplotlib\n"

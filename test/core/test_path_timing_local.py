@@ -9,8 +9,9 @@ import pytest
 
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.downsample import path_parameter
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.path.timing import ToolSpeedLimit, time_optimal
+from robokin_ros.core.program.moves import waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.trajectory.arrays import sample_times
 
 RATE = 2000.0           # [Hz] finite-difference sampling
@@ -45,10 +46,10 @@ def _tool_speeds(robot, trajectory_arrays):
 def test_rectangle_peaks_hold_without_the_uniform_stretch(arm, request):
     robot = request.getfixturevalue(arm)
     acc, waypoints, blend = bench_rectangle(robot)
-    planner = CartesianPathPlanner(robot, PathConfig(max_joint_acceleration=acc))
-    plan = planner.plan(robot.home(), waypoints, blend)
-    assert plan.success, plan.ik.message
-    Q, keep = plan.ik.positions, plan.downsample.indices
+    planner = MotionPlanner(robot, PathConfig(max_joint_acceleration=acc))
+    plan = planner.plan(waypoint_program(waypoints, blend), robot.home())
+    assert plan.success, plan.path_ik.message
+    Q, keep = plan.path_ik.positions, plan.downsample.indices
     args = (path_parameter(Q)[keep], Q[keep], robot.joint_names, robot.limits.velocity, np.array(acc))
     bounded = time_optimal(*args)
     stretched = time_optimal(*args, bound_within_intervals=False)      # the overshoot left to the stretch
@@ -75,8 +76,8 @@ def test_line_cruises_at_the_tool_speed(arm, request):
     lateral = np.array([0, 1.0, 0]) if arm == "panda" else np.array([1.0, 0, 0])     # bench_path's "line 0.3 m"
     goal = T0.copy()
     goal.translation = T0.translation + 0.3 * lateral
-    plan = CartesianPathPlanner(robot, cfg).plan(robot.home(), [goal])
-    assert plan.success, plan.ik.message
+    plan = MotionPlanner(robot, cfg).plan(waypoint_program([goal], 0.0), robot.home())
+    assert plan.success, plan.path_ik.message
     speed, midpoints = _tool_speeds(robot, plan.trajectory)
     along = (midpoints - T0.translation) @ lateral                                     # [m] from the start
     cruise = (along > 0.05) & (along < 0.25)
@@ -92,8 +93,8 @@ def test_rectangle_sides_cruise_at_the_tool_speed(arm, request):
     robot = request.getfixturevalue(arm)
     acc, waypoints, blend = bench_rectangle(robot)
     cfg = PathConfig(max_joint_acceleration=acc, max_cartesian_speed=TOOL_SPEED, trajectory_rate_hz=RATE)
-    plan = CartesianPathPlanner(robot, cfg).plan(robot.home(), waypoints, blend)
-    assert plan.success, plan.ik.message
+    plan = MotionPlanner(robot, cfg).plan(waypoint_program(waypoints, blend), robot.home())
+    assert plan.success, plan.path_ik.message
     speed, midpoints = _tool_speeds(robot, plan.trajectory)
     corners = np.array([robot.fk(robot.home()).translation] + [w.translation for w in waypoints])      # (C, 3)
     to_corner = np.linalg.norm(midpoints[:, None] - corners[None], axis=2).min(axis=1)
@@ -107,9 +108,9 @@ def test_rectangle_sides_cruise_at_the_tool_speed(arm, request):
 def test_tool_limit_timing_without_the_bound_still_verifies(panda):
     """The last-resort stretch stays: without the interval bound the peaks still end within 1 + 1e-3."""
     acc, waypoints, blend = bench_rectangle(panda)
-    planner = CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=acc))
-    plan = planner.plan(panda.home(), waypoints, blend)
-    Q, keep = plan.ik.positions, plan.downsample.indices
+    planner = MotionPlanner(panda, PathConfig(max_joint_acceleration=acc))
+    plan = planner.plan(waypoint_program(waypoints, blend), panda.home())
+    Q, keep = plan.path_ik.positions, plan.downsample.indices
     tool = ToolSpeedLimit(planner.solver().fk.arrays(), TOOL_SPEED)
     timed = time_optimal(path_parameter(Q)[keep], Q[keep], panda.joint_names, panda.limits.velocity, np.array(acc),
                          tool=tool, bound_within_intervals=False)

@@ -7,13 +7,12 @@ import pinocchio as pin
 import pytest
 
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
 from robokin_ros.core.trajectory.profiles import joint_move, lspb_profile
 from robokin_ros.core.path.result import PathStatus
 from robokin_ros.core.path.timing import time_optimal
 from robokin_ros.core.trajectory.arrays import sample_times
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
-from robokin_ros.core.program.planner import ProgramPlanner
+from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "programs"
@@ -22,7 +21,7 @@ FD_RATE = 2000.0          # [Hz] finite differences of FK on the continuous traj
 
 @pytest.fixture(scope="module")
 def planner(panda):
-    return ProgramPlanner(CartesianPathPlanner(panda, PathConfig(robot="panda")))
+    return MotionPlanner(panda, PathConfig(robot="panda"))
 
 
 def _example(planner, panda, name):
@@ -92,7 +91,7 @@ def test_movel_cruises_at_its_programmed_speed_or_names_the_joint_limit(pick_pla
 
 
 def test_joint_limits_hold_everywhere(pick_place, planner):
-    v_max, a_max = planner.paths.limits()
+    v_max, a_max = planner.limits()
     for _, plan in pick_place.values():
         t = plan.trajectory
         assert (np.abs(t.velocities) / v_max).max() <= 1 + 1e-3
@@ -143,7 +142,7 @@ def test_fine_movej_is_the_synchronised_trapezoid_which_toppra_agrees_with(plann
     target = panda.home() + np.array([0.4, -0.3, 0.2, 0.3, -0.2, 0.25, 0.5])
     plan = planner.plan(MotionProgram((Move(MoveKind.JOINT, joints=target),)), panda.home())
     assert plan.success
-    v_max, a_max = planner.paths.limits()
+    v_max, a_max = planner.limits()
     reference = joint_move(panda.home(), target, v_max, a_max, "trapezoid", 1000.0, for_controller=True)
     assert plan.cycle_time == pytest.approx(reference.duration, rel=1e-9)
     q = plan.trajectory.positions
@@ -163,12 +162,12 @@ def test_fine_movej_is_the_synchronised_trapezoid_which_toppra_agrees_with(plann
 
 
 def test_quintic_profile_on_request(panda):
-    quintic = ProgramPlanner(CartesianPathPlanner(panda, PathConfig(robot="panda", joint_move_profile="quintic")))
+    quintic = MotionPlanner(panda, PathConfig(robot="panda", joint_move_profile="quintic"))
     target = panda.home() + np.array([0.4, -0.3, 0.2, 0.3, -0.2, 0.25, 0.5])
     plan = quintic.plan(MotionProgram((Move(MoveKind.JOINT, joints=target),)), panda.home())
     t = plan.trajectory
     assert np.abs(t.accelerations[[0, -1]]).max() < 1e-12           # no acceleration step at either end
-    v_max, a_max = quintic.paths.limits()
+    v_max, a_max = quintic.limits()
     reference = joint_move(panda.home(), target, v_max, a_max, "trapezoid", 1000.0, for_controller=True)
     assert 1.1 < t.duration / reference.duration < 1.9                 # the config's stated cost
 

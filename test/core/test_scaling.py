@@ -12,11 +12,9 @@ import yaml
 
 from robokin_ros.core.errors import ConfigError, InvalidInputError, PathInputError
 from robokin_ros.core.trajectory.outgoing_check import spline_peaks
-from robokin_ros.core.path.approach import Approach, plan_with_approach
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
-from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
-from robokin_ros.core.program.planner import ProgramPlanner
+from robokin_ros.core.program.moves import Approach, MotionProgram, Move, MoveKind, waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.program.program_file import program_from_mapping
 from robokin_ros.core.scaling import SCALING_RULE, resolve_scaling, scaling_problem, speed_problem
 from robokin_ros.core.servo.config import ServoConfig
@@ -56,7 +54,7 @@ def test_not_numbers_and_speeds():
 
 @pytest.fixture(scope="module")
 def planner(panda):
-    return CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC, velocity_scaling=0.5))
+    return MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC, velocity_scaling=0.5))
 
 
 def away(panda, offset=(0.15, 0.1, -0.12)):
@@ -78,13 +76,11 @@ def test_core_api_one_waypoint_movej_approach(panda, planner, field, value):
     acceleration limit). Now the rule; 0 = the config's (velocity 0.5 here)."""
     assert np.linalg.norm(away(panda).translation - panda.fk(panda.home()).translation) == pytest.approx(0.22, abs=0.01)
     if value not in VALID:
-        for approach in Approach:
+        for approach in Approach:             # PATH: the waypoint path without an approach move
             with pytest.raises(InvalidInputError, match=refused(field, value)):
-                plan_with_approach(planner, panda.home(), [away(panda)], 0.0, approach, **{field: value})
-        with pytest.raises(InvalidInputError, match=refused(field, value)):
-            planner.plan(panda.home(), [away(panda)], **{field: value})
+                planner.plan(waypoint_program([away(panda)], 0.0, approach), panda.home(), **{field: value})
         return
-    plan = plan_with_approach(planner, panda.home(), [away(panda)], 0.0, Approach.JOINT, **{field: value})
+    plan = planner.plan(waypoint_program([away(panda)], 0.0, Approach.JOINT), panda.home(), **{field: value})
     assert plan.success and plan.approach is not None
     v_ratio, a_ratio = played_ratios(plan.trajectory, planner)
     assert v_ratio <= (0.5 if field == "acceleration_scaling" or value == 0.0 else 1.0) * (1 + 1e-3)
@@ -94,7 +90,7 @@ def test_core_api_one_waypoint_movej_approach(panda, planner, field, value):
 @pytest.mark.parametrize("value", VALUES)
 def test_programs_and_their_moves(panda, planner, value):
     """A program's fractions and each move's: 0 = the next level's (move -> program -> config)."""
-    programs = ProgramPlanner(planner)
+    programs = planner
     target = panda.home() + np.array([0.3, -0.2, 0.2, 0.2, -0.2, 0.25, 0.3])
     cases = {"program velocity_scaling": MotionProgram((Move(MoveKind.JOINT, joints=target),), velocity_scaling=value),
              "program acceleration_scaling": MotionProgram((Move(MoveKind.JOINT, joints=target),),
@@ -182,7 +178,7 @@ def test_servo_override_velocity_scaling_factor(value):
 def test_studio_keyframe_speed(panda, planner, value):
     """The studio's keyframe playback: a MoveL speed [m/s], 0 = no tool limit; NaN, inf and -1 refused."""
     frames = [Keyframe(panda.home(), away(panda, (0.05, 0.0, 0.0)))]
-    programs = ProgramPlanner(planner)
+    programs = planner
     if value in (0.0, 0.25):
         assert plan_playback(programs, panda.home(), frames, speed=value).plan.success
         return

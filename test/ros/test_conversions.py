@@ -303,7 +303,7 @@ def test_program_plan_becomes_reports_and_an_outcome():
     from robokin_ros.core.path.result import PathStatus
     from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
     from robokin_ros.core.program.result import MoveReport, ProgramPlan
-    from robokin_ros.ros.program_conversions import program_outcome
+    from robokin_ros.ros.program_conversions import goal_outcome
 
     Result = ExecuteCartesianPath.Result
     times = np.linspace(0.0, 1.5, 4)
@@ -317,30 +317,30 @@ def test_program_plan_becomes_reports_and_an_outcome():
     partial = ExecuteCartesianPath.Goal(execute_partial=True)
 
     result = Result()
-    outcome = program_outcome(result, failed, ExecuteCartesianPath.Goal())
+    outcome = goal_outcome(result, failed, ExecuteCartesianPath.Goal())
     assert (outcome.code, outcome.message, outcome.trajectory) == (Result.JOINT_LIMIT, "move 1 hit a limit", None)
     assert (result.failed_move, result.fraction, len(result.trajectory.points)) == (1, 0.5, 4)
     first, second = result.move_reports
     assert (first.name, first.start_time, first.duration, first.peak_tool_speed, first.peak_tool_angular_speed,
             first.zone, first.limited_by) == ("0 MoveJ up", 0.0, 1.5, 0.3, 0.1, 0.02, "velocity of j1")
     assert (second.name, second.duration) == ("1 MoveL", 0.0)
-    assert program_outcome(Result(), failed, plan_only).trajectory is None      # plan_only never moves the arm
-    outcome = program_outcome(Result(), failed, partial)
+    assert goal_outcome(Result(), failed, plan_only).trajectory is None      # plan_only never moves the arm
+    outcome = goal_outcome(Result(), failed, partial)
     assert outcome.trajectory is trajectory and "executed the solved part (1 of 2 moves) in 1.50 s" in \
         outcome.executed_message
 
     done = ProgramPlan(PathStatus.SUCCESS, "program planned", trajectory, reports, completed_moves=2)
     result = Result(failed_move=7)
-    outcome = program_outcome(result, done, ExecuteCartesianPath.Goal())
+    outcome = goal_outcome(result, done, ExecuteCartesianPath.Goal())
     assert (result.failed_move, result.fraction, outcome.code) == (-1, 1.0, Result.SUCCESS)
     assert outcome.trajectory is trajectory and outcome.executed_message == "executed: 2 moves, cycle time 1.500 s"
-    assert program_outcome(Result(), done, plan_only).message == "planned (plan_only): 2 moves, cycle time 1.500 s"
+    assert goal_outcome(Result(), done, plan_only).message == "planned (plan_only): 2 moves, cycle time 1.500 s"
 
 
 def test_unknown_approach_value_is_named():
     from robokin_interfaces.action import ExecuteCartesianPath
     from robokin_ros.core.errors import PathInputError
-    from robokin_ros.core.path.approach import Approach
+    from robokin_ros.core.program.moves import Approach
     from robokin_ros.ros.path_conversions import approach_from_goal
 
     goal = ExecuteCartesianPath.Goal(approach=ExecuteCartesianPath.Goal.APPROACH_MOVEL)

@@ -22,7 +22,7 @@ from robokin_interfaces.msg import MotionMove
 from robokin_ros.core.limits import MotionLimits
 from robokin_ros.core.trajectory.outgoing_check import spline_peaks
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.planner import CartesianPathPlanner
+from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.ros.conversions import duration_msg
 from robokin_ros.ros.goals import GoalAbort
 from robokin_ros.ros.trajectory_execution import check_outgoing
@@ -48,8 +48,7 @@ def graph(tmp_path_factory):
 @pytest.fixture(scope="module")
 def limits(panda):
     """The node's joint limits (config/panda_path_ik.yaml's accelerations, the URDF's velocities)."""
-    return CartesianPathPlanner(panda, PathConfig(max_joint_acceleration=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0,
-                                                                          20.0))).limits()
+    return MotionPlanner(panda, PathConfig(max_joint_acceleration=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0))).limits()
 
 
 def stamped(pose: pin.SE3) -> PoseStamped:
