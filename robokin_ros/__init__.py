@@ -9,7 +9,6 @@ The public Python API is the ROS-free core; importing it never imports rclpy or 
 - `PathConfig`, `MotionPlanner`: the one planner of motion programs (`MotionProgram`) and waypoint paths
   (`waypoint_program`: blended polylines, 1 mm incremental IK, checks, toppra timing) into a `MotionPlan`;
   `PathStatus` names the outcome; `path_report` prints a waypoint path's plan (`MotionPlan.path_plan()`).
-  `CartesianPathPlanner` (deprecated) plans waypoints into a `PathPlan` through it.
 - `analyze`, `CapabilityAnalysis`, `torque_limits_of`, `force_polytope`, `tool_force_polytope`, `max_force`,
   `write_stl`, `measure_rows`, `format_table`: velocity / acceleration / force ellipsoids, measures and the
   force polytope at one configuration, and their text table.
@@ -41,7 +40,6 @@ _HOMES = {
     "MotionPlan": "robokin_ros.core.program.result",
     "MotionProgram": "robokin_ros.core.program.moves",
     "waypoint_program": "robokin_ros.core.program.moves",
-    "CartesianPathPlanner": "robokin_ros.core.path.planner",
     "PathPlan": "robokin_ros.core.path.result",
     "PathStatus": "robokin_ros.core.path.result",
     "path_report": "robokin_ros.core.path.report:report_text",

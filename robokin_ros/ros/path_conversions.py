@@ -12,12 +12,9 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_ros.core.errors import PathInputError, UnknownFrameError
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
-from robokin_ros.core.path.result import PathPlan
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 from robokin_ros.core.program.moves import Approach
-from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.program.result import MotionPlan
-from robokin_ros.core.program.waypoint_plans import solved_trajectory
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.ros.conversions import duration_msg
 
@@ -133,14 +130,6 @@ def approach_from_goal(goal) -> Approach:
         raise PathInputError(f"approach {goal.approach} is not one of {choices}") from None
 
 
-def solved_part(planner: MotionPlanner, plan: PathPlan, goal) -> JointTrajectoryArrays | None:
-    """Deprecated (`MotionPlanner.plan` returns it as a failed plan's trajectory): the timed solved part of a failed
-    PathPlan, its approach move (if one was planned), then the timed IK prefix; None when nothing moves."""
-    options = plan_options(goal)
-    solver = planner.solver(goal.tip_frame)
-    return solved_trajectory(planner, plan, solver, solver.axes(options["axis_mask"], options["axis_frame"]))
-
-
 @dataclass(frozen=True)
 class GoalOutcome:
     """How a planned goal ends: its code and message, and the trajectory to execute first (None: nothing to
@@ -150,12 +139,6 @@ class GoalOutcome:
     message: str
     trajectory: JointTrajectoryArrays | None = None
     executed_message: str = ""
-
-
-def path_outcome(result, plan: PathPlan, solved: JointTrajectoryArrays | None, goal) -> GoalOutcome:
-    """Deprecated (`waypoint_outcome` takes the MotionPlan): a waypoint goal's result from a PathPlan and its solved
-    part (`solved_part`)."""
-    return waypoint_outcome(result, MotionPlan.of_path(plan, solved, 0, 0), goal)
 
 
 def waypoint_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:

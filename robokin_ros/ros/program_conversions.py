@@ -155,9 +155,12 @@ def move_report_msgs(plan: MotionPlan) -> list[MoveReport]:
                        limited_by=m.limited_by) for m in plan.moves]
 
 
-def program_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
-    """Fill a program goal's result from its plan and say what to execute: the trajectory unless plan_only; on
-    failure the solved part (which ends at rest) with execute_partial."""
+def goal_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
+    """Fill an ExecuteCartesianPath result from the plan of its goal and say what to execute: a waypoint path's by
+    `waypoint_outcome`; a program's trajectory unless plan_only, on failure its solved part (which ends at rest) with
+    execute_partial."""
+    if plan.path_ik is not None:
+        return waypoint_outcome(result, plan, goal)
     result.fraction, result.failed_move, result.failed_sample = float(plan.fraction), int(plan.failed_move), -1
     result.move_reports = move_report_msgs(plan)
     if plan.trajectory is not None:
@@ -179,11 +182,3 @@ def program_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
     if goal.plan_only:
         return GoalOutcome(Result.SUCCESS, f"planned (plan_only): {summary}")
     return GoalOutcome(Result.SUCCESS, f"planned: {summary}", plan.trajectory, f"executed: {summary}")
-
-
-def goal_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
-    """Fill an ExecuteCartesianPath result from the plan of its goal, a waypoint path (`waypoint_outcome`) or a
-    program (`program_outcome`), and say what to execute."""
-    if plan.path_ik is not None:
-        return waypoint_outcome(result, plan, goal)
-    return program_outcome(result, plan, goal)

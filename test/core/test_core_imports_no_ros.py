@@ -40,7 +40,7 @@ def test_importing_the_core_loads_no_rclpy():
     core_dir = Path(robokin_ros.core.__file__).parent
     modules = [".".join(p.relative_to(core_dir).with_suffix("").parts) for p in core_dir.rglob("*.py")]
     modules = [m.removesuffix(".__init__").removesuffix("__init__") for m in modules]
-    assert "servo.velocity_ik" in modules and "path.planner" in modules, modules
+    assert "servo.velocity_ik" in modules and "program.planner" in modules, modules
     code = ("import sys, importlib\n"
             f"for m in {modules!r}: importlib.import_module(('robokin_ros.core.' + m).rstrip('.'))\n"
             "import robokin_ros\n"

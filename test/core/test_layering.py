@@ -17,9 +17,6 @@ PACKAGE_DIR = Path(robokin_ros.__file__).parent
 FEATURES = ("servo", "path", "capability", "sim")
 COMPOSED_FEATURES = ("program", "classroom")       # built on the features above
 PATH_SURFACE = "robokin_ros.core.path.surface"      # all of core/path/ that core/program/ may import
-# the former planners' names, kept call-compatible for path_ik_node, the studio and examples/03 until they use
-# MotionPlanner: they plan through core/program/, the only imports from path into program
-DEPRECATED_SHIMS = {"robokin_ros.core.path.planner", "robokin_ros.core.path.approach"}
 
 
 def module_name(path: Path) -> str:
@@ -120,8 +117,6 @@ def test_programs_use_only_the_declared_surface_of_path():
 def test_no_module_imports_a_layer_above_it_or_a_sibling_feature():
     problems = []
     for module, imported in import_graph().items():
-        if module in DEPRECATED_SHIMS:
-            continue
         rank, group = layer(module)
         for target in imported:
             target_rank, target_group = layer(target)

@@ -104,7 +104,7 @@ class PathPlan:
     trajectory: JointTrajectoryArrays | None = None
     timing: TimingReport | None = None
     timings: dict = field(default_factory=dict)    # stage name -> [s]
-    # the approach move from the current state to the path start, when one was planned (`core/path/approach.py`);
+    # the approach move from the current state to the path start, when one was planned (`program/moves.Approach`);
     # `trajectory` then begins with it, and on failure the solved part is this followed by the timed prefix
     approach: JointTrajectoryArrays | None = None
 

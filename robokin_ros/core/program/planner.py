@@ -315,17 +315,3 @@ def ensure_compiled(planner: MotionPlanner) -> None:
     turn = pin.SE3(start.rotation @ pin.exp3(np.array([0.0, 0.0, WARM_UP_TURN])),
                    start.translation + np.array([0.0, 0.0, WARM_UP_STEP]))
     MotionPlanner(robot, unlimited).plan(waypoint_program([turn], unlimited.blend_radius), robot.home())
-
-
-class ProgramPlanner:
-    """Deprecated: `MotionPlanner.plan` plans programs. Plans motion programs on a planner's config and solvers."""
-
-    def __init__(self, paths: MotionPlanner) -> None:
-        self.paths = paths
-        self.robot, self.config = paths.robot, paths.config
-
-    def plan(self, program: MotionProgram, start_positions, *, tip_frame: str = "", axis_mask=None,
-             axis_frame: str | None = None, should_stop: Callable[[], bool] | None = None) -> MotionPlan:
-        """`MotionPlanner.plan(program, start_positions, ...)`."""
-        return MotionPlanner.plan(self.paths, program, start_positions, tip_frame=tip_frame, axis_mask=axis_mask,
-                                  axis_frame=axis_frame, should_stop=should_stop)
