@@ -24,7 +24,6 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from robokin_interfaces.action import ExecuteCartesianPath
-from robokin_ros.core.ik.branch_choice import nearest_branch_solver
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.frames import TransformLookupError
 from robokin_ros.core.path.config import PathConfig
@@ -80,7 +79,7 @@ class PathIkNode(RobokinNode):
     def _warm_planner(self, cfg: PathConfig) -> MotionPlanner:
         """The planner for `cfg`, having solved once (ConfigError for bad per-joint lists); poses as joint targets
         take the nearest closed-form solution on arms that have one (UR), else the iterative pose IK."""
-        planner = MotionPlanner(self._robot, cfg, nearest_branch_solver(self._robot))
+        planner = MotionPlanner(self._robot, cfg)
         planner.warm_up()
         return planner
 

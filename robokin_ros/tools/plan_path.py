@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.ik.branch_choice import nearest_branch_solver
 from robokin_ros.core.errors import ConfigError, InvalidInputError, PathInputError, RobokinError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.report import report_text
@@ -163,7 +162,7 @@ def _planner_and_start(args, request: dict, path: str) -> tuple[MotionPlanner, n
                                 f"got {robot_name!r}")
     config = _config(args, robot_name)
     robot = RobotModel.load(robot_name, config.base_frame, config.tip_frame)
-    planner = MotionPlanner(robot, config, nearest_branch_solver(robot))
+    planner = MotionPlanner(robot, config)
     start = _start_positions(args, request, path)
     start = robot.home() if start is None else start
     try:

@@ -41,3 +41,20 @@ def test_a_program_movej_ends_on_the_nearest_branch(ur5):
     assert plan.success
     nearest = all_solutions(ur5, target, q0)[0]
     np.testing.assert_allclose(plan.trajectory.positions[-1], nearest.positions, atol=1e-12)
+
+
+def test_motion_planner_takes_the_nearest_branch_by_default_on_a_ur_arm(ur5, panda):
+    """Intended change of issue 25's rooms step: without a pose solver, MotionPlanner's MoveJ to a pose on a UR arm
+    ends on the nearest of all closed-form branches. From home to this target the iterative pose IK lands 5.0 rad
+    (joint-space norm) away, on another branch; the nearest branch is 2.9 rad away. Other arms keep the iteration."""
+    config = PathConfig(robot="ur5", max_joint_acceleration=(4.0,) * 6)
+    q0 = ur5.home()
+    target = ur5.fk(q0 + np.array([-1.27, 1.1, 1.13, 1.39, -1.09, -1.15]))
+    program = MotionProgram((Move(MoveKind.JOINT, pose=target),))
+    by_default = MotionPlanner(ur5, config).plan(program, q0)
+    iterative = MotionPlanner(ur5, config, solve_pose).plan(program, q0)
+    assert by_default.success and iterative.success
+    nearest = all_solutions(ur5, target, q0)[0].positions
+    np.testing.assert_allclose(by_default.trajectory.positions[-1], nearest, atol=1e-12)
+    assert np.linalg.norm(nearest - q0) < 3.0 < 5.0 < np.linalg.norm(iterative.trajectory.positions[-1] - q0)
+    assert MotionPlanner(panda).pose_solver is solve_pose

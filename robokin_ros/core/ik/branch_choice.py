@@ -1,9 +1,10 @@
 """MoveJ to a pose on arms with a closed-form IK: the solution nearest the current state, out of all of them.
 
-The planner takes a pose solver (`MotionPlanner(robot, config, pose_solver)`); the default is the iterative
-`core/ik/pose_ik.solve_pose`, which follows the seed's branch from the current state. For a UR arm the closed form
-lists every branch in ~15 us and the nearest one in joint distance is the canonical choice: it does not depend on
-the path the iteration takes, and a target the iteration cannot reach from a poor seed still has its branches.
+The planner takes a pose solver (`MotionPlanner(robot, config, pose_solver)`); without one it takes this one on
+arms that have it, else the iterative `core/ik/pose_ik.solve_pose`, which follows the seed's branch from the current
+state. For a UR arm the closed form lists every branch in ~15 us and the nearest one in joint distance is the
+canonical choice: it does not depend on the path the iteration takes, and a target the iteration cannot reach from
+a poor seed still has its branches.
 """
 from __future__ import annotations
 

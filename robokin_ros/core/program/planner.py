@@ -37,6 +37,7 @@ from robokin_ros.core.path.surface import (
     unstopped_turn_limit,
 )
 from robokin_ros.core.trajectory.arrays import concatenate_trajectories, hold_trajectory, piece_offsets
+from robokin_ros.core.ik.branch_choice import nearest_branch_solver
 from robokin_ros.core.ik.pose_ik import solve_pose
 from robokin_ros.core.program.moves import MotionProgram, check_program, waypoint_program
 from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_cartesian, solve_joint_move, \
@@ -58,10 +59,12 @@ class MotionPlanner:
 
     def __init__(self, robot: RobotModel, config: PathConfig | None = None, pose_solver=None) -> None:
         """`pose_solver(robot, pose, seed, frame_id, margin) -> PoseIkResult` solves joint-space targets given as
-        poses (MoveJ, approach moves); default `core/ik/pose_ik.solve_pose` (iterative, on the seed's branch)."""
+        poses (MoveJ, approach moves). Default: on an arm with a closed form (UR) the solution nearest the seed out
+        of all its branches (`core/ik/branch_choice.py`), else `core/ik/pose_ik.solve_pose` (iterative, on the
+        seed's branch)."""
         self.robot = robot
         self.config = config or PathConfig()
-        self.pose_solver = pose_solver or solve_pose
+        self.pose_solver = pose_solver or nearest_branch_solver(robot) or solve_pose
         self.config.check_joint_lists(robot.joint_names)
         self._solvers: dict[str, PathIkSolver] = {}
 
