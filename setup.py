@@ -2,7 +2,7 @@
 
 The repository root is this package. Only what users need is installed: the Python package, launch files,
 configs and the example waypoint files (share/robokin_ros/examples); tests, benchmarks and scripts stay in the
-source tree. At run time robokin_ros.paths finds these files and the executables through the ament index first.
+source tree. At run time robokin_ros.share_files finds these files and the executables through the ament index first.
 """
 from glob import glob
 

@@ -22,7 +22,7 @@ from robokin_ros.core.servo.servo import Servo
 from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
 from robokin_ros.core.servo.velocity_ik import VelocityIk
 from robokin_ros.demo.script import SILENCE, demo_phases
-from robokin_ros.paths import config_file
+from robokin_ros.share_files import config_file
 
 BACK, STRETCH = "back from stretch", "stretch outward"
 

@@ -22,7 +22,7 @@ from robokin_ros.launch_support import (
     viewer_arguments,
     viewer_nodes,
 )
-from robokin_ros.paths import config_file, share_dir
+from robokin_ros.share_files import config_file, share_dir
 
 ROBOT = "panda"         # the robot robokin_demo drives
 # what the demo's nodes get whatever the command line says (the demo drives this exact set-up)

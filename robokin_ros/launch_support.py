@@ -21,7 +21,7 @@ import yaml
 
 from robokin_ros.core.embedded import EMBEDDED_ROBOTS, urdf_xml
 from robokin_ros.core.schema import default_of, param_name, parameter_aliases, parameter_fields
-from robokin_ros.paths import config_file, node_params_file
+from robokin_ros.share_files import config_file, node_params_file
 
 TRUE = ("true", "1", "yes", "on")
 FLOAT64_ARRAY = "std_msgs/Float64MultiArray"

@@ -111,7 +111,7 @@ def test_colcon_test_in_a_workspace_runs_the_nodes_from_install_and_skips_missin
     assert (installed / "share" / "ament_index" / "resource_index" / "packages" / "robokin_ros").is_file()
 
     where = in_workspace(workspace, f"cd src/robokin_ros && {sys.executable} -c "
-                         "'from robokin_ros.paths import executable, share_dir; "
+                         "'from robokin_ros.share_files import executable, share_dir; "
                          "print(executable(\"servo_node\")); print(share_dir())'", {})
     assert where.stdout.split() == [str(installed / "lib" / "robokin_ros" / "servo_node"),
                                     str(installed / "share" / "robokin_ros")], where.stdout + where.stderr

@@ -208,23 +208,24 @@ def _fake_install(root: Path, executables=("servo_node",)) -> Path:
 
 
 def test_share_files_and_executables_come_from_the_ament_index_first(tmp_path, monkeypatch):
-    from robokin_ros import paths
+    from robokin_ros import share_files
 
     prefix = _fake_install(tmp_path / "install")
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(prefix))
-    assert paths.share_dir() == prefix / "share" / "robokin_ros"
-    assert paths.config_file("panda_servo.yaml") == prefix / "share" / "robokin_ros" / "config" / "panda_servo.yaml"
-    assert paths.executable("servo_node") == prefix / "lib" / "robokin_ros" / "servo_node"
+    assert share_files.share_dir() == prefix / "share" / "robokin_ros"
+    share = prefix / "share" / "robokin_ros"
+    assert share_files.config_file("panda_servo.yaml") == share / "config" / "panda_servo.yaml"
+    assert share_files.executable("servo_node") == prefix / "lib" / "robokin_ros" / "servo_node"
     # not installed under the ament prefix: the next places in order (the venv's bin/, the source tree)
-    assert paths.executable("sim_robot") == Path(sys.executable).parent / "sim_robot"
+    assert share_files.executable("sim_robot") == Path(sys.executable).parent / "sim_robot"
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path / "nothing"))
-    assert paths.share_dir() == PACKAGE_DIR
+    assert share_files.share_dir() == PACKAGE_DIR
     with pytest.raises(FileNotFoundError, match="no_such_node.*" + re.escape(str(Path(sys.executable).parent))):
-        paths.executable("no_such_node")
+        share_files.executable("no_such_node")
 
 
 def test_node_parameter_file_falls_back_to_the_generic_one():
-    from robokin_ros.paths import node_params_file
+    from robokin_ros.share_files import node_params_file
 
     assert node_params_file("ur5", "servo").name == "ur5_servo.yaml"
     assert node_params_file("panda", "path_ik").name == "panda_path_ik.yaml"

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robokin_ros.paths import executable
+from robokin_ros.share_files import executable
 
 
 @dataclass

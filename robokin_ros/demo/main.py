@@ -29,7 +29,7 @@ from robokin_ros.demo.report import (
     write_plot,
 )
 from robokin_ros.demo.script import SCALE_LINEAR, SCALE_ROTATIONAL, SILENCE, Recording, demo_phases, time_to_stop
-from robokin_ros.paths import config_file
+from robokin_ros.share_files import config_file
 
 ROBOT = "panda"
 STATE_TIMEOUT_S = 30.0        # [s] for the first joint states and servo status (node start-up)

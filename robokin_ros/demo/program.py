@@ -26,7 +26,7 @@ def run_program_goals(executor, driver, robot: RobotModel, recording: Recording)
 
     from robokin_interfaces.action import ExecuteCartesianPath
     from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
-    from robokin_ros.paths import example_program
+    from robokin_ros.share_files import example_program
     from robokin_ros.ros.conversions import duration_seconds
     from robokin_ros.ros.program_conversions import motion_move_msgs
 

@@ -58,7 +58,7 @@ def layer(module: str) -> tuple[int, str]:
         if len(parts) > 2 and parts[2] in COMPOSED_FEATURES:
             return 1.5, parts[2]
         return 0, "core"
-    if len(parts) == 1 or parts[1] == "paths":
+    if len(parts) == 1 or parts[1] == "share_files":
         return (0, "core") if len(parts) > 1 else (4, "api")     # robokin_ros/__init__ re-exports the core
     group = parts[1]
     return {"ros": 2, "tools": 2, "launch_support": 2, "nodes": 3, "demo": 3, "studio": 3}[group], group

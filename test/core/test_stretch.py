@@ -15,7 +15,7 @@ from robokin_ros.core.servo.servo import Servo
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
 from robokin_ros.demo.script import demo_phases
-from robokin_ros.paths import config_file
+from robokin_ros.share_files import config_file
 
 PUSH, BACK = "stretch outward", "back from stretch"
 

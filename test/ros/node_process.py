@@ -1,6 +1,6 @@
 """Node executables as subprocesses, found as `ros2 run` finds them (importable: `from node_process import Process`).
 
-`robokin_ros.paths.executable` looks in the ament index first (`<prefix>/lib/robokin_ros`, where colcon installs
+`robokin_ros.share_files.executable` looks in the ament index first (`<prefix>/lib/robokin_ros`, where colcon installs
 them), then beside this interpreter (a venv's bin/), so the same tests run in the wheel venv and under `colcon test`.
 """
 import os
@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from robokin_ros.paths import executable
+from robokin_ros.share_files import executable
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2]
 

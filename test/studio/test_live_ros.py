@@ -22,7 +22,7 @@ from sensor_msgs.msg import JointState
 from robokin_interfaces.msg import ServoStatus as ServoStatusMsg
 from robokin_ros.core.errors import ConfigError, InvalidInputError
 from robokin_ros.core.servo.command_type import CommandType
-from robokin_ros.paths import executable
+from robokin_ros.share_files import executable
 from robokin_ros.studio.live_ros import LiveRosBridge
 from robokin_ros.studio.live_ros_topics import ServoTwistUnits, TwistLaw, servo_twist
 

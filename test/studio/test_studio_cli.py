@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 from studio_helpers import STUDIO_EXTRAS, free_port, need_modules
 
-from robokin_ros.paths import executable
+from robokin_ros.share_files import executable
 from robokin_ros.studio.main import PIP_EXTRAS, main, parse_args
 
 
