@@ -1,12 +1,14 @@
 """The package's import graph: no cycles, and no layer imports one above it.
 
-Layers, lowest first: the shared core (errors, validation, schema, embedded, robot, so3, limits, dls), the
-core features (servo, path, capability, sim: each on its own, none imports another), motion programs (`program`,
-the one planner, built on path's declared surface `core/path/surface.py` and nothing else of it) and the classroom
-toolbox (`classroom`, on path and capability), then `ros`, the
-ROS-free `tools` and `launch_support` (what the launch files share), then `nodes` and the ROS `demo`. Imports
-are read from the source (also those inside functions and under TYPE_CHECKING), so a cycle cannot hide behind a
-late import.
+Layers, lowest first: the shared core (the modules directly in core/: errors, validation, schema, embedded, robot,
+so3, spatial, limits, dls, ...; and `share_files`), the rooms the features share (`core/ik`, pose IK; `core/trajectory`,
+joint trajectories and what a trajectory controller does with them: each on the shared core only, neither imports
+the other), the core features (servo, path, capability, sim: each on its own, none imports another; they may use
+ik and trajectory), motion programs (`program`, the one planner, built on path's declared surface
+`core/path/surface.py` and nothing else of it) and the classroom toolbox (`classroom`, on path, capability and
+ik), then `ros`, the ROS-free `tools` and `launch_support` (what the launch files share), then `nodes`, the ROS
+`demo` and the `studio`. Imports are read from the source (also those inside functions and under TYPE_CHECKING), so
+a cycle cannot hide behind a late import.
 """
 import ast
 from pathlib import Path
@@ -14,6 +16,7 @@ from pathlib import Path
 import robokin_ros
 
 PACKAGE_DIR = Path(robokin_ros.__file__).parent
+SHARED_ROOMS = ("ik", "trajectory")                # below the features, above the shared core
 FEATURES = ("servo", "path", "capability", "sim")
 COMPOSED_FEATURES = ("program", "classroom")       # built on the features above
 PATH_SURFACE = "robokin_ros.core.path.surface"      # all of core/path/ that core/program/ may import
@@ -53,6 +56,8 @@ def layer(module: str) -> tuple[int, str]:
     """(rank, group) of a module; a module may import only lower ranks, or its own group."""
     parts = module.split(".")
     if parts[1:2] == ["core"]:
+        if len(parts) > 2 and parts[2] in SHARED_ROOMS:
+            return 0.5, parts[2]
         if len(parts) > 2 and parts[2] in FEATURES:
             return 1, parts[2]
         if len(parts) > 2 and parts[2] in COMPOSED_FEATURES:
@@ -114,24 +119,45 @@ def test_programs_use_only_the_declared_surface_of_path():
     assert private_reaches(graph) == []
 
 
-def test_no_module_imports_a_layer_above_it_or_a_sibling_feature():
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Imports of a module of the same rank in another group (a sibling) or of a higher rank."""
     problems = []
-    for module, imported in import_graph().items():
+    for module, imported in graph.items():
         rank, group = layer(module)
         for target in imported:
             target_rank, target_group = layer(target)
-            if target_group == group:
-                continue
-            if target_rank >= rank:
+            if target_group != group and target_rank >= rank:
                 problems.append(f"{module} imports {target}")
+    return sorted(problems)
+
+
+def test_no_module_imports_a_layer_above_it_or_a_sibling_feature():
+    problems = upward_imports(import_graph())
     assert problems == [], "\n".join(problems)
 
 
+def test_the_shared_rooms_are_used_by_the_features():
+    """core/ik and core/trajectory sit below the features: the planner, the servo and the sim import them."""
+    graph = import_graph()
+    assert "robokin_ros.core.ik.branch_choice" in graph["robokin_ros.core.program.planner"]
+    assert "robokin_ros.core.trajectory.outgoing_check" in graph["robokin_ros.core.servo.window"]
+    assert "robokin_ros.core.trajectory.controller_tolerances" in graph["robokin_ros.core.sim.joints"]
+
+
 def test_the_checks_catch_what_they_are_meant_to_catch():
-    """Control: a two-module cycle and an upward import are found."""
+    """Control: a two-module cycle, an upward import and a sibling import are found."""
     assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
     assert layer("robokin_ros.core.limits") < layer("robokin_ros.core.servo.servo") < layer("robokin_ros.ros.params")
     assert layer("robokin_ros.core.path.solver")[0] == layer("robokin_ros.core.servo.servo")[0]
     assert layer("robokin_ros.core.path.solver")[1] != layer("robokin_ros.core.servo.servo")[1]
+    assert layer("robokin_ros.core.so3") < layer("robokin_ros.core.trajectory.arrays") < layer(
+        "robokin_ros.core.path.timing")
+    assert layer("robokin_ros.core.ik.ur") < layer("robokin_ros.core.classroom.dh")
+    assert layer("robokin_ros.share_files") == layer("robokin_ros.core.errors")
+    wrong = {"robokin_ros.core.trajectory.arrays": {"robokin_ros.core.path.result", "robokin_ros.core.so3"},
+             "robokin_ros.core.ik.ur": {"robokin_ros.core.trajectory.arrays"},
+             "robokin_ros.core.path.timing": {"robokin_ros.core.trajectory.arrays", "robokin_ros.core.ik.pose_ik"}}
+    assert upward_imports(wrong) == ["robokin_ros.core.ik.ur imports robokin_ros.core.trajectory.arrays",
+                                     "robokin_ros.core.trajectory.arrays imports robokin_ros.core.path.result"]
     reach_in = {"robokin_ros.core.program.pieces": {"robokin_ros.core.path.solver", PATH_SURFACE}}
     assert private_reaches(reach_in) == ["robokin_ros.core.program.pieces imports robokin_ros.core.path.solver"]
