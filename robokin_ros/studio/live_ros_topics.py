@@ -1,6 +1,6 @@
 """What the studio's live ROS mode puts on servo_node's topics: pose targets, and twists from a proportional law.
 
-Twist convention (servo_node's, core/servo/twist.py): a TwistStamped in the base frame is read in the base axes;
+Twist convention (servo_node's, core/servo/commands.py): a TwistStamped in the base frame is read in the base axes;
 with `apply_twist_about_tool` (the default) it is the tool origin's velocity, otherwise a spatial twist about the
 base origin. With `command_in_type: unitless` (the default) each component is clipped to [-1, 1] and multiplied by
 `scale.linear` / `scale.rotational`. The law below works in SI on the tool origin; `servo_twist` converts it to what

@@ -7,6 +7,9 @@ from typing import ClassVar
 from robokin_ros.core.process_options import SchedulingConfig
 from robokin_ros.core.schema import ParameterGroup, group, spec
 
+# override_velocity_scaling_factor below this means "no override" (MoveIt Servo's SCALING_OVERRIDE_THRESHOLD)
+SCALING_OVERRIDE_THRESHOLD = 0.01
+
 
 @dataclass(frozen=True)
 class ScaleConfig(ParameterGroup):

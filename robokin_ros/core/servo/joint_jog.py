@@ -14,8 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError, UnknownJointError
-from robokin_ros.core.servo.config import ServoConfig
-from robokin_ros.core.servo.twist import SCALING_OVERRIDE_THRESHOLD
+from robokin_ros.core.servo.config import SCALING_OVERRIDE_THRESHOLD, ServoConfig
 
 # A speed_units joint velocity above this is a unit mistake (degrees, or a position sent as a velocity), not a
 # command: no arm joint turns at 100 rad/s (about 950 rpm).

@@ -42,6 +42,7 @@ from robokin_ros.core.servo.commands import (
     GuidingMotion,
     JointJogMotion,
     TrackedCommand,
+    TwistConverter,
     TwistMotion,
     solve,
     unlimited_share,
@@ -54,7 +55,6 @@ from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker
 from robokin_ros.core.servo.speed_guards import CollisionGuard, SpeedGuards
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.stopping import Stopping
-from robokin_ros.core.servo.twist import TwistConverter
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TwistCommand, frozen
 from robokin_ros.core.servo.velocity_ik import VelocityIk
 from robokin_ros.core.servo.window import WindowBuilder, sample_window
