@@ -8,6 +8,8 @@ from robokin_ros.core.capability.analysis import Ellipsoid
 from robokin_ros.core.robot import RobotModel
 
 L1, L2 = 0.3, 0.2       # two-link planar arm [m]
+# Found by minimizing the smallest translational singular value of the Panda (sigma_min ~ 7e-8 m/rad).
+PANDA_SINGULAR = [1.309653, 1.364333, 0.06813, -0.741997, -1.570796, -0.39614, -0.426073]
 
 
 def chain_urdf(joints: list[tuple[str, tuple[float, float, float]]], tip: tuple[float, float, float],

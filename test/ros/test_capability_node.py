@@ -21,8 +21,7 @@ from robokin_ros.core.robot import RobotModel
 from robokin_ros.nodes.capability_node import CapabilityNode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from capability_arms import chain_urdf  # noqa: E402
-from test_capability import PANDA_SINGULAR  # noqa: E402
+from capability_arms import PANDA_SINGULAR, chain_urdf  # noqa: E402
 
 Q = np.array([0.2, -0.6, 0.1, -2.1, 0.3, 1.7, 0.5])
 CFG = CapabilityConfig()

@@ -2,7 +2,7 @@
 import numpy as np
 import pinocchio as pin
 import pytest
-from capability_arms import L1, L2, chain_urdf, shape_matrix, support, three_r, two_link
+from capability_arms import L1, L2, PANDA_SINGULAR, chain_urdf, shape_matrix, support, three_r, two_link
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,8 +12,6 @@ from robokin_ros.core.errors import ConfigError, InvalidInputError
 from robokin_ros.core.robot import RobotModel
 
 ANGLE = st.floats(-3.0, 3.0)
-# Found by minimizing the smallest translational singular value of the Panda (sigma_min ~ 7e-8 m/rad).
-PANDA_SINGULAR = [1.309653, 1.364333, 0.06813, -0.741997, -1.570796, -0.39614, -0.426073]
 
 
 @pytest.fixture(scope="module")

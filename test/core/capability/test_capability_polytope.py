@@ -3,7 +3,7 @@ import struct
 
 import numpy as np
 import pytest
-from capability_arms import L1, L2, one_joint, support, three_r, two_link
+from capability_arms import L1, L2, PANDA_SINGULAR, one_joint, support, three_r, two_link
 
 from robokin_ros.core.capability import analysis as cap
 from robokin_ros.core.capability import polytope as poly
@@ -148,7 +148,6 @@ def test_stl_is_closed_outward_and_has_the_hull_volume(tmp_path, panda_case):
 
 
 def test_singular_polytopes_are_finite_and_clipped(panda):
-    from test_capability import PANDA_SINGULAR
     J, tau = panda.jacobian(PANDA_SINGULAR)[:3], panda.limits.effort
     for method in poly.METHODS:
         p = poly.force_polytope(J, tau, method, cap=5000.0)
@@ -166,7 +165,6 @@ def test_bad_polytope_input_is_named(args, text):
 
 
 def test_tool_force_polytope_is_capped_like_the_ellipsoids_and_needs_limits(panda):
-    from test_capability import PANDA_SINGULAR
     tau, sigma = panda.limits.effort, 2e-3
     analysis = cap.analyze(panda, PANDA_SINGULAR, tau, singular_sigma=sigma)
     p = poly.tool_force_polytope(analysis, "exact", sigma)

@@ -15,7 +15,7 @@ from robokin_ros.core.collision.scene import SceneObject, load_scene
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.robot import RobotModel
 
-EXAMPLE_SCENE = Path(__file__).resolve().parents[2] / "config" / "scene_objects.example.yaml"
+EXAMPLE_SCENE = Path(__file__).resolve().parents[3] / "config" / "scene_objects.example.yaml"
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from robokin_ros.core.program.moves import FINE, MotionProgram, Move, MoveKind, 
 from robokin_ros.core.program.program_file import load_program_file, parse_zone, program_from_mapping
 
 START = pin.SE3(np.diag([1.0, -1.0, -1.0]), np.array([0.3, 0.0, 0.5]))
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "programs"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "programs"
 
 
 def _program(moves, **top):

@@ -206,7 +206,7 @@ def test_playback_rejects_bad_requests():
 
 # ---- (4) the bench rectangles ---------------------------------------------------------------------------------
 def bench_rectangle(robot):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     from bench_path import ACC, suite            # the rectangles issue 12 quotes (1.13 m, 30 mm blends)
     waypoints, blend = next((w, b) for title, w, b in suite(robot) if title.startswith("rectangle"))
     return PathConfig(max_joint_acceleration=ACC[robot.name]), waypoints, blend

@@ -15,7 +15,7 @@ from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
 from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "programs"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "programs"
 FD_RATE = 2000.0          # [Hz] finite differences of FK on the continuous trajectory
 
 

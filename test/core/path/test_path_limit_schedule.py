@@ -159,7 +159,7 @@ def test_scaled_stretches_of_a_blended_rectangle_keep_their_limits(arm, within, 
     holds them to each stretch's own limits, so no uniform stretch is needed. Without it the verification,
     against each sample's own stretch, finds the overshoot and the uniform stretch removes it."""
     robot = request.getfixturevalue(arm)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     from bench_path import ACC, suite
     waypoints, blend = next((w, b) for title, w, b in suite(robot) if title.startswith("rectangle"))
     a_max = np.array(ACC[robot.name])

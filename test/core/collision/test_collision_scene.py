@@ -11,7 +11,7 @@ from robokin_ros.core.collision.geometry import default_package_dirs
 from robokin_ros.core.collision.scene import SceneObject, collision_shape, load_scene, scene_from_mapping
 from robokin_ros.core.errors import ConfigError, InvalidInputError
 
-EXAMPLE_SCENE = Path(__file__).resolve().parents[2] / "config" / "scene_objects.example.yaml"
+EXAMPLE_SCENE = Path(__file__).resolve().parents[3] / "config" / "scene_objects.example.yaml"
 
 # A 0.2 x 0.1 x 0.3 box as an ASCII STL (12 triangles), centred on the origin.
 CUBE_STL = "solid cube\n" + "".join(

@@ -222,7 +222,7 @@ def test_ros2_controllers_yaml_names_the_chain_joints_and_keeps_the_jtc_defaults
     from robokin_ros.core.robot import RobotModel
     from robokin_ros.core.sim.config import SimRobotConfig
 
-    config = yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / f"{robot}_ros2_controllers.yaml")
+    config = yaml.safe_load((Path(__file__).resolve().parents[3] / "config" / f"{robot}_ros2_controllers.yaml")
                             .read_text())
     chain = list(RobotModel.from_name(robot).joint_names)
     types = {name: spec["type"] for name, spec in config["controller_manager"]["ros__parameters"].items()

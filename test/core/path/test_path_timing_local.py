@@ -20,7 +20,7 @@ TOOL_SPEED = 0.25       # [m/s]
 
 def bench_rectangle(robot):
     """The rectangles issue 12 quotes (1.13 m, 30 mm blends) with the bench's acceleration limits."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     from bench_path import ACC, suite
     waypoints, blend = next((w, b) for title, w, b in suite(robot) if title.startswith("rectangle"))
     return ACC[robot.name], waypoints, blend
