@@ -60,8 +60,7 @@ from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.servo import Servo, warm_up
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
-from robokin_ros.core.servo.tick_stamps import TickStamps
-from robokin_ros.core.servo.tick_watchdog import TickWatchdog
+from robokin_ros.core.servo.tick_clock import TickStamps, TickWatchdog
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput
 from robokin_ros.core.stamp_order import StampOrder
 from robokin_ros.ros.collision_markers import collision_markers

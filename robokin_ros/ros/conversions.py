@@ -26,7 +26,7 @@ from robokin_ros.core.errors import InvalidInputError, UnknownJointError
 from robokin_ros.core.servo.joint_jog import JointJogCommand
 from robokin_ros.core.servo.pose_tracking import PoseTarget
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.core.servo.tick_watchdog import WatchdogFigures
+from robokin_ros.core.servo.tick_clock import WatchdogFigures
 from robokin_ros.core.servo.types import JointMeasurement, TrajectoryWindow, TwistCommand
 from robokin_ros.core.sim.trajectory_follower import TrajectoryPoints
 from robokin_ros.core.validation import check_vector

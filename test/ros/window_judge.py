@@ -15,7 +15,7 @@ from robokin_ros.core.servo.window import sample_window
 # nanoseconds
 WITHIN = 1.002
 # between windows the time is the stamps' difference, which carries the jitter of reading the ROS clock (a few us
-# against 2 ms periods; see core/servo/tick_stamps.py)
+# against 2 ms periods; see core/servo/tick_clock.py)
 BETWEEN = 1.01
 
 

@@ -16,7 +16,7 @@ from robokin_ros.core.servo.config import ScaleConfig, ServoConfig
 from robokin_ros.core.servo.servo import Servo, warm_up
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.status_report import StatusReporter
-from robokin_ros.core.servo.tick_stamps import RESYNC_AFTER_S, TickStamps
+from robokin_ros.core.servo.tick_clock import RESYNC_AFTER_S, TickStamps
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TrajectoryWindow, TwistCommand
 from robokin_ros.core.limits import braking_speed
 from robokin_ros.core.trajectory.outgoing_check import interval_peaks, window_rejection, window_violation
