@@ -32,7 +32,7 @@ Interfaces (MoveIt Servo names where it has them):
                         also switches to the type of the input that arrives
 One timer (publish_period) does the work; an internal error in a tick drops the command (a ramp to rest) and is
 named in the status, and the node runs on. Joint states arrive by callback and are checked on arrival (a refused one
-cannot displace a good one); the tick takes the newest twist itself (ros/polled_subscription.py) and publishes the
+cannot displace a good one); the tick takes the newest twist itself (ros/tick_inboxes.py) and publishes the
 window as refilled serialized bytes (ros/serialized_trajectory.py). Spun by the EventsExecutor (see run_node).
 """
 from __future__ import annotations
@@ -79,24 +79,23 @@ from robokin_ros.ros.conversions import (
     wrench_from_msg,
 )
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.polled_subscription import PolledSubscription
 from robokin_ros.ros.rclpy_compat import events_executor
-from robokin_ros.ros.scene_inbox import SceneInbox
 from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, receive_time, run_node
 from robokin_ros.ros.serialized_trajectory import SerializedTrajectory
 from robokin_ros.ros.tf_frames import TfFrames
+from robokin_ros.ros.tick_inboxes import PolledSubscription, SceneInbox
 
 # Rejections are throttled per kind: a reason's start names the kind, its end carries the values.
 REJECTION_KIND_CHARS = 60
 _TRAJECTORY = "trajectory_msgs/JointTrajectory"
 ROBOKIN_STATUS_TOPIC = "~/robokin_status"
 SCENE_TOPIC = "~/scene_objects"
-# The tick applies one scene change (ros/scene_inbox.py); beyond this many pending messages a flood is refused.
+# The tick applies one scene change (ros/tick_inboxes.py); beyond this many pending messages a flood is refused.
 SCENE_QUEUE_LIMIT = 100
 # Every scene message must reach the inbox, which counts what it refuses: a keep-last reader of 10 silently lost
 # 20-35 of a burst of 50 boxes. Keep-all makes a reliable publisher wait instead of the reader dropping.
 SCENE_QOS = QoSProfile(history=HistoryPolicy.KEEP_ALL, reliability=ReliabilityPolicy.RELIABLE)
-# [bytes] larger scene messages are refused by size, before deserializing (ros/scene_inbox.py): at this size a mesh
+# [bytes] larger scene messages are refused by size, before deserializing (ros/tick_inboxes.py): at this size a mesh
 # costs one tick 20-30 ms (deserializing, or building its hull: measured), inside one trajectory window (50 ms).
 SCENE_MESSAGE_MAX_BYTES = 128 * 1024
 MARKER_PERIOD = 0.1          # [s] the collision markers are for a person: 10 Hz is plenty
@@ -131,7 +130,7 @@ class ServoNode(RobokinNode):
         self._tf_frames = TfFrames(self, robot)        # no TF listener until a frame outside the model arrives
 
         # Only the newest twist matters: a deeper queue would replay old twists after a stall. The tick takes it
-        # (ros/polled_subscription.py): a client streaming twists faster than the loop costs nothing in Python.
+        # (ros/tick_inboxes.py): a client streaming twists faster than the loop costs nothing in Python.
         self._twists = PolledSubscription(self, "commands", TwistStamped, cfg.cartesian_command_in_topic,
                                           LATEST_ONLY)
         self._joint_jogs = PolledSubscription(self, "joint_commands", JointJog, cfg.joint_command_in_topic,

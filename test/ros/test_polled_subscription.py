@@ -6,7 +6,7 @@ from geometry_msgs.msg import TwistStamped
 from rclpy.node import Node
 from ros_helpers import spin_until
 
-from robokin_ros.ros.polled_subscription import PolledSubscription
+from robokin_ros.ros.tick_inboxes import PolledSubscription
 
 
 def _take_within(polled, executor, timeout_s: float = 10.0):
