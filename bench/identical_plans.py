@@ -51,7 +51,11 @@ try:                                       # core/ik/ since issue 25's rooms ste
 except ImportError:
     from robokin_ros.core.classroom.branch_choice import nearest_branch_solver
 try:
-    from robokin_ros.ros import path_conversions as pc, program_conversions as prc
+    from robokin_ros.ros import path_conversions as pc
+    if hasattr(pc, "program_plan_options"):        # one module since issue 25
+        prc = pc
+    else:
+        from robokin_ros.ros import program_conversions as prc
 except ImportError:
     pc = prc = None
 

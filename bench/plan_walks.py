@@ -23,7 +23,11 @@ warnings.filterwarnings("ignore")
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.ros import path_conversions as pc, program_conversions as prc
+from robokin_ros.ros import path_conversions as pc
+if hasattr(pc, "program_plan_options"):        # one module since issue 25
+    prc = pc
+else:
+    from robokin_ros.ros import program_conversions as prc
 try:
     from robokin_ros.core.program.planner import MotionPlanner
     from robokin_ros.core.program.moves import Approach, waypoint_program

@@ -28,7 +28,7 @@ def run_program_goals(executor, driver, robot: RobotModel, recording: Recording)
     from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
     from robokin_ros.share_files import example_program
     from robokin_ros.ros.conversions import duration_seconds
-    from robokin_ros.ros.program_conversions import motion_move_msgs
+    from robokin_ros.ros.path_conversions import motion_move_msgs
 
     client = ActionClient(driver, ExecuteCartesianPath, ACTION)
     if not spin_until(executor, client.server_is_ready, SERVER_TIMEOUT_S, SERVER_SLICE_S):

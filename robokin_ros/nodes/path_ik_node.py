@@ -33,9 +33,9 @@ from robokin_ros.ros.goal_runs import interruption, plan_interruptibly, run_into
 from robokin_ros.ros.goals import GoalAbort, GoalGate, end_goal
 from robokin_ros.ros.joint_state_cache import JointStateCache
 from robokin_ros.ros.params import watch_config
-from robokin_ros.ros.path_conversions import approach_from_goal, joint_trajectory_msg, plan_options, waypoints_in_base
+from robokin_ros.ros.path_conversions import approach_from_goal, goal_outcome, joint_trajectory_msg, plan_options, \
+    program_from_goal, program_plan_options, waypoints_in_base
 from robokin_ros.ros.path_markers import path_markers
-from robokin_ros.ros.program_conversions import goal_outcome, program_from_goal, program_plan_options
 from robokin_ros.ros.rclpy_compat import action_server
 from robokin_ros.ros.runtime import LATEST_ONLY, RobokinNode, SideSubscription, run_node
 from robokin_ros.ros.tf_frames import TfFrames

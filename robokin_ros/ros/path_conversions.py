@@ -1,4 +1,10 @@
-"""Messages <-> core types for Cartesian paths: poses, goals, JointTrajectory, goal outcomes (pure functions)."""
+"""Messages <-> core types for the ExecuteCartesianPath action (pure functions): poses, waypoints, motion programs
+(MotionMove[] <-> MotionProgram), JointTrajectory, and the goal's outcome from its plan.
+
+Frames: an empty frame_id is the base frame, model frames are placed at the current joint state, other frames come
+from the TF `lookup` (`waypoints_in_base`; a program's moves follow the same rules). Every error of a program names
+the move ("move 2 (MoveC place)") so that a user finds it in a long program.
+"""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -10,12 +16,16 @@ from geometry_msgs.msg import Pose, PoseStamped
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robokin_interfaces.action import ExecuteCartesianPath
+from robokin_interfaces.msg import MotionMove, MoveReport
 from robokin_ros.core.errors import PathInputError, UnknownFrameError
+from robokin_ros.core.frames import TransformLookupError
+from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import pose_from_position_quaternion
-from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
-from robokin_ros.core.program.moves import Approach
+from robokin_ros.core.program.moves import Approach, MotionProgram, Move, MoveKind
 from robokin_ros.core.program.result import MotionPlan
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.scaling import resolve_scaling
+from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 from robokin_ros.ros.conversions import duration_msg
 
 Result = ExecuteCartesianPath.Result
@@ -162,6 +172,162 @@ def waypoint_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
     approach = f" (with a {plan.approach.duration:.2f} s approach move)" if plan.approach is not None else ""
     summary = (f"{ik.path.length * 1e3:.1f} mm in {plan.timing.duration:.2f} s{approach}, max deviation "
                f"{max(ik.deviations.position, plan.timing.max_position_deviation) * 1e3:.3f} mm")
+    if goal.plan_only:
+        return GoalOutcome(Result.SUCCESS, f"planned (plan_only): {summary}")
+    return GoalOutcome(Result.SUCCESS, f"planned: {summary}", plan.trajectory, f"executed: {summary}")
+
+
+# ---- motion programs ------------------------------------------------------------------------------------------------
+
+MOVE_KINDS = {MotionMove.MOVE_L: MoveKind.LINEAR, MotionMove.MOVE_J: MoveKind.JOINT,
+              MotionMove.MOVE_C: MoveKind.CIRCULAR}
+
+
+def program_from_goal(robot: RobotModel, positions: np.ndarray, goal, lookup: Callable[[str], pin.SE3] | None,
+                      config: PathConfig) -> MotionProgram:
+    """An ExecuteCartesianPath goal's `program` -> MotionProgram in the base frame and the robot's joint order.
+
+    `lookup`: frame name -> `base_T_frame` for frames outside the model (TF), or None. The goal's velocity_scaling
+    / acceleration_scaling become the program's fractions by the rule of core/scaling.py (0 = `config`'s; NaN, inf,
+    negative or above 1: InvalidInputError); the planner checks the moves (`core/program/moves.check_program`).
+
+    Raises:
+        InvalidInputError: a goal scaling outside the rule.
+        PathInputError: naming the move: a bad type, a pose or via in an unknown frame (or one TF cannot give),
+            a non-finite pose or a non-unit quaternion, a MOVE_J whose joints are missing, unknown, repeated,
+            not one value each, or not finite.
+    """
+    resolve = frame_resolver(robot, positions, lookup)
+    moves = tuple(_move(robot, resolve, msg, i) for i, msg in enumerate(goal.program))
+    return MotionProgram(moves, resolve_scaling("velocity_scaling", goal.velocity_scaling, config.velocity_scaling,
+                                                "path_ik_node's velocity_scaling"),
+                         resolve_scaling("acceleration_scaling", goal.acceleration_scaling, config.acceleration_scaling,
+                                         "path_ik_node's acceleration_scaling"))
+
+
+def motion_move_msgs(program: MotionProgram, robot: RobotModel) -> list[MotionMove]:
+    """A MotionProgram (base frame) as the goal's MotionMove messages: what a client sends (the demo, tests)."""
+    kinds = {kind: code for code, kind in MOVE_KINDS.items()}
+    out = []
+    for move in program.moves:
+        msg = MotionMove(type=kinds[move.kind], name=move.name, speed=float(move.speed),
+                         angular_speed=float(move.angular_speed), joint_speed_scaling=float(move.joint_speed),
+                         acceleration_scaling=float(move.acceleration), zone=float(move.zone))
+        if move.pose is not None:
+            msg.pose.pose = pose_msg(move.pose)
+            msg.pose.header.frame_id = robot.base_frame
+        if move.via is not None:
+            msg.via.point.x, msg.via.point.y, msg.via.point.z = (float(v) for v in move.via)
+            msg.via.header.frame_id = robot.base_frame
+        if move.joints is not None:
+            msg.joint_names = list(robot.joint_names)
+            msg.joint_positions = [float(v) for v in move.joints]
+        out.append(msg)
+    return out
+
+
+def _move(robot: RobotModel, resolve, msg: MotionMove, index: int) -> Move:
+    kind = MOVE_KINDS.get(msg.type)
+    if kind is None:
+        raise PathInputError(f"move {index}{f' ({msg.name})' if msg.name else ''}: type {msg.type} is not MOVE_L "
+                             f"({MotionMove.MOVE_L}), MOVE_J ({MotionMove.MOVE_J}) or MOVE_C ({MotionMove.MOVE_C})",
+                             index)
+    where = f"move {index} ({kind.value}{f' {msg.name}' if msg.name else ''})"
+    joint_space = kind is MoveKind.JOINT and bool(msg.joint_names or len(msg.joint_positions))
+    joints = _joints(robot, msg, where, index) if joint_space else None
+    pose = None if joint_space else _pose(resolve, msg.pose, where, index)
+    via = _via(resolve, msg.via, where, index) if kind is MoveKind.CIRCULAR else None
+    return Move(kind, pose=pose, joints=joints, via=via, speed=msg.speed, angular_speed=msg.angular_speed,
+                joint_speed=msg.joint_speed_scaling, acceleration=msg.acceleration_scaling, zone=msg.zone,
+                name=msg.name)
+
+
+def _base_T(resolve, frame: str, what: str, index: int) -> pin.SE3 | None:
+    try:
+        return resolve(frame)
+    except (UnknownFrameError, TransformLookupError) as err:
+        raise PathInputError(f"{what}: {err}", index) from None
+
+
+def _pose(resolve, stamped, where: str, index: int) -> pin.SE3:
+    try:
+        frame_T_pose = pose_from_msg(stamped.pose, index)
+    except PathInputError as err:
+        # the pose check words its message for waypoints: "waypoint <i>..." -> "move <i> (...) pose..."
+        raise PathInputError(str(err).replace(f"waypoint {index}", f"{where} pose", 1), index) from None
+    base_T_frame = _base_T(resolve, stamped.header.frame_id, f"{where} pose", index)
+    return frame_T_pose if base_T_frame is None else base_T_frame * frame_T_pose
+
+
+def _via(resolve, stamped, where: str, index: int) -> np.ndarray:
+    frame_p_via = np.array([stamped.point.x, stamped.point.y, stamped.point.z])    # (3,) [m]
+    if not np.isfinite(frame_p_via).all():
+        raise PathInputError(f"{where} via has non-finite values: {frame_p_via.tolist()}", index)
+    base_T_frame = _base_T(resolve, stamped.header.frame_id, f"{where} via", index)
+    return frame_p_via if base_T_frame is None else base_T_frame.act(frame_p_via)
+
+
+def _joints(robot: RobotModel, msg: MotionMove, where: str, index: int) -> np.ndarray:
+    """A MOVE_J's joint_names / joint_positions -> positions in the robot's joint order."""
+    names, values = list(msg.joint_names), np.asarray(msg.joint_positions, dtype=float)
+    if len(names) != len(values):
+        raise PathInputError(f"{where}: {len(names)} joint_names but {len(values)} joint_positions", index)
+    arm = list(robot.joint_names)
+    for name in names:
+        if name not in arm:
+            raise PathInputError(f"{where}: joint '{name}' is not an arm joint; arm joints: {arm}", index)
+        if names.count(name) > 1:
+            raise PathInputError(f"{where}: joint '{name}' is named {names.count(name)} times", index)
+    missing = [name for name in arm if name not in names]
+    if missing:
+        raise PathInputError(f"{where}: lacks joints {missing} (a joint-space MOVE_J gives every arm joint; "
+                             "leave joint_names empty to move to `pose`)", index)
+    by_name = dict(zip(names, values))
+    for name in arm:
+        if not np.isfinite(by_name[name]):
+            raise PathInputError(f"{where}: joint '{name}' position {by_name[name]} is not finite", index)
+    return np.array([by_name[name] for name in arm])                   # (n,) robot joint order
+
+
+def program_plan_options(goal) -> dict:
+    """The goal fields `MotionPlanner.plan` takes for a program goal as keyword arguments (the goal's scalings are
+    in the program: `program_from_goal`)."""
+    options = plan_options(goal)
+    return {key: options[key] for key in ("tip_frame", "axis_mask", "axis_frame")}
+
+
+def move_report_msgs(plan: MotionPlan) -> list[MoveReport]:
+    """The cycle-time report as robokin_interfaces/MoveReport messages, one per move in program order."""
+    return [MoveReport(name=m.label, start_time=float(m.start_time), duration=float(m.duration),
+                       peak_tool_speed=float(m.peak_tool_speed),
+                       peak_tool_angular_speed=float(m.peak_tool_angular_speed), zone=float(m.zone),
+                       limited_by=m.limited_by) for m in plan.moves]
+
+
+def goal_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
+    """Fill an ExecuteCartesianPath result from the plan of its goal and say what to execute: a waypoint path's by
+    `waypoint_outcome`; a program's trajectory unless plan_only, on failure its solved part (which ends at rest) with
+    execute_partial."""
+    if plan.path_ik is not None:
+        return waypoint_outcome(result, plan, goal)
+    result.fraction, result.failed_move, result.failed_sample = float(plan.fraction), int(plan.failed_move), -1
+    result.move_reports = move_report_msgs(plan)
+    if plan.trajectory is not None:
+        result.trajectory = joint_trajectory_msg(plan.trajectory)
+    moves = plan.trajectory is not None and plan.trajectory.duration > 0.0
+    count = len(plan.moves)
+    if not plan.success:
+        if not goal.execute_partial or goal.plan_only or not moves:
+            return GoalOutcome(int(plan.status), plan.message)
+        return GoalOutcome(int(plan.status), plan.message, plan.trajectory,
+                           f"{plan.message}; executed the solved part ({plan.completed_moves} of {count} moves) "
+                           f"in {plan.trajectory.duration:.2f} s")
+    if not moves:
+        return GoalOutcome(Result.SUCCESS, plan.message)
+    deviation = (f", max deviation {plan.max_position_deviation * 1e3:.3f} mm"
+                 if np.isfinite(plan.max_position_deviation) else "")
+    summary = f"{count} moves, cycle time {plan.trajectory.duration:.3f} s{deviation}" + \
+        "".join(f"; note: {note}" for note in plan.notes)
     if goal.plan_only:
         return GoalOutcome(Result.SUCCESS, f"planned (plan_only): {summary}")
     return GoalOutcome(Result.SUCCESS, f"planned: {summary}", plan.trajectory, f"executed: {summary}")

@@ -178,7 +178,7 @@ def test_waypoints_in_world_and_tf_style_frames_are_accepted(panda):
     assert tool.isApprox(panda.fk(q) * base, 1e-12)
 
 
-# ---- motion programs (ros/program_conversions.py) -------------------------------------------------------
+# ---- motion programs (ros/path_conversions.py) ----------------------------------------------------------
 def _program_goal(*moves, **fields):
     from robokin_interfaces.action import ExecuteCartesianPath
 
@@ -204,7 +204,7 @@ def test_program_moves_keep_their_fields_in_the_base_frame_and_robot_joint_order
     from robokin_interfaces.msg import MotionMove as MM
     from robokin_ros.core.path.config import PathConfig
     from robokin_ros.core.program.moves import MoveKind
-    from robokin_ros.ros.program_conversions import program_from_goal
+    from robokin_ros.ros.path_conversions import program_from_goal
 
     q = panda.home()
     target = np.linspace(-0.3, 0.3, panda.n)
@@ -268,7 +268,7 @@ def test_bad_program_moves_are_named(panda, case, words):
     from robokin_ros.core.errors import PathInputError
     from robokin_ros.core.frames import TransformLookupError
     from robokin_ros.core.path.config import PathConfig
-    from robokin_ros.ros.program_conversions import program_from_goal
+    from robokin_ros.ros.path_conversions import program_from_goal
 
     names, q = list(panda.joint_names), panda.home()
     pose = pose_stamped([0.4, 0.0, 0.4])
@@ -303,7 +303,7 @@ def test_program_plan_becomes_reports_and_an_outcome():
     from robokin_ros.core.path.result import PathStatus
     from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
     from robokin_ros.core.program.result import MoveReport, ProgramPlan
-    from robokin_ros.ros.program_conversions import goal_outcome
+    from robokin_ros.ros.path_conversions import goal_outcome
 
     Result = ExecuteCartesianPath.Result
     times = np.linspace(0.0, 1.5, 4)
@@ -355,7 +355,7 @@ def test_program_messages_round_trip(panda):
     from robokin_interfaces.action import ExecuteCartesianPath
     from robokin_ros.core.path.config import PathConfig
     from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
-    from robokin_ros.ros.program_conversions import motion_move_msgs, program_from_goal
+    from robokin_ros.ros.path_conversions import motion_move_msgs, program_from_goal
 
     start = panda.fk(panda.home())
     down = pin.SE3(start.rotation, start.translation + np.array([0.1, 0.0, -0.1]))

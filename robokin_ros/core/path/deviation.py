@@ -28,16 +28,15 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 from scipy.spatial import cKDTree
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
-from robokin_ros.core.path.checks import AxisSelection, pose_errors
-from robokin_ros.core.path.fk_kernel import pose_error_norms
+from robokin_ros.core.path.chain import WHOLE_ANGLE, pose_error_norms
 from robokin_ros.core.path.geometry import DensePath
-from robokin_ros.core.path.projection_kernel import nearest_distances, nearest_on_intervals
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays, sample_times
-from robokin_ros.core.so3 import log3_batch, relative_angles, slerp_batch
+from robokin_ros.core.so3 import log3_batch, log3_into, relative_angles, slerp_batch
 
 INTERPOLATIONS = ("quintic", "cubic")
 _NEWTON_STEPS = 3        # from the chord solution; the quadratic term of a <= 1 mm interval is tiny
@@ -46,6 +45,41 @@ _NEWTON_STEPS = 3        # from the chord solution; the quadratic term of a <= 1
 _CANDIDATES = 2
 
 Fk = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]      # (K, n) -> rotations (K, 3, 3), positions (K, 3)
+
+
+class AxisSelection(NamedTuple):
+    """The constrained axes of a solve (from `PathIkSolver.axes`)."""
+
+    rows: np.ndarray          # (m,) constrained axis indices, 0-2 linear, 3-5 angular
+    tool_axes: bool           # True: the mask is in the tool's axes, False: in the base axes
+
+
+class PoseErrors(NamedTuple):
+    """Deviations per pose on the constrained axes."""
+
+    position: np.ndarray      # (K,) [m]
+    orientation: np.ndarray   # (K,) [rad]
+
+
+def pose_errors(R_act: np.ndarray, p_act: np.ndarray, R_tgt: np.ndarray, p_tgt: np.ndarray,
+                axes: AxisSelection) -> PoseErrors:
+    """Position [m] and orientation [rad] deviation on the constrained axes, per pose (K,) each.
+
+    Errors are target minus actual, in base axes or in the actual tool's axes (`axes.tool_axes`), and only
+    the components of the constrained `axes.rows` (0-2 linear, 3-5 angular) count.
+    """
+    rows = axes.rows
+    e_p = p_tgt - p_act                                                   # (K, 3) base axes
+    log = log3_batch(np.einsum("kij,klj->kil", R_tgt, R_act))             # of R_tgt R_act^T, base axes
+    e_w = log.vector
+    if axes.tool_axes:
+        e_p = np.einsum("kji,kj->ki", R_act, e_p)                          # R_act^T e
+        e_w = np.einsum("kji,kj->ki", R_act, e_w)
+    lin, ang = rows[rows < 3], rows[rows >= 3] - 3
+    pos = np.linalg.norm(e_p[:, lin], axis=1) if len(lin) else np.zeros(len(e_p))
+    rot = np.linalg.norm(e_w[:, ang], axis=1) if len(ang) else np.zeros(len(e_p))
+    rot = np.where(log.angle > WHOLE_ANGLE, log.angle, rot) if len(ang) else rot
+    return PoseErrors(pos, rot)
 
 
 class TrajectoryDeviation(NamedTuple):
@@ -235,3 +269,92 @@ def _position_distances(path: DensePath, p: np.ndarray) -> np.ndarray:
     nearest_distances(path.positions, path.mid_positions, np.ascontiguousarray(candidates, dtype=np.int64),
                       np.ascontiguousarray(p, dtype=float), _NEWTON_STEPS, distance)
     return distance
+
+
+# The compiled core of `project_onto_path`: the best point of each pose's candidate intervals.
+#
+# For every pose and candidate interval i it forms the weighted error E(u) = e0 + u e1 + u^2 e2 (6,) of
+# `project_onto_path` (position: the quadratic through sample, midpoint and next sample; orientation:
+# log(R_i R^T) + u R_i w_i to first order), minimises |E(u)|^2 over u in [0, 1] from the chord's minimiser with
+# Newton steps, and keeps the interval with the smallest error. In numpy this took a dozen (K * 4, 6) temporaries
+# and two batched logs per call: most of a program's verification time.
+
+
+@njit(cache=True)
+def _dot(x, y):
+    total = 0.0
+    for j in range(x.shape[0]):
+        total += x[j] * y[j]
+    return total
+
+
+@njit(cache=True)
+def _best_fraction(e0, e1, e2, newton_steps):
+    """(u, |E(u)|^2) minimising |e0 + u e1 + u^2 e2|^2 on [0, 1]: chord minimiser, then Newton steps."""
+    chord = e1 + e2
+    u = min(max(-_dot(e0, chord) / max(_dot(chord, chord), 1e-300), 0.0), 1.0)
+    for _ in range(newton_steps):
+        E, dE = e0 + u * (e1 + u * e2), e1 + 2.0 * u * e2
+        curvature = _dot(dE, dE) + 2.0 * _dot(E, e2)
+        if curvature > 0.0:
+            u = min(max(u - _dot(E, dE) / max(curvature, 1e-300), 0.0), 1.0)
+    E = e0 + u * (e1 + u * e2)
+    return u, _dot(E, E)
+
+
+@njit(cache=True)
+def _to_tool_axes(R, e):
+    """Both 3-vectors of e (6,) in the axes of R (R^T v), in place."""
+    for half in range(2):
+        x, y, z = e[3 * half], e[3 * half + 1], e[3 * half + 2]
+        for r in range(3):
+            e[3 * half + r] = R[0, r] * x + R[1, r] * y + R[2, r] * z
+
+
+@njit(cache=True)
+def nearest_on_intervals(positions, mids, rotations, w_body, candidates, R, p, weights, tool_axes, newton_steps,
+                         interval, fraction):
+    """interval[k], fraction[k] = the best of candidates[k] (K, C) for the pose R[k], p[k], in the weighted
+    metric `weights` (6,); positions (N, 3), mids (N - 1, 3), rotations (N, 3, 3) of the path, w_body (N - 1, 3)
+    the body rotation of each interval. Ties go to the first candidate."""
+    e0, e1, e2, g, D = np.empty(6), np.empty(6), np.empty(6), np.empty(3), np.empty((3, 3))
+    for k in range(candidates.shape[0]):
+        best = np.inf
+        for c in range(candidates.shape[1]):
+            i = candidates[k, c]
+            Ra = rotations[i]
+            for r in range(3):
+                for s in range(3):
+                    D[r, s] = Ra[r, 0] * R[k, s, 0] + Ra[r, 1] * R[k, s, 1] + Ra[r, 2] * R[k, s, 2]   # Ra R^T
+            log3_into(D, g)
+            for r in range(3):
+                a, m, b = positions[i, r], mids[i, r], positions[i + 1, r]
+                e0[r], e1[r], e2[r] = a - p[k, r], 4.0 * m - 3.0 * a - b, 2.0 * a + 2.0 * b - 4.0 * m
+                e0[3 + r] = g[r]
+                e1[3 + r] = Ra[r, 0] * w_body[i, 0] + Ra[r, 1] * w_body[i, 1] + Ra[r, 2] * w_body[i, 2]
+                e2[3 + r] = 0.0
+            if tool_axes:
+                _to_tool_axes(R[k], e0)
+                _to_tool_axes(R[k], e1)
+                _to_tool_axes(R[k], e2)
+            u, cost = _best_fraction(e0 * weights, e1 * weights, e2 * weights, newton_steps)
+            if cost < best or c == 0:
+                best, interval[k], fraction[k] = cost, i, u
+
+
+@njit(cache=True)
+def nearest_distances(positions, mids, candidates, p, newton_steps, distance):
+    """distance[k] = the smallest distance of the point p[k] from the path's position curve over candidates[k]
+    (K, C): the position-only form of `nearest_on_intervals`, in 3-D."""
+    e0, e1, e2 = np.empty(3), np.empty(3), np.empty(3)
+    for k in range(candidates.shape[0]):
+        best = np.inf
+        for c in range(candidates.shape[1]):
+            i = candidates[k, c]
+            for r in range(3):
+                a, m, b = positions[i, r], mids[i, r], positions[i + 1, r]
+                e0[r], e1[r], e2[r] = a - p[k, r], 4.0 * m - 3.0 * a - b, 2.0 * a + 2.0 * b - 4.0 * m
+            cost = _best_fraction(e0, e1, e2, newton_steps)[1]
+            if cost < best or c == 0:
+                best = cost
+        distance[k] = np.sqrt(best)

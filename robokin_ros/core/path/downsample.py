@@ -14,9 +14,8 @@ from scipy.interpolate import CubicSpline, PPoly
 from scipy.linalg import solve_banded
 
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
-from robokin_ros.core.path.chain import ChainFk
-from robokin_ros.core.path.checks import AxisSelection
-from robokin_ros.core.path.fk_kernel import chain_fk, pose_error_norms
+from robokin_ros.core.path.chain import ChainFk, chain_fk, pose_error_norms
+from robokin_ros.core.path.deviation import AxisSelection
 from robokin_ros.core.path.geometry import DensePath
 from robokin_ros.core.path.result import DownsampleResult
 

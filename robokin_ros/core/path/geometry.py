@@ -1,11 +1,11 @@
 """Cartesian path geometry: straight segments, circular arcs, Bezier corner blends and dense interpolation.
 
 A path runs from a start pose through N waypoints. Each segment moves the position on a straight line (MoveL)
-or, with an `arc_vias` entry, on the circular arc through that via position (MoveC, see core/path/arcs.py), and
+or, with an `arc_vias` entry, on the circular arc through that via position (MoveC, see core/path/segments.py), and
 the orientation by SLERP (shortest rotation) in proportion to the distance travelled along the segment.
 At an interior corner with blend radius r > 0 the position follows a Bezier curve from the point r (of arc
 length) before the corner (B0) to the point r after it: between two lines a quadratic with the corner as
-control point; next to an arc the tangent-continuous cubic of `arcs.cubic_blend` (the same curve for two
+control point; next to an arc the tangent-continuous cubic of `segments.cubic_blend` (the same curve for two
 lines). The orientation is SLERPed over the blend's Bezier parameter between the segment orientations at the
 two cut points, so orientation stays continuous and is consistent with both neighbouring segments.
 
@@ -48,9 +48,8 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.errors import BlendRadiusError, EmptyPathError, PathInputError
-from robokin_ros.core.path.arcs import arc_spacing
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
-from robokin_ros.core.path.segments import Segment, corner_blend, end_tangents, make_segments
+from robokin_ros.core.path.segments import Segment, arc_spacing, corner_blend, end_tangents, make_segments
 from robokin_ros.core.so3 import log3_batch, relative_angles
 from robokin_ros.core.spatial import pose_from_xyzw
 

@@ -14,8 +14,8 @@ from typing import NamedTuple
 import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.path.grid_ratios import binding_limits, limit_name
 from robokin_ros.core.path.timing import TimedTrajectory
+from robokin_ros.core.path.toppra_run import binding_limits, limit_name
 from robokin_ros.core.trajectory.arrays import sample_times
 from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit, tool_speeds
 

@@ -78,7 +78,7 @@ class TimingReport:
     # the same peaks on the spline a joint_trajectory_controller plays through the points
     # (core/trajectory/outgoing_check.py); the time-optimal profile's acceleration steps, replayed by the controller's
     # quintic, overshoot by up to ~37 % of a step, so toppra plans with the acceleration limits times a share (the
-    # smallest is reported, 1 = all of them; core/path/played.py) and a residue is stretched away (1 = no stretch)
+    # smallest is reported, 1 = all of them; core/path/timing.py) and a residue is stretched away (1 = no stretch)
     played_velocity_ratio: float = float("nan")
     played_acceleration_ratio: float = float("nan")
     planned_acceleration_share: float = 1.0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.path.checks import AxisSelection
+from robokin_ros.core.path.deviation import AxisSelection
 from robokin_ros.core.path.reach import ArmReach
 from robokin_ros.core.robot import RobotModel
 

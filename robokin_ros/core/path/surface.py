@@ -6,8 +6,7 @@
 - dense solve: `PathIkSolver` (incremental IK along a dense path, its batched FK and axis selection), `PathIkResult`,
   `PathStatus`, `Deviations`;
 - timing of a run: downsampling (`downsample`, `path_parameter`), toppra (`time_optimal`, `ToolSpeedLimit`,
-  `LimitSchedule`, `stretch_reports`), the rest-to-rest sections of a waypoint path (`time_solved_path`,
-  `time_section`, `resting_plan`) and joining their reports (`join_reports`);
+  `LimitSchedule`, `stretch_reports`) and joining the reports of rest-to-rest pieces (`join_reports`);
 - verification: `trajectory_deviation`, `played_deviation` (on `chain_fk`) and the tool speeds (`tool_speeds`);
 - the request's frame: `PathConfig`, `PlanningBudget` (time budget and cancel), `AxisSelection`.
 
@@ -18,11 +17,10 @@ the joint line of a joint move are `core/trajectory/`'s (`arrays`, `profiles`), 
 from __future__ import annotations
 
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
-from robokin_ros.core.path.checks import AxisSelection
+from robokin_ros.core.path.chain import chain_fk
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.deviation import played_deviation, trajectory_deviation
+from robokin_ros.core.path.deviation import AxisSelection, played_deviation, trajectory_deviation
 from robokin_ros.core.path.downsample import downsample, path_parameter
-from robokin_ros.core.path.fk_kernel import chain_fk
 from robokin_ros.core.path.geometry import (
     DUPLICATE_TOLERANCE,
     DensePath,
@@ -34,7 +32,6 @@ from robokin_ros.core.path.geometry import (
 from robokin_ros.core.path.limit_schedule import LimitSchedule, StretchReport, stretch_reports
 from robokin_ros.core.path.reach import ArmReach, arm_reach
 from robokin_ros.core.path.result import Deviations, DownsampleResult, PathIkResult, PathPlan, PathStatus, TimingReport
-from robokin_ros.core.path.sections import resting_plan, time_section, time_solved_path
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.path.timing import TimedTrajectory, join_reports, time_optimal
 from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit, tool_speeds
@@ -46,7 +43,6 @@ __all__ = [
     "ArmReach",
     "arm_reach", "Deviations", "DownsampleResult", "PathIkResult", "PathPlan",
     "PathStatus",
-    "TimingReport", "join_reports", "resting_plan", "time_section",
-    "time_solved_path", "PathIkSolver", "TimedTrajectory", "time_optimal", "ToolSpeedLimit",
+    "TimingReport", "join_reports", "PathIkSolver", "TimedTrajectory", "time_optimal", "ToolSpeedLimit",
     "tool_speeds",
 ]

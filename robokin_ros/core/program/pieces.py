@@ -1,7 +1,9 @@
 """Solving a program's moves into dense joint pieces: one per group of consecutive Cartesian moves (one blended
 path through the path IK), one per MoveJ (a joint-space line to joint values or to a pose by IK).
 
-A piece that cannot be solved to its end comes back with its solved prefix and a `PieceFailure` naming the move.
+A MoveJ is a straight line in joint space, sampled every JOINT_SAMPLE_STEP so the zone search and the timing spline
+see its shape. A piece that cannot be solved to its end comes back with its solved prefix and a `PieceFailure`
+naming the move.
 """
 from __future__ import annotations
 
@@ -20,8 +22,17 @@ from robokin_ros.core.path.surface import (
     PlanningBudget,
     build_path,
 )
-from robokin_ros.core.program.joint_blends import joint_line
 from robokin_ros.core.program.moves import MotionProgram, MoveKind
+
+
+JOINT_SAMPLE_STEP = 0.01       # [rad | m] largest joint change between MoveJ samples
+
+
+def joint_line(q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """Samples (K, n) of the straight joint-space line q0 -> q1, ends included, at most JOINT_SAMPLE_STEP apart."""
+    count = max(1, int(np.ceil(float(np.abs(q1 - q0).max()) / JOINT_SAMPLE_STEP - 1e-9)))
+    t = np.linspace(0.0, 1.0, count + 1)[:, None]
+    return q0 + t * (q1 - q0)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ scalings by core/scaling.py's rule, axis mask, reach), then plans the program's 
 - a motion program, run by run (the moves up to and including the next "fine" one):
   1. pieces: consecutive MoveL/MoveC as one blended Cartesian path through the path IK (`pieces.solve_cartesian`),
      each MoveJ as a joint-space line (`pieces.solve_joint_move`);
-  2. assembly: zones next to a MoveJ become joint-space blends, Cartesian parts are downsampled (`assembly`);
-  3. timing: toppra over the run's spline under each move's limits (`run_timing`);
+  2. assembly: zones next to a MoveJ become joint-space blends, Cartesian parts are downsampled (`runs.build_run`);
+  3. timing: toppra over the run's spline under each move's limits (`runs.time_run`);
   4. verification: the played trajectory against each Cartesian move's geometry.
   Runs are joined rest to rest. A move that cannot be planned ends the program there: the solved part is timed,
   ending at rest, and returned with the failure.
@@ -43,7 +43,7 @@ from robokin_ros.core.program.moves import MotionProgram, check_program, waypoin
 from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_cartesian, solve_joint_move, \
     zero_length_moves
 from robokin_ros.core.program.result import MotionPlan
-from robokin_ros.core.program.run_timing import TimedRun, empty_reports, move_reports, runs_deviation, time_run
+from robokin_ros.core.program.runs import TimedRun, empty_reports, move_reports, runs_deviation, time_run
 from robokin_ros.core.program.waypoint_plans import plan_waypoints
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.scaling import resolve_scaling

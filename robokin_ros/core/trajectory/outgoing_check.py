@@ -13,7 +13,7 @@ its exact extrema (core/trajectory/quintic_peaks.py); a cubic's or a line's by s
 acceleration polynomial and refining the largest sample of each joint by Newton steps on its derivative (exact for
 their low degrees).
 
-The planners plan for this spline (core/path/played.py), so `LIMIT_TOLERANCE` only absorbs numerical noise;
+The planners plan for this spline (core/path/timing.py), so `LIMIT_TOLERANCE` only absorbs numerical noise;
 anything above it is a planning bug, reported as such: path_ik_node then sends nothing and ends the goal with
 INTERNAL_ERROR and the message, never a motion.
 """
@@ -37,7 +37,7 @@ from robokin_ros.core.trajectory.controller_rules import (
 from robokin_ros.core.trajectory.quintic_peaks import quintic_peaks
 
 # relative excess over a limit taken as numerical noise: the planners keep the played spline within 1e-3 of the
-# limits (core/path/played.py), and message times are whole nanoseconds
+# limits (core/path/timing.py, `played_ratios`), and message times are whole nanoseconds
 LIMIT_TOLERANCE = 2e-3
 _GRID = 9                # samples per interval (ends included) before the Newton refinement
 _NEWTON_STEPS = 4

@@ -2,7 +2,7 @@
 (core/trajectory/outgoing_check.py).
 
 Why a kernel: the planners measure the controller's spline of every rest-to-rest section while timing it
-(core/path/played.py), often a handful of intervals; the numpy form spends ~0.3 ms per call in array overheads,
+(core/path/timing.py), often a handful of intervals; the numpy form spends ~0.3 ms per call in array overheads,
 which a path of hundreds of tiny sections paid twice per section (issue 24, item 9). This loop costs microseconds.
 
 Why exact: on an interval the acceleration is a cubic in the unit parameter s, so its extrema are at the ends or at

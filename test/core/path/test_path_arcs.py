@@ -1,5 +1,5 @@
 """Circular arcs (MoveC), cubic blends next to them and per-corner blend radii, each checked against geometry
-computed here from the circle's definition (centre, radius, plane), not from core/path/arcs.py."""
+computed here from the circle's definition (centre, radius, plane), not from core/path/segments.py."""
 import math
 
 import numpy as np

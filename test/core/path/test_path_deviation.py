@@ -11,7 +11,7 @@ import pytest
 from scipy.spatial import cKDTree
 
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.path.checks import AxisSelection, pose_errors
+from robokin_ros.core.path.deviation import AxisSelection, pose_errors
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.deviation import controller_positions, project_onto_path, trajectory_deviation
 from robokin_ros.core.path.geometry import build_path

@@ -8,7 +8,7 @@ import pytest
 from robokin_ros.core.dls import _cholesky_pass, bounded_dls, bounded_dls_fast_into, bounded_dls_into, scratch_size
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path
-from robokin_ros.core.path.ik_kernel import chain_pose_jacobian
+from robokin_ros.core.path.chain import chain_pose_jacobian
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.robot import RobotModel
 

@@ -14,11 +14,11 @@ sections that are straight lines in joint space, now STRAIGHT_GRID points.
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.path import played, timing, toppra_run
+from robokin_ros.core.path import timing, toppra_run
 from robokin_ros.core.trajectory import outgoing_check
 from robokin_ros.core.path.budget import UNLIMITED
 from robokin_ros.core.path.config import PathConfig
-from robokin_ros.core.path.const_accel import ConstAccelTrajectory
+from robokin_ros.core.path.toppra_run import ConstAccelTrajectory
 from robokin_ros.core.program.moves import waypoint_program
 from robokin_ros.core.program.planner import MotionPlanner, ensure_compiled
 
@@ -80,7 +80,7 @@ def test_each_section_measures_its_played_spline_compiled_and_samples_each_verif
     def counted(name, function):
         return lambda *a, **k: counts.__setitem__(name, counts[name] + 1) or function(*a, **k)
     monkeypatch.setattr(ConstAccelTrajectory, "states", counted("states", ConstAccelTrajectory.states))
-    monkeypatch.setattr(played, "quintic_peaks", counted("kernel", played.quintic_peaks))
+    monkeypatch.setattr(timing, "quintic_peaks", counted("kernel", timing.quintic_peaks))
     monkeypatch.setattr(outgoing_check, "_value", counted("numpy", outgoing_check._value))
     grid = toppra_run.grid
     monkeypatch.setattr(toppra_run, "grid", lambda *a: grids.append(grid(*a)) or grids[-1])

@@ -8,7 +8,8 @@ import pytest
 
 from robokin_ros.core.errors import PathInputError
 from robokin_ros.core.path.chain import ChainFk
-from robokin_ros.core.path.checks import AxisSelection, check_block
+from robokin_ros.core.path.deviation import AxisSelection
+from robokin_ros.core.path.solver import check_block
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.geometry import build_path
 from robokin_ros.core.path.reach import ABSURD_REACH_FACTOR, arm_reach

@@ -5,11 +5,9 @@ import numpy as np
 import pytest
 from scipy.interpolate import CubicSpline
 
-from robokin_ros.core.path.chain import ChainFk
-from robokin_ros.core.path.checks import AxisSelection, pose_errors
-from robokin_ros.core.path.deviation import pose_deviations, project_onto_path
+from robokin_ros.core.path.chain import ChainFk, chain_fk
+from robokin_ros.core.path.deviation import AxisSelection, pose_deviations, pose_errors, project_onto_path
 from robokin_ros.core.path.downsample import refinement_spline
-from robokin_ros.core.path.fk_kernel import chain_fk
 from robokin_ros.core.path.geometry import DensePath
 from robokin_ros.core.path.limit_schedule import LimitSchedule, stretch_reports
 from robokin_ros.core.path.timing import ToolSpeedLimit, time_optimal

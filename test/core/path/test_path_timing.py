@@ -142,8 +142,7 @@ def test_const_accel_trajectory_matches_toppra_and_stretches(panda):
     import toppra as ta
     import toppra.algorithm as algo
 
-    from robokin_ros.core.path.const_accel import ConstAccelTrajectory
-    from robokin_ros.core.path.toppra_run import grid, joint_constraints
+    from robokin_ros.core.path.toppra_run import ConstAccelTrajectory, grid, joint_constraints
     rng = np.random.default_rng(4)
     waypoints = panda.home() + np.cumsum(rng.uniform(-0.1, 0.1, (6, 7)), axis=0)
     ss = np.concatenate([[0], np.cumsum(np.linalg.norm(np.diff(waypoints, axis=0), axis=1))])
@@ -190,7 +189,7 @@ def test_const_accel_trajectory_matches_toppra_and_stretches(panda):
 
 def test_the_planner_leaves_matplotlib_unloaded_and_toppras_plotting_still_works():
     """toppra imports pyplot for plotting robokin never calls (~28 MB per planning process); the planner imports it
-    behind stand-ins (core/path/toppra_import.py) that load the real pyplot on first use."""
+    behind stand-ins (core/path/toppra_constraints.py) that load the real pyplot on first use."""
     code = ("import sys\n"
             "import robokin_ros.core.program.planner\n"
             "assert 'matplotlib' not in sys.modules and 'matplotlib.pyplot' not in sys.modules, 'pyplot loaded'\n"

@@ -8,7 +8,7 @@ from robokin_ros.core.errors import ConfigError
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.downsample import path_parameter
 from robokin_ros.core.path.result import TimingReport
-from robokin_ros.core.path.grid_ratios import binding_limits
+from robokin_ros.core.path.toppra_run import binding_limits
 from robokin_ros.core.path.timing import ToolSpeedLimit, join_reports, time_optimal
 from robokin_ros.core.program.moves import waypoint_program
 from robokin_ros.core.program.planner import MotionPlanner
