@@ -71,7 +71,7 @@ def _report(robot: RobotModel, recording: Recording, result, t_start: float, t_e
     planned = [robot.fk(np.array(p.positions)).translation for p in points]
     q = recording.arrays(t_start, t_end).positions
     measured = np.array([robot.fk(qi).translation for qi in q])
-    deviation = _distance_to_polyline(measured, np.array(planned)) if len(planned) > 1 and len(q) else None
+    deviation = distance_to_polyline(measured, np.array(planned)) if len(planned) > 1 and len(q) else None
     duration = duration_seconds(points[-1].time_from_start) if points else 0.0
     print(f"  result: code {result.error_code}, fraction {result.fraction:.3f}: {result.message}")
     print(f"  trajectory: {len(points)} points, {duration:.2f} s; executed in "
@@ -93,7 +93,7 @@ def execute_goal(executor, client, goal):
     return result_future.result().result if result_future.done() else None
 
 
-def _distance_to_polyline(points: np.ndarray, polyline: np.ndarray) -> np.ndarray:
+def distance_to_polyline(points: np.ndarray, polyline: np.ndarray) -> np.ndarray:
     """Distance of each point (k, 3) to the polyline (m, 3) [m]."""
     a, b = polyline[:-1], polyline[1:]                                # (m-1, 3)
     ab = b - a

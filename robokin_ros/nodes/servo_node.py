@@ -172,6 +172,27 @@ class ServoNode(RobokinNode):
                                f"{list(self._joint_names)}, {cfg.rate_hz:.0f} Hz, output "
                                f"{cfg.command_out_type} on {self._command_pub.topic_name}")
 
+    # ---- read-only views for tests and tools that watch the node (nothing here changes what the node does) -------
+    @property
+    def servo(self) -> Servo:
+        """The core servo this node drives (its config, limits, step)."""
+        return self._servo
+
+    @property
+    def command_type(self) -> CommandType:
+        """The command type the servo follows now (switched by the service or by a fresh command)."""
+        return self._command_type.current
+
+    @property
+    def scene_inbox(self) -> SceneInbox:
+        """The bounded queue of scene changes waiting for the tick (what the scene subscriptions offer to)."""
+        return self._scene
+
+    @property
+    def tick_timer(self):
+        """The rclpy timer that runs the servo tick at publish_period."""
+        return self._timer
+
     # ---- callbacks: store only ----------------------------------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
         # Checked on arrival, not at the tick: a refused state (a joint named twice, an old stamp) must not displace

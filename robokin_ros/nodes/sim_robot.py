@@ -126,6 +126,22 @@ class SimRobot(RobokinNode):
                                f"{np.round(self._joints.positions, 4).tolist()}; trajectory action "
                                f"{cfg.action_name()}")
 
+    # ---- read-only views of the simulated arm, for tests and tools that watch it --------------------------
+    @property
+    def joint_positions(self) -> np.ndarray:
+        """The simulated joint positions now [rad | m, chain order]; a copy, so a reader cannot move the arm."""
+        return self._joints.positions.copy()
+
+    @property
+    def joint_velocities(self) -> np.ndarray:
+        """The simulated joint velocities now [rad/s | m/s, chain order]; a copy."""
+        return self._joints.velocities.copy()
+
+    @property
+    def tf_paused(self) -> bool:
+        """True while /tf is left to a running robot_state_publisher; false when this node publishes no /tf."""
+        return self._tf is not None and self._tf.paused
+
     def _apply_config(self, cfg: SimRobotConfig) -> None:
         """Runtime update of the controller switches and goal_time (the other fields are read-only)."""
         self._config, self._switches = cfg, switches_of(cfg)

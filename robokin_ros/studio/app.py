@@ -144,9 +144,10 @@ class StudioApp:
                 session.advance(dt)
                 if session.mode != TRACKING and not self.gizmo.dragging:
                     self._rest_gizmo()
-            self.updater.run(self.server, self.arm, self.settings, self._status())
+            self.updater.run(self.server, self.arm, self.settings, self.status_text())
 
-    def _status(self) -> str:
+    def status_text(self) -> str:
+        """The status the panel shows now (markdown): the live link's, or the session's mode and message."""
         session = self.arm.session
         if self.live is not None:
             problem = self.live.problem()

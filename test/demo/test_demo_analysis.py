@@ -1,7 +1,7 @@
 """The demo's report arithmetic (pure numpy), checked on synthetic recordings with known answers."""
 import numpy as np
 
-from robokin_ros.demo.path import _distance_to_polyline
+from robokin_ros.demo.path import distance_to_polyline
 from robokin_ros.demo.script import demo_phases, time_to_stop, tool_velocities
 
 
@@ -24,10 +24,10 @@ def test_time_to_stop():
     assert time_to_stop(times, np.zeros((len(times), 2)), 0.4) == 0.0
 
 
-def test_distance_to_polyline():
+def testdistance_to_polyline():
     square = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0]], float)
     points = np.array([[0.5, 0.2, 0.0], [1.3, 0.5, 0.0], [2.0, 2.0, 0.0], [0.5, 0.0, 0.4]])
-    np.testing.assert_allclose(_distance_to_polyline(points, square), [0.2, 0.3, np.hypot(1, 1), 0.4])
+    np.testing.assert_allclose(distance_to_polyline(points, square), [0.2, 0.3, np.hypot(1, 1), 0.4])
 
 
 def test_demo_script_phases_end_in_silence_after_motion():

@@ -5,7 +5,7 @@ from geometry_msgs.msg import Pose
 from moveit_msgs.msg import CollisionObject, PlanningScene
 from shape_msgs.msg import SolidPrimitive
 from ros_helpers import spin_for, spin_until
-from test_servo_inputs import _twist_z, panda, start  # noqa: F401
+from test_servo_inputs import twist_z, panda, start  # noqa: F401
 
 from robokin_ros.core.servo.status import ServoStatus
 
@@ -27,13 +27,13 @@ def test_a_moveit_collision_object_halts_the_arm_and_a_full_planning_scene_remov
     p2.position.z = -0.05
     block.primitive_poses = [Pose(), p2]
     objects.publish(block)
-    c.every_10_ms(3.5, lambda: c.twists.publish(_twist_z(-0.25)))
+    c.every_10_ms(3.5, lambda: c.twists.publish(twist_z(-0.25)))
     halted = c.statuses[-1]
     assert halted.code == ServoStatus.HALT_FOR_COLLISION and "block" in halted.message, halted.message
     still = c.states[-1][1]
     # a full scene without the block removes both of its shapes
     scenes.publish(PlanningScene(is_diff=False))
-    c.every_10_ms(0.5, lambda: c.twists.publish(_twist_z(-0.25)))
+    c.every_10_ms(0.5, lambda: c.twists.publish(twist_z(-0.25)))
     assert panda.fk(c.states[-1][1]).translation[2] < panda.fk(still).translation[2] - 0.01
     bad = CollisionObject(id="prism", operation=CollisionObject.ADD)
     bad.primitives = [SolidPrimitive(type=SolidPrimitive.PRISM, dimensions=[0.1])]

@@ -181,14 +181,14 @@ def test_an_internal_error_in_the_tick_stops_the_arm_within_the_limits_and_names
     executor.add_node(SimRobot(context=context, parameter_overrides=[Parameter("rate", value=200.0)]))
     probe = Probe(ros)
     probe.wait_connected()
-    amax = servo._servo.acceleration_limits
-    real_step, failing = servo._servo.step, []
+    amax = servo.servo.acceleration_limits
+    real_step, failing = servo.servo.step, []
 
     def step(now):
         if failing:
             raise RuntimeError("injected fault")
         return real_step(now)
-    servo._servo.step = step
+    servo.servo.step = step
     probe.stream(0.8, linear=(0.0, 0.3, 0.0))
     assert np.abs(probe.joint_velocities[-1][1]).max() > 0.05
     failing.append(True)
@@ -199,7 +199,7 @@ def test_an_internal_error_in_the_tick_stops_the_arm_within_the_limits_and_names
     assert "internal error in the servo tick" in named[0] and "RuntimeError: injected fault" in named[0], named
     assert max(np.abs(v).max() for _, v in probe.joint_velocities[-5:]) < 1e-9, "the arm must come to rest"
     # judged from what the controller received around the fault (the last windows before it, any after it)
-    order = [probe.trajectories[-1].joint_names.index(name) for name in servo._robot.joint_names]
+    order = [probe.trajectories[-1].joint_names.index(name) for name in servo.servo.robot.joint_names]
     windows = [SimpleNamespace(stamp=s.stamp[0] + 1e-9 * s.stamp[1], times=s.times, positions=s.positions[:, order],
                                velocities=s.velocities[:, order]) for s in probe.trajectories[windows_before - 3:]]
     spline, points, where = within_windows(windows, amax)

@@ -219,17 +219,17 @@ def test_a_scene_object_added_at_runtime_halts_the_arm_at_the_minimum_distance_a
     block.pose.orientation.w = 1.0
     block.primitive = SolidPrimitive(type=SolidPrimitive.BOX, dimensions=[0.2, 0.2, 0.04])
     scene.publish(block)
-    c.every_10_ms(3.5, lambda: c.twists.publish(_twist_z(-0.25)))          # 0.1 m/s down onto the block
+    c.every_10_ms(3.5, lambda: c.twists.publish(twist_z(-0.25)))          # 0.1 m/s down onto the block
     halted = c.statuses[-1]
     assert halted.code == ServoStatus.HALT_FOR_COLLISION and "block" in halted.message, halted.message
     still = c.states[-1][1]
-    c.every_10_ms(0.3, lambda: c.twists.publish(_twist_z(-0.25)))
+    c.every_10_ms(0.3, lambda: c.twists.publish(twist_z(-0.25)))
     assert np.abs(c.states[-1][1] - still).max() < 1e-6
     texts = [m.text for array in markers for m in array.markers if m.type == m.TEXT_VIEW_FACING]
     assert any("block" in t and "mm" in t for t in texts), texts[-3:]
     # the block removed: the same command moves the arm down again
     scene.publish(SceneObjectMsg(operation=SceneObjectMsg.REMOVE, id="block"))
-    c.every_10_ms(0.5, lambda: c.twists.publish(_twist_z(-0.25)))
+    c.every_10_ms(0.5, lambda: c.twists.publish(twist_z(-0.25)))
     assert panda.fk(c.states[-1][1]).translation[2] < panda.fk(still).translation[2] - 0.01
     # a malformed object is refused with its reason, and the node keeps running
     scene.publish(SceneObjectMsg(operation=SceneObjectMsg.MOVE, id="nothing"))
@@ -237,7 +237,7 @@ def test_a_scene_object_added_at_runtime_halts_the_arm_at_the_minimum_distance_a
     assert any("scene object rejected" in s.message and "nothing" in s.message for s in c.statuses)
 
 
-def _twist_z(z: float) -> TwistStamped:
+def twist_z(z: float) -> TwistStamped:
     msg = TwistStamped()
     msg.header.frame_id = "panda_link0"
     msg.twist.linear.z = z

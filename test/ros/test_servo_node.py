@@ -191,7 +191,7 @@ def test_the_simulated_arm_moves_at_the_commanded_velocity_and_stops_smoothly_wh
     executor.add_node(SimRobot(context=context, parameter_overrides=[Parameter("rate", value=200.0)]))
     probe = Probe(ros)
     probe.wait_connected()
-    amax = servo._servo.acceleration_limits
+    amax = servo.servo.acceleration_limits
     probe.stream(1.0, linear=(0.0, 0.3, 0.0))
     # each joint state of the last 0.4 s (0.5 s after the first command: past the acceleration ramp) beside the
     # velocity of the newest command received before it
@@ -204,7 +204,7 @@ def test_the_simulated_arm_moves_at_the_commanded_velocity_and_stops_smoothly_wh
     # most samples on the command (no systematic stop-and-go); a loaded machine may stall the one executor now and
     # then, and a late joint state then differences over the stall
     assert np.median(error) < 0.03 and np.quantile(error, 0.75) < 0.1, np.round(error, 3)
-    servo._timer.cancel()                                            # the stall: no more messages
+    servo.tick_timer.cancel()                                            # the stall: no more messages
     stalled_at = time.monotonic()
     spin_for(probe.executor, 0.6)
     # on a loaded machine the probe may still hold states published before the stall: take them all first
@@ -338,11 +338,11 @@ def test_joint_states_missing_stale_wrongly_sized_or_unordered(ros, panda):
 def test_runtime_parameter_update_applies_whole_or_not_at_all(graph):
     servo, sim, probe = graph
     ok = servo.set_parameters([Parameter("scale.linear", value=0.1)])[0]
-    assert ok.successful and servo._servo.config.scale.linear == 0.1
+    assert ok.successful and servo.servo.config.scale.linear == 0.1
     bad = servo.set_parameters_atomically([Parameter("scale.linear", value=0.3),
                                            Parameter("max_joint_acceleration", value=[1.0, 2.0])])
     assert not bad.successful and "max_joint_acceleration has 2 entries" in bad.reason
-    assert servo._servo.config.scale.linear == 0.1
+    assert servo.servo.config.scale.linear == 0.1
 
 
 def test_float64_velocity_output_drives_the_forward_velocity_controller(ros, panda):
@@ -426,15 +426,15 @@ def test_a_client_that_just_publishes_joint_jogs_moves_that_joint_alone(graph):
     # 0.3 rad/s while streamed (0.8 s) and until the last jog times out (0.1 s), plus the ramps: never faster
     assert 0.15 < moved[0] < 0.3 * (0.8 + 0.1 + 0.1), moved
     assert np.abs(moved[1:]).max() < 1e-6, moved
-    assert servo._command_type.current.name == "JOINT_JOG"
+    assert servo.command_type.name == "JOINT_JOG"
     # a twist while joint jogs are fresh is dropped; once they stopped, a twist takes the arm back
     _stream_joint_jog(probe, jogs, 0.2, ["panda_joint1"], [0.0])
     probe.twist(linear=(0.2, 0.0, 0.0))
     spin_for(probe.executor, 0.05)
-    assert servo._command_type.current.name == "JOINT_JOG"
+    assert servo.command_type.name == "JOINT_JOG"
     spin_for(probe.executor, 0.3)                           # the joint jog times out (0.1 s)
     probe.stream(0.3, linear=(0.2, 0.0, 0.0))
-    assert servo._command_type.current.name == "TWIST"
+    assert servo.command_type.name == "TWIST"
 
 
 def test_a_joint_jog_naming_an_unknown_joint_is_refused_with_the_name_and_nothing_moves(graph):
@@ -456,12 +456,12 @@ def test_a_flood_of_scene_objects_is_bounded_and_says_how_many_were_dropped(grap
     from robokin_ros.nodes.servo_node import SCENE_QUEUE_LIMIT
     servo, sim, probe = graph
     for i in range(SCENE_QUEUE_LIMIT + 50):
-        servo._scene.offer(SceneObject(operation=SceneObject.REMOVE, id=f"o{i}"))
-    assert len(servo._scene) == SCENE_QUEUE_LIMIT
+        servo.scene_inbox.offer(SceneObject(operation=SceneObject.REMOVE, id=f"o{i}"))
+    assert len(servo.scene_inbox) == SCENE_QUEUE_LIMIT
     spin_for(probe.executor, 0.5)
     messages = [s.message for s in probe.statuses if s.code == ServoStatus.INVALID_COMMAND]
     assert any("50 message(s) dropped, more than 100 changes were pending" in m for m in messages), messages[-3:]
     # this graph does not check collisions: each applied change is refused with that reason
     assert any("collision checking is off" in m for m in messages)
     spin_for(probe.executor, 0.5)
-    assert len(servo._scene) < SCENE_QUEUE_LIMIT
+    assert len(servo.scene_inbox) < SCENE_QUEUE_LIMIT

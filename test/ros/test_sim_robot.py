@@ -69,8 +69,8 @@ def test_a_rejected_topic_trajectory_is_counted_logged_and_leaves_the_previous_c
     commands = probe.create_publisher(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", 10)
     assert spin_until(executor, lambda: velocities.get_subscription_count() and commands.get_subscription_count())
     velocities.publish(Float64MultiArray(data=[0.05] * panda.n))
-    assert spin_until(executor, lambda: np.allclose(sim._joints.velocities, 0.05))
-    q = sim._joints.positions
+    assert spin_until(executor, lambda: np.allclose(sim.joint_velocities, 0.05))
+    q = sim.joint_positions
     moving_end = trajectory(panda.joint_names, (0.5, q + 0.1))
     moving_end.points[0].velocities = [0.0, 0.3] + [0.0] * (panda.n - 2)
     commands.publish(moving_end)
@@ -78,12 +78,12 @@ def test_a_rejected_topic_trajectory_is_counted_logged_and_leaves_the_previous_c
     expected = "Velocity of last trajectory point of joint panda_joint2 is not zero: 0.300000000000000"
     assert rejected == [expected] and sim.rejected_count == 1 and sim.last_rejection == expected
     spin_for(executor, 0.1)
-    np.testing.assert_allclose(sim._joints.velocities, 0.05)          # the velocity command still runs
+    np.testing.assert_allclose(sim.joint_velocities, 0.05)          # the velocity command still runs
     commands.publish(trajectory(panda.joint_names[:3], (0.5, q[:3])))   # partial: JTC's default refuses it
     assert spin_until(executor, lambda: sim.rejected_count == 2)
     assert sim.last_rejection == "Joints on incoming trajectory don't match the controller joints."
     commands.publish(trajectory(panda.joint_names, (0.5, q)))           # valid: accepted, nothing counted
-    assert spin_until(executor, lambda: np.allclose(sim._joints.velocities, 0.0, atol=1e-6), 5.0)
+    assert spin_until(executor, lambda: np.allclose(sim.joint_velocities, 0.0, atol=1e-6), 5.0)
     assert sim.rejected_count == 2
 
 
@@ -92,20 +92,20 @@ def test_switches_reproduce_a_permissive_controller(ros, panda):
                                     allow_nonzero_velocity_at_trajectory_end=True)
     commands = probe.create_publisher(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", 10)
     assert spin_until(executor, commands.get_subscription_count)
-    q0 = sim._joints.positions.copy()
+    q0 = sim.joint_positions
     partial = trajectory(["panda_joint3"], (0.3, [q0[2] + 0.1]))
     partial.points[0].velocities = [0.2]
     commands.publish(partial)
-    assert spin_until(executor, lambda: abs(sim._joints.positions[2] - q0[2] - 0.1) < 1e-9)
+    assert spin_until(executor, lambda: abs(sim.joint_positions[2] - q0[2] - 0.1) < 1e-9)
     assert sim.rejected_count == 0
-    np.testing.assert_allclose(np.delete(sim._joints.positions, 2), np.delete(q0, 2), atol=1e-12)   # held
+    np.testing.assert_allclose(np.delete(sim.joint_positions, 2), np.delete(q0, 2), atol=1e-12)   # held
 
 
 def test_goal_succeeds_with_feedback_and_a_rejected_goal_is_rejected(ros, panda):
     sim, probe, executor = make_sim(ros)
     client = ActionClient(probe, FollowJointTrajectory, ACTION)
     assert spin_until(executor, client.server_is_ready)
-    q0 = sim._joints.positions.copy()
+    q0 = sim.joint_positions
     feedback = []
     future = client.send_goal_async(FollowJointTrajectory.Goal(
         trajectory=trajectory(panda.joint_names, (0.4, q0 + 0.1))), feedback_callback=feedback.append)
@@ -113,7 +113,7 @@ def test_goal_succeeds_with_feedback_and_a_rejected_goal_is_rejected(ros, panda)
     done = result_of(executor, future.result())
     assert done.status == GoalStatus.STATUS_SUCCEEDED
     assert (done.result.error_code, done.result.error_string) == (Result.SUCCESSFUL, "Goal successfully reached!")
-    np.testing.assert_allclose(sim._joints.positions, q0 + 0.1, atol=1e-9)
+    np.testing.assert_allclose(sim.joint_positions, q0 + 0.1, atol=1e-9)
     last = feedback[-1].feedback
     assert list(last.joint_names) == list(panda.joint_names) and len(feedback) >= 3
     np.testing.assert_allclose(np.array(last.desired.positions) - last.actual.positions, last.error.positions)
@@ -130,17 +130,17 @@ def test_cancel_holds_the_arm_and_a_newer_goal_preempts(ros, panda):
     sim, probe, executor = make_sim(ros)
     client = ActionClient(probe, FollowJointTrajectory, ACTION)
     assert spin_until(executor, client.server_is_ready)
-    q0 = sim._joints.positions.copy()
+    q0 = sim.joint_positions
     handle = send_goal(executor, client, FollowJointTrajectory.Goal(
         trajectory=trajectory(panda.joint_names, (2.0, q0 + 0.4))))
-    assert spin_until(executor, lambda: sim._joints.positions[0] > q0[0] + 0.05)
+    assert spin_until(executor, lambda: sim.joint_positions[0] > q0[0] + 0.05)
     cancel = handle.cancel_goal_async()
     assert spin_until(executor, cancel.done)
     done = result_of(executor, handle)
     assert done.status == GoalStatus.STATUS_CANCELED and done.result.error_code == Result.SUCCESSFUL
-    stopped = sim._joints.positions.copy()
+    stopped = sim.joint_positions
     spin_for(executor, 0.2)
-    np.testing.assert_allclose(sim._joints.positions, stopped, atol=1e-6)     # held, not continued
+    np.testing.assert_allclose(sim.joint_positions, stopped, atol=1e-6)     # held, not continued
     assert stopped[0] < q0[0] + 0.3
 
     first = send_goal(executor, client, FollowJointTrajectory.Goal(
@@ -158,24 +158,24 @@ def test_path_tolerance_violation_aborts_and_holds(ros, panda):
     sim, probe, executor = make_sim(ros, velocity_limit_scale=0.2)      # an arm that lags fast commands
     client = ActionClient(probe, FollowJointTrajectory, ACTION)
     assert spin_until(executor, client.server_is_ready)
-    q0 = sim._joints.positions.copy()
+    q0 = sim.joint_positions
     goal = FollowJointTrajectory.Goal(trajectory=trajectory(panda.joint_names, (0.5, q0 + 0.5)))
     goal.path_tolerance = [JointTolerance(name=n, position=0.05) for n in panda.joint_names]
     done = result_of(executor, send_goal(executor, client, goal))
     assert done.status == GoalStatus.STATUS_ABORTED
     assert (done.result.error_code, done.result.error_string) == (
         Result.PATH_TOLERANCE_VIOLATED, "Aborted due to path tolerance violation")
-    stopped = sim._joints.positions.copy()
+    stopped = sim.joint_positions
     assert np.all(stopped - q0 < 0.1)                                   # stopped soon after the violation
     spin_for(executor, 0.1)
-    np.testing.assert_allclose(sim._joints.positions, stopped, atol=1e-6)
+    np.testing.assert_allclose(sim.joint_positions, stopped, atol=1e-6)
 
 
 def test_goal_time_tolerance_aborts_a_goal_the_arm_cannot_reach_in_time(ros, panda):
     sim, probe, executor = make_sim(ros, velocity_limit_scale=0.1)
     client = ActionClient(probe, FollowJointTrajectory, ACTION)
     assert spin_until(executor, client.server_is_ready)
-    q0 = sim._joints.positions.copy()
+    q0 = sim.joint_positions
     goal = FollowJointTrajectory.Goal(trajectory=trajectory(panda.joint_names, (0.2, q0 + 0.3)))
     goal.goal_tolerance = [JointTolerance(name=n, position=0.01) for n in panda.joint_names]
     goal.goal_time_tolerance = Duration(nanosec=100_000_000)
@@ -203,19 +203,19 @@ def test_link_tree_on_tf_matches_forward_kinematics_and_pauses_for_robot_state_p
         q = pin.Quaternion(t.rotation.w, t.rotation.x, t.rotation.y, t.rotation.z)
         base_T_tip = pin.SE3(q.matrix(), np.array([t.translation.x, t.translation.y, t.translation.z])) * base_T_tip
         frame = edges[frame].header.frame_id
-    np.testing.assert_allclose(base_T_tip.homogeneous, panda.fk(sim._joints.positions).homogeneous, atol=1e-6)
+    np.testing.assert_allclose(base_T_tip.homogeneous, panda.fk(sim.joint_positions).homogeneous, atol=1e-6)
 
     context, _ = ros
     rsp = rclpy.create_node("robot_state_publisher", context=context)
     executor.add_node(rsp)
-    assert spin_until(executor, lambda: sim._tf.paused)
+    assert spin_until(executor, lambda: sim.tf_paused)
     paused_at = sim.get_clock().now().nanoseconds
     spin_for(executor, 0.2)
     later = [m for m in moving if rclpy.time.Time.from_msg(m.transforms[0].header.stamp).nanoseconds > paused_at]
     assert not later, "sim_robot kept publishing /tf next to robot_state_publisher"
     executor.remove_node(rsp)
     rsp.destroy_node()
-    assert spin_until(executor, lambda: not sim._tf.paused and moving)
+    assert spin_until(executor, lambda: not sim.tf_paused and moving)
 
 
 def _publish_states(probe, executor, names, node_name="ur_driver_stand_in"):

@@ -289,7 +289,7 @@ def test_the_studio_in_live_mode_shows_the_joint_states_and_sends_the_gizmo(pand
     app = StudioApp("panda", port=free_port(), live=bridge)
     try:
         app.tick(0.03)
-        assert "no joint state on /joint_states yet" in app._status()
+        assert "no joint state on /joint_states yet" in app.status_text()
         measured = panda.home() + np.linspace(0.05, 0.35, panda.n)
         state = JointState(name=list(panda.joint_names), position=[float(v) for v in measured])
 
@@ -297,10 +297,10 @@ def test_the_studio_in_live_mode_shows_the_joint_states_and_sends_the_gizmo(pand
             app.tick(0.03)
             return np.array_equal(app.session.positions, measured)
         assert spin_until(executor, shown, each=lambda: publisher.publish(state))
-        assert "joint state" not in app._status()
+        assert "joint state" not in app.status_text()
         time.sleep(0.6)                              # no state for longer than LIVE_STALE_AFTER
         app.tick(0.03)
-        assert "s old: the arm shown may not be where the robot is" in app._status()
+        assert "s old: the arm shown may not be where the robot is" in app.status_text()
         target = panda.fk(measured).translation + np.array([0.03, 0.0, -0.02])
         assert spin_until(executor, lambda: servo.poses, each=lambda: app.move_gizmo(target))
         p = servo.poses[-1].pose.position
@@ -308,7 +308,7 @@ def test_the_studio_in_live_mode_shows_the_joint_states_and_sends_the_gizmo(pand
         assert app.session.mode == "idle"           # the simulated servo stays out of it in live mode
         status = ServoStatusMsg()
         status.message = "moving to the pose target"
-        assert spin_until(executor, lambda: "moving to the pose target" in app._status(),
+        assert spin_until(executor, lambda: "moving to the pose target" in app.status_text(),
                           each=lambda: servo.robokin_status.publish(status))
     finally:
         app.stop()

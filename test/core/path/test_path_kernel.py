@@ -100,7 +100,7 @@ def _python_reference_loop(robot, path, q0, cfg, axes):
     rows = None if len(axes.rows) == 6 else axes.rows
     tool_axes = axes.tool_axes and rows is not None
     lower, upper = robot.limits.lower + cfg.joint_limit_margin, robot.limits.upper - cfg.joint_limit_margin
-    base_rot = None if (tool_axes or robot._base_is_world or rows is None) else base.rotation
+    base_rot = None if (tool_axes or robot.world_T_base.isIdentity(1e-12) or rows is None) else base.rotation
     Q, sig = np.empty((path.size, robot.n)), np.full(path.size, np.inf)
     Q[0] = q = q0.copy()
     dq, fixed = np.empty(robot.n), np.zeros(robot.n, np.int8)
