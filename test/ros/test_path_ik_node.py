@@ -358,7 +358,7 @@ def test_runtime_parameters_are_validated_and_applied(graph, panda):
         _, res = send(executor, client, plan)
         assert res.result.error_code == Result.SUCCESS, res.result.message
         # 5x slower limits: between sqrt(5)x and 5x, less the share of the acceleration limits the faster plan
-        # gave up so that the controller's spline stays within them (core/path/played.py; ~0.75 on this line)
+        # gave up so that the controller's spline stays within them (core/path/timing.py; ~0.75 on this line)
         assert duration_of(res.result.trajectory) > 1.5 * base
         # preempt=true: a second goal cancels the running one (PREEMPTED) and runs itself
         (res,) = set_params(executor, params, preempt=True)
