@@ -9,6 +9,9 @@ ik and trajectory), motion programs (`program`, the one planner, built on path's
 ik), then `ros`, the ROS-free `tools` and `launch_support` (what the launch files share), then `nodes`, the ROS
 `demo` and the `studio`. Imports are read from the source (also those inside functions and under TYPE_CHECKING), so
 a cycle cannot hide behind a late import.
+
+Each room of core/ (a folder) declares in its `__init__.py` the modules other rooms may import (SURFACE_MODULES);
+the rest are its own, and no other room reaches into them.
 """
 import ast
 from pathlib import Path
@@ -106,17 +109,47 @@ def test_there_is_no_import_cycle():
     assert cycles(graph) == []
 
 
-def private_reaches(graph: dict[str, set[str]]) -> list[str]:
-    """Imports from core/program/ into core/path/ other than its declared surface."""
-    return sorted(f"{module} imports {target}" for module, imported in graph.items()
-                  if module.startswith("robokin_ros.core.program.")
-                  for target in imported if target.startswith("robokin_ros.core.path") and target != PATH_SURFACE)
+def declared_surface(room: str) -> set[str] | None:
+    """The modules `core/<room>/__init__.py` names in SURFACE_MODULES (read from the source), or None."""
+    init = PACKAGE_DIR / "core" / room / "__init__.py"
+    for node in ast.walk(ast.parse(init.read_text())):
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["SURFACE_MODULES"]:
+            return {f"robokin_ros.core.{room}.{name}" for name in ast.literal_eval(node.value)}
+    return None
 
 
-def test_programs_use_only_the_declared_surface_of_path():
+def core_rooms() -> list[str]:
+    return sorted(p.parent.name for p in (PACKAGE_DIR / "core").glob("*/__init__.py"))
+
+
+def room_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if parts[1:2] == ["core"] and len(parts) > 3 else None
+
+
+def private_reaches(graph: dict[str, set[str]], surfaces: dict[str, set[str]]) -> list[str]:
+    """Imports from one room of core/ into another room's modules that the other does not declare as its surface.
+
+    The ROS layer, the tools, the nodes and the studio sit above the rooms and may use any of their modules."""
+    return sorted(f"{module} imports {target}" for module, imported in graph.items() if room_of(module)
+                  for target in imported
+                  if room_of(target) not in (None, room_of(module)) and target not in surfaces[room_of(target)])
+
+
+def test_every_room_declares_its_surface_and_it_exists():
     graph = import_graph()
+    for room in core_rooms():
+        surface = declared_surface(room)
+        assert surface is not None, f"core/{room}/__init__.py declares no SURFACE_MODULES"
+        assert surface <= set(graph), f"core/{room} declares modules that do not exist: {surface - set(graph)}"
+
+
+def test_rooms_reach_each_other_only_through_declared_surfaces():
+    graph = import_graph()
+    surfaces = {room: declared_surface(room) for room in core_rooms()}
+    assert declared_surface("path") == {PATH_SURFACE}           # programs plan through path's one surface module
     assert PATH_SURFACE in graph["robokin_ros.core.program.planner"]
-    assert private_reaches(graph) == []
+    assert private_reaches(graph, surfaces) == []
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
@@ -159,5 +192,11 @@ def test_the_checks_catch_what_they_are_meant_to_catch():
              "robokin_ros.core.path.timing": {"robokin_ros.core.trajectory.arrays", "robokin_ros.core.ik.pose_ik"}}
     assert upward_imports(wrong) == ["robokin_ros.core.ik.ur imports robokin_ros.core.trajectory.arrays",
                                      "robokin_ros.core.trajectory.arrays imports robokin_ros.core.path.result"]
-    reach_in = {"robokin_ros.core.program.pieces": {"robokin_ros.core.path.solver", PATH_SURFACE}}
-    assert private_reaches(reach_in) == ["robokin_ros.core.program.pieces imports robokin_ros.core.path.solver"]
+    surfaces = {"path": {PATH_SURFACE}, "servo": set(), "collision": {"robokin_ros.core.collision.scene"}}
+    reach_in = {"robokin_ros.core.program.pieces": {"robokin_ros.core.path.solver", PATH_SURFACE},
+                "robokin_ros.core.servo.servo": {"robokin_ros.core.collision.scene",
+                                                 "robokin_ros.core.collision.bounds", "robokin_ros.core.servo.window"},
+                "robokin_ros.ros.params": {"robokin_ros.core.servo.config"}}
+    assert private_reaches(reach_in, surfaces) == [
+        "robokin_ros.core.program.pieces imports robokin_ros.core.path.solver",
+        "robokin_ros.core.servo.servo imports robokin_ros.core.collision.bounds"]

@@ -19,7 +19,7 @@ import numpy as np
 from robokin_ros.core.classroom import dh_examples
 from robokin_ros.core.classroom.dh_urdf import dh_robot_model
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.path.chain import ChainFk
+from robokin_ros.core.path.surface import ChainFk
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.so3 import exp3_axis_batch
 

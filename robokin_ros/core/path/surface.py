@@ -8,16 +8,18 @@
 - timing of a run: downsampling (`downsample`, `path_parameter`), toppra (`time_optimal`, `ToolSpeedLimit`,
   `LimitSchedule`, `stretch_reports`) and joining the reports of rest-to-rest pieces (`join_reports`);
 - verification: `trajectory_deviation`, `played_deviation` (on `chain_fk`) and the tool speeds (`tool_speeds`);
+- batched FK of a chain for many configurations at once (`ChainFk`; the classroom's workspace sampling uses it);
 - the request's frame: `PathConfig`, `PlanningBudget` (time budget and cancel), `AxisSelection`.
 
-`core/program/` (the one planner, `MotionPlanner`) imports `core/path/` only through this module; the layering test
-(`test/core/test_layering.py`) holds it to that. The trajectory arrays, joining rest-to-rest pieces, the hold and
-the joint line of a joint move are `core/trajectory/`'s (`arrays`, `profiles`), which the program imports itself.
+`core/program/` (the one planner, `MotionPlanner`) and the classroom import `core/path/` only through this
+module; the layering test (`test/core/test_layering.py`) holds them to that. The trajectory arrays, joining
+rest-to-rest pieces, the hold and the joint line of a joint move are `core/trajectory/`'s (`arrays`, `profiles`),
+which the program imports itself.
 """
 from __future__ import annotations
 
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
-from robokin_ros.core.path.chain import chain_fk
+from robokin_ros.core.path.chain import ChainFk, chain_fk
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.deviation import AxisSelection, played_deviation, trajectory_deviation
 from robokin_ros.core.path.downsample import downsample, path_parameter
@@ -38,7 +40,8 @@ from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit, tool_speeds
 
 __all__ = [
     "UNLIMITED", "PlanningBudget", "AxisSelection", "PathConfig", "played_deviation", "trajectory_deviation",
-    "downsample", "path_parameter", "chain_fk", "DUPLICATE_TOLERANCE", "DensePath", "build_path", "resting_path",
+    "downsample", "path_parameter", "ChainFk", "chain_fk", "DUPLICATE_TOLERANCE", "DensePath", "build_path",
+    "resting_path",
     "unstopped_turn_limit", "pose_from_position_quaternion", "LimitSchedule", "StretchReport", "stretch_reports",
     "ArmReach",
     "arm_reach", "Deviations", "DownsampleResult", "PathIkResult", "PathPlan",

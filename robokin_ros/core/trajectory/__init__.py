@@ -3,3 +3,7 @@ joint_trajectory_controller accepts and how it judges tolerances (`controller_ru
 check before robokin sends a trajectory (`outgoing_check`, with the exact peaks of the controller's quintic in
 `quintic_peaks`), rest-to-rest profiles (`profiles`), stopping a running trajectory (`stopping`) and deciding
 when execution is done (`execution`). On the shared core only; servo, path, program, sim and the nodes use it."""
+
+# what other rooms of core/ may import (test_layering)
+SURFACE_MODULES = ("arrays", "controller_rules", "controller_tolerances", "outgoing_check", "profiles",
+                   "quintic_peaks")
