@@ -217,6 +217,15 @@ def test_a_window_left_to_the_controller_by_a_stalled_servo_stops_short_of_the_t
     assert worst <= 1e-6, f"a window ends {worst * 1e3:.3f} mm past the target"
 
 
+def offer_due_chatter(arm, arrivals, start):
+    """Give the servo every target of a +-10 mm chattering stream that has arrived by the next tick: `arrivals` are
+    (arrival time, k) pairs, sorted; target k is 10 mm along +x for even k, -x for odd, stamped 10 ms apart."""
+    while arrivals and arrivals[0][0] <= arm.now + DT:
+        at, k = arrivals.pop(0)
+        goal = pin.SE3(start.rotation, start.translation + [0.01 if k % 2 == 0 else -0.01, 0.0, 0.0])
+        arm.servo.set_pose_target(target_at(goal, at, stamp=1000.0 + 0.01 * k))
+
+
 def test_targets_chattering_10_mm_keep_the_tool_between_them(panda):
     """150 targets alternating +-10 mm along x, stamped 10 ms apart, arriving 0-4 ms late: the stamps make them a
     +-2 m/s "velocity". The feed-forward follows it only as fast as the tool may accelerate and a jumping stream is
@@ -228,10 +237,7 @@ def test_targets_chattering_10_mm_keep_the_tool_between_them(panda):
     arrivals = sorted((arm.now + 0.01 * k + rng.uniform(0.0, 0.004), k) for k in range(150))
     moved, notes, end = [], set(), arrivals[-1][0] + 1.0
     while arm.now < end:
-        while arrivals and arrivals[0][0] <= arm.now + DT:
-            at, k = arrivals.pop(0)
-            goal = pin.SE3(start.rotation, start.translation + [0.01 if k % 2 == 0 else -0.01, 0.0, 0.0])
-            arm.servo.set_pose_target(target_at(goal, at, stamp=1000.0 + 0.01 * k))
+        offer_due_chatter(arm, arrivals, start)
         out = arm.tick()
         moved.append(arm.tool().translation - start.translation)
         notes.add("the target stream changes its velocity" in out.message)
@@ -257,10 +263,7 @@ def test_windows_left_to_the_controller_during_a_chattering_stream_end_between_i
     q, v = np.empty(panda.n), np.empty(panda.n)
     ends, end = [], arrivals[-1][0] + 0.5
     while arm.now < end:
-        while arrivals and arrivals[0][0] <= arm.now + DT:
-            at, k = arrivals.pop(0)
-            goal = pin.SE3(start.rotation, start.translation + [0.01 if k % 2 == 0 else -0.01, 0.0, 0.0])
-            arm.servo.set_pose_target(target_at(goal, at, stamp=1000.0 + 0.01 * k))
+        offer_due_chatter(arm, arrivals, start)
         out = arm.tick()
         w = out.window
         sample_window(w.times, w.positions, w.velocities, w.times[-1] + 1.0, q, v)     # where it ends, at rest
