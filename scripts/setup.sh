@@ -119,6 +119,6 @@ stamped package "setup.py setup.cfg" install_package
 # sources; doing it here keeps that out of a node's start-up and a first goal. Cached, this takes ~1 s.
 log "compiling the path kernels (numba cache)"
 "$VENV/bin/python" -c "from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.path.planner import CartesianPathPlanner, ensure_compiled
-ensure_compiled(CartesianPathPlanner(RobotModel.from_name('panda')))"
+from robokin_ros.core.program.planner import MotionPlanner, ensure_compiled
+ensure_compiled(MotionPlanner(RobotModel.from_name('panda')))"
 log "ready: $VENV (ROS 2 $DISTRO)"

@@ -231,3 +231,25 @@ def test_node_parameter_file_falls_back_to_the_generic_one():
     assert node_params_file("panda", "path_ik").name == "panda_path_ik.yaml"
     assert node_params_file("ur10", "servo").name == "generic_servo.yaml"
     assert node_params_file("/tmp/ur5", "servo").name == "generic_servo.yaml"
+
+
+def _python_snippets_of_scripts():
+    """The `python -c "..."` programs in scripts/*.sh and .ci/run that import robokin_ros (double-quoted ones)."""
+    found = []
+    for script in sorted([*PACKAGE_DIR.glob("scripts/*.sh"), PACKAGE_DIR / ".ci" / "run"]):
+        for match in re.finditer(r'python" -c "(.*?)"\n', script.read_text(), re.S):
+            if "robokin_ros" in match.group(1):
+                found.append(pytest.param(match.group(1), id=f"{script.name}:{match.group(1).splitlines()[-1][:40]}"))
+    return found
+
+
+@pytest.mark.parametrize("snippet", _python_snippets_of_scripts())
+def test_the_scripts_python_snippets_run_against_this_tree(snippet):
+    """setup.sh compiles the path kernels with an inline program: a module it names that moved would break every
+    fresh install (it did, when the former planner went), and only a fresh clone would show it."""
+    run = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_the_scripts_have_a_python_snippet_to_check():
+    assert any("ensure_compiled" in p.values[0] for p in _python_snippets_of_scripts())
