@@ -20,6 +20,12 @@ loads one by its short name logs the difference (`EmbeddedRobot.note`).
 
 The two Panda descriptions differ: moveit_resources has no `panda_hand_tcp` frame (it is added here, at the
 same 0.1034 m offset example-robot-data uses) and slightly wider joint and velocity limits.
+
+Robots with several arms load with all their tips (`tip_frames`):
+- `dual_panda`: two Pandas on a table, 0.6 m apart, generated from the Panda found above with the prefixes
+  `left_` and `right_` (`core.mounted_arms`); `dual_panda_torso` stands them on a torso joint both arms share.
+- `baxter`: Rethink's Baxter of example-robot-data, hands `left_gripper` and `right_gripper` (`head_pan` and the
+  grippers are locked).
 """
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ from typing import NamedTuple
 
 from robokin_ros.core.errors import ModelError
 from robokin_ros.core.model_source import robot_file_xml
+from robokin_ros.core.mounted_arms import Mount, Torso, mounted_arms_srdf, mounted_arms_urdf
 
 ERD_ROBOTS = Path("share") / "example-robot-data" / "robots"
 BUILT_IN_PLACE = "built in: robokin_ros/core/ur_eseries_urdf.py (generated from Universal Robots' DH table)"
@@ -66,9 +73,23 @@ class EmbeddedRobot:
     added_frames: tuple[FixedFrame, ...] = ()   # added when a description lacks them
     built_in: str = ""           # key of the generated URDF in core.ur_eseries_urdf (then nothing is searched)
     note: str = ""               # what a user of this name should know (a node logs it as a warning)
+    tip_frames: tuple[str, ...] = ()    # every tip of a robot with several arms (the first is `tip_frame`)
+    mounted: MountedArms | None = None  # copies of another embedded arm, generated (then `urdf` is unused)
+
+
+@dataclass(frozen=True)
+class MountedArms:
+    """An embedded robot made of copies of another embedded arm (`core.mounted_arms`)."""
+
+    arm: str                     # the embedded arm's name
+    mounts: tuple[Mount, ...]
+    torso: Torso | None = None
 
 
 PANDA_TCP = FixedFrame("panda_hand_tcp", "panda_hand", (0.0, 0.0, 0.1034))
+PANDA_HOME = (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785)
+# Two Pandas side by side facing +x, 0.6 m apart: their workspaces overlap over a 0.6 m wide strip in front
+TWO_PANDAS = (Mount("left_", (0.0, 0.3, 0.0)), Mount("right_", (0.0, -0.3, 0.0)))
 UR_HOME = (0.0, -1.571, 1.571, -1.571, -1.571, 0.0)
 UR_ESERIES = ("ur3e", "ur5e", "ur10e", "ur16e", "ur20", "ur30")
 UR_CB3_ROS1 = {short: EmbeddedRobot(f"ur_description/urdf/{short}_robot.urdf", "base_link", "tool0", UR_HOME)
@@ -84,10 +105,17 @@ def _cb3_alias(short: str) -> EmbeddedRobot:
 
 
 EMBEDDED_ROBOTS: dict[str, EmbeddedRobot] = {
-    "panda": EmbeddedRobot("panda_description/urdf/panda.urdf", "panda_link0", "panda_hand_tcp",
-                           (0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785),
+    "panda": EmbeddedRobot("panda_description/urdf/panda.urdf", "panda_link0", "panda_hand_tcp", PANDA_HOME,
                            ament=(AmentUrdf("moveit_resources_panda_description", "urdf/panda.urdf"),),
                            added_frames=(PANDA_TCP,)),
+    "dual_panda": EmbeddedRobot("", "world", "left_panda_hand_tcp", PANDA_HOME * 2,
+                                tip_frames=("left_panda_hand_tcp", "right_panda_hand_tcp"),
+                                mounted=MountedArms("panda", TWO_PANDAS)),
+    "dual_panda_torso": EmbeddedRobot("", "world", "left_panda_hand_tcp", (0.0, *PANDA_HOME * 2),
+                                      tip_frames=("left_panda_hand_tcp", "right_panda_hand_tcp"),
+                                      mounted=MountedArms("panda", TWO_PANDAS, Torso())),
+    "baxter": EmbeddedRobot("baxter_description/urdf/baxter.urdf", "base", "left_gripper",
+                            (0.0, -0.55, 0.0, 0.75, 0.0, 1.26, 0.0) * 2, tip_frames=("left_gripper", "right_gripper")),
     **{ur_type: EmbeddedRobot("", "base_link", "tool0", UR_HOME, built_in=ur_type) for ur_type in UR_ESERIES},
     **{f"{short}_cb3_ros1": robot for short, robot in UR_CB3_ROS1.items()},
     **{short: _cb3_alias(short) for short in UR_CB3_ROS1},
@@ -135,6 +163,9 @@ def urdf_candidates(name: str) -> list[str]:
     robot = _known(name)
     if robot.built_in:
         return [BUILT_IN_PLACE]
+    if robot.mounted is not None:
+        return [f"generated from embedded robot '{robot.mounted.arm}' (core.mounted_arms), found at: "
+                f"{urdf_candidates(robot.mounted.arm)}"]
     places = []
     for entry in robot.ament:
         share = ament_share_dir(entry.package)
@@ -170,6 +201,9 @@ def embedded_robot(name: str) -> EmbeddedUrdf:
     if robot.built_in:
         from robokin_ros.core.ur_eseries_urdf import URDF
         return EmbeddedUrdf(robot, None, URDF[robot.built_in])
+    if robot.mounted is not None:
+        arm = robot.mounted
+        return EmbeddedUrdf(robot, None, mounted_arms_urdf(embedded_robot(arm.arm).xml, arm.mounts, name, arm.torso))
     for entry in robot.ament:
         share = ament_share_dir(entry.package)
         if share is not None and (share / entry.path).is_file():
@@ -231,6 +265,7 @@ EMBEDDED_SRDFS: dict[str, str] = {
     "xarm7": "xarm_description/srdf/xarm7.srdf",
     "z1": "z1_description/srdf/z1.srdf",
     "kinova": "kinova_description/srdf/kinova.srdf",
+    "baxter": "baxter_description/srdf/baxter_manipulation.srdf",
 }
 
 
@@ -245,3 +280,21 @@ def embedded_srdf(name: str) -> Path | None:
     if relative is None:
         return None
     return next((folder / relative for folder in example_robot_data_dirs() if (folder / relative).is_file()), None)
+
+
+def embedded_srdf_text(name: str) -> tuple[str, str]:
+    """(SRDF XML, where it came from) for embedded robot `name`; ("", "") when it has none. A robot of mounted
+    arms gets its arm's SRDF once per arm, prefixed (`core.mounted_arms.mounted_arms_srdf`).
+
+    Raises:
+        ModelError: an unknown robot name (the message lists the known ones).
+    """
+    robot = _known(name)
+    if robot.mounted is not None:
+        xml, place = embedded_srdf_text(robot.mounted.arm)
+        if not xml:
+            return "", ""
+        return (mounted_arms_srdf(xml, robot.mounted.mounts, name),
+                f"{place}, once per arm ({', '.join(m.prefix for m in robot.mounted.mounts)})")
+    found = embedded_srdf(name)
+    return (found.read_text(), str(found)) if found else ("", "")

@@ -9,7 +9,7 @@ type, and callers never handle Pinocchio's `nq != nv` configurations.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -101,28 +101,52 @@ def _single_dof_positions_to_q(model: pin.Model, joint_id: int, position: float,
                          "only revolute, continuous and prismatic joints are supported")
 
 
+def _tip_names(tip_frame: str | Sequence[str]) -> tuple[str, ...]:
+    tips = (tip_frame,) if isinstance(tip_frame, str) else tuple(tip_frame)
+    if not tips:
+        raise ModelError("no tip frame given")
+    repeated = sorted({tip for tip in tips if tips.count(tip) > 1})
+    if repeated:
+        raise ModelError(f"tip frames named more than once: {repeated}")
+    return tips
+
+
 class RobotModel:
-    """A kinematic chain from `base_frame` to `tip_frame`; every other joint is locked.
+    """A kinematic chain from `base_frame` to `tip_frame`, or a tree to several tips; every other joint is locked.
 
     FK and Jacobians are expressed in the base frame. Build one with `load`, `from_name`,
     `from_urdf_file` or `from_urdf_string`.
+
+    Several tips (`tip_frame` a sequence, e.g. two hands): the joints are the union of every tip's chain, in the
+    URDF's order; joints above the base are locked as for one chain. `tip_frame` is the first tip, which every
+    single-tip feature uses; `tip_frames`, `tip_frame_ids` and `tip_joint_indices` describe them all, and a tip's
+    Jacobian is zero in the columns of the joints it does not depend on.
     """
 
-    def __init__(self, full_model: pin.Model, base_frame: str, tip_frame: str,
+    def __init__(self, full_model: pin.Model, base_frame: str, tip_frame: str | Sequence[str],
                  tool_offset: pin.SE3 | npt.ArrayLike | None = None, tool_frame: str = "tool",
                  locked_joints: Mapping[str, float] | None = None, name: str = "robot") -> None:
         self.name = name
         locked_joints = dict(locked_joints or {})
+        tips = _tip_names(tip_frame)
+        tip_frame = tips[0]
         full_frames = [f.name for f in full_model.frames]
-        for frame in (base_frame, tip_frame):
+        for frame in (base_frame, *tips):
             if not full_model.existFrame(frame):
                 raise UnknownFrameError(frame, full_frames)
-        tip_joint = full_model.frames[_frame_id(full_model, tip_frame)].parentJoint
+        if tool_offset is not None and len(tips) > 1:
+            raise ModelError(f"a tool offset needs one tip frame, got {list(tips)} (add a frame per tip to the URDF)")
         base_joint = full_model.frames[_frame_id(full_model, base_frame)].parentJoint
         base_support = set(full_model.supports[base_joint])
-        chain = [j for j in full_model.supports[tip_joint] if j != 0 and j not in base_support]
-        if not chain:
-            raise ModelError(f"no movable joint between '{base_frame}' and '{tip_frame}'")
+        tip_chains = []
+        for tip in tips:
+            tip_joint = full_model.frames[_frame_id(full_model, tip)].parentJoint
+            tip_chain = [j for j in full_model.supports[tip_joint] if j != 0 and j not in base_support]
+            if not tip_chain:
+                raise ModelError(f"no movable joint between '{base_frame}' and '{tip}'")
+            tip_chains.append(tip_chain)
+        # One tip: its path from the base, in order. Several: the union in Pinocchio's (depth-first URDF) order.
+        chain = tip_chains[0] if len(tips) == 1 else sorted(set().union(*tip_chains))
         all_joints = list(full_model.names)[1:]
         for joint_name in locked_joints:
             if not full_model.existJointName(joint_name):
@@ -158,6 +182,12 @@ class RobotModel:
         self.base_frame_id = _frame_id(self.model, base_frame)
         self.tip_frame_id = _frame_id(self.model, tip_frame)
         self.joint_names = tuple(self.model.names[1:])
+        self.tip_frames: tuple[str, ...] = (tip_frame, *tips[1:])
+        self.tip_frame_ids: tuple[int, ...] = tuple(_frame_id(self.model, tip) for tip in self.tip_frames)
+        chain_names = [[full_model.names[j] for j in tip_chain] for tip_chain in tip_chains]
+        # (k,) per tip: the indices in the positions vector of the joints that tip depends on, in chain order
+        self.tip_joint_indices: tuple[np.ndarray, ...] = tuple(
+            np.array([self.joint_names.index(joint) for joint in names], dtype=int) for names in chain_names)
         self.n = self.model.nv
         self._joint_ids = list(range(1, self.model.njoints))
         self._plain_q = self.model.nq == self.model.nv
@@ -173,39 +203,47 @@ class RobotModel:
 
     # ---- construction -------------------------------------------------------------------------------
     @classmethod
-    def from_urdf_file(cls, path: str | Path, base_frame: str, tip_frame: str, **kwargs) -> RobotModel:
+    def from_urdf_file(cls, path: str | Path, base_frame: str, tip_frame: str | Sequence[str],
+                       **kwargs) -> RobotModel:
         """Load a URDF file; see `__init__` for the keyword arguments."""
         kwargs.setdefault("name", Path(path).stem)
         robot = cls(_load_full_model(Path(path)), base_frame, tip_frame, **kwargs)
         return robot._with_urdf(Path(path).read_text())
 
     @classmethod
-    def from_urdf_string(cls, xml: str, base_frame: str, tip_frame: str, **kwargs) -> RobotModel:
+    def from_urdf_string(cls, xml: str, base_frame: str, tip_frame: str | Sequence[str],
+                         **kwargs) -> RobotModel:
         """Load a URDF document (e.g. the `robot_description` parameter)."""
         if not xml.lstrip().startswith("<"):
             raise ModelError("robot_description does not look like URDF XML (it does not start with '<')")
         return cls(_load_full_model(xml), base_frame, tip_frame, **kwargs)._with_urdf(xml)
 
     @classmethod
-    def from_name(cls, name: str, base_frame: str | None = None, tip_frame: str | None = None,
+    def from_name(cls, name: str, base_frame: str | None = None, tip_frame: str | Sequence[str] | None = None,
                   **kwargs) -> RobotModel:
-        """Load an embedded robot (`panda`, `ur5e`, ...), built in or from an installed description, offline
-        (search order: `core.embedded`)."""
+        """Load an embedded robot (`panda`, `ur5e`, `dual_panda`, ...), built in or from an installed description,
+        offline (search order: `core.embedded`); a robot with several arms gets all its tips by default."""
         found = embedded_robot(name)
         kwargs.setdefault("name", name)
         xml = found.xml
         return cls(_load_full_model(xml), base_frame or found.robot.base_frame,
-                   tip_frame or found.robot.tip_frame, **kwargs)._with_urdf(xml)
+                   tip_frame or found.robot.tip_frames or found.robot.tip_frame, **kwargs)._with_urdf(xml)
 
     @classmethod
     def from_source(cls, robot: str, robot_description: str = "", base_frame: str = "",
-                    tip_frame: str = "", xacro_args: str = "") -> RobotModel:
+                    tip_frame: str = "", xacro_args: str = "", tip_frames: Sequence[str] = ()) -> RobotModel:
         """The chain named by the robot-source parameters every node shares (`schema.NodeConfig`).
 
         `robot_description` (URDF XML) wins over `robot` (an embedded name, a URDF or a xacro file path; see
         `core.model_source`). With neither, ModelError lists every way to give a model (the ROS layer reads the
-        robot_description topic before it comes to that).
+        robot_description topic before it comes to that). `tip_frames`, when given, names every tip (the first
+        is the tip); `tip_frame` must then be empty or that first tip.
         """
+        if tip_frames:
+            if tip_frame and tip_frame != tip_frames[0]:
+                raise ModelError(f"tip_frame '{tip_frame}' is not the first of tip_frames {list(tip_frames)}: set "
+                                 "one of them, or make tip_frame the first tip")
+            tip_frame = tuple(tip_frames)
         source = choose_source(robot, robot_description)
         if source == "robot_description":
             if not base_frame or not tip_frame:
@@ -219,7 +257,7 @@ class RobotModel:
         return cls.load(robot, base_frame, tip_frame, xacro_args=xacro_args)
 
     @classmethod
-    def load(cls, source: str, base_frame: str = "", tip_frame: str = "", xacro_args: str = "",
+    def load(cls, source: str, base_frame: str = "", tip_frame: str | Sequence[str] = "", xacro_args: str = "",
              **kwargs) -> RobotModel:
         """Load from an embedded name, a URDF or xacro path (`xacro_args`: "name:=value ...") or a URDF string;
         empty frames take the robot's defaults."""

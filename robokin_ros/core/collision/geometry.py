@@ -26,7 +26,7 @@ import coal
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros.core.embedded import EMBEDDED_ROBOTS, embedded_srdf, example_robot_data_dirs
+from robokin_ros.core.embedded import EMBEDDED_ROBOTS, embedded_srdf_text, example_robot_data_dirs
 from robokin_ros.core.errors import InvalidInputError, ModelError
 from robokin_ros.core.robot import RobotModel
 
@@ -61,7 +61,7 @@ def build_robot_geometry(robot: RobotModel, srdf: str | Path | None = None, *, u
     Args:
         robot: the chain; its `model` is the one the geometry placements are computed with.
         srdf: an SRDF file path or XML text; None: the SRDF shipped for the embedded robot named `robot.name`
-            (`core.embedded.embedded_srdf`), else none.
+            (`core.embedded.embedded_srdf_text`), else none.
         urdf_xml: the URDF document; default `robot.urdf_xml` (kept by every RobotModel constructor but __init__).
         package_dirs: folders holding the packages of `package://` mesh URIs; default `default_package_dirs()`.
         convex: replace meshes by their convex hulls (see the module docstring); False keeps BVH meshes.
@@ -146,8 +146,7 @@ def _meshes_to_convex_hulls(geometry_model: pin.GeometryModel) -> None:
 def _srdf_text(robot: RobotModel, srdf: str | Path | None) -> tuple[str, str]:
     """(SRDF XML, a name for messages); ("", "") when there is none."""
     if srdf is None:
-        found = embedded_srdf(robot.name) if robot.name in EMBEDDED_ROBOTS else None
-        return (found.read_text(), str(found)) if found else ("", "")
+        return embedded_srdf_text(robot.name) if robot.name in EMBEDDED_ROBOTS else ("", "")
     text = str(srdf)
     if text.lstrip().startswith("<"):
         return text, "(XML text)"
