@@ -19,7 +19,7 @@ from pathlib import Path
 import robokin_ros
 
 PACKAGE_DIR = Path(robokin_ros.__file__).parent
-SHARED_ROOMS = ("ik", "trajectory")                # below the features, above the shared core
+SHARED_ROOMS = ("ik", "tips", "trajectory")              # below the features, above the shared core
 FEATURES = ("servo", "path", "capability", "sim")
 COMPOSED_FEATURES = ("program", "classroom")       # built on the features above
 PATH_SURFACE = "robokin_ros.core.path.surface"      # all of core/path/ that core/program/ may import
