@@ -63,20 +63,35 @@ def _root_link(links: set[str], joints: list[ET.Element]) -> str:
     return roots[0]
 
 
+def _clashing_names(names: list[str], what: str) -> None:
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ModelError(f"the mounted arms' {what} names clash after prefixing: {repeated} (choose prefixes that "
+                         f"keep every copy apart from the others and from '{ROOT_LINK}', '{TORSO_LINK}')")
+
+
 def mounted_arms_urdf(arm_xml: str, mounts: tuple[Mount, ...], name: str, torso: Torso | None = None) -> str:
     """One URDF with a copy of the arm (`arm_xml`) at each mount, under `world` (or a torso on `world`).
 
     Raises:
-        ModelError: the arm's URDF cannot be parsed, has no single root link, or two mounts share a prefix.
+        ModelError: the arm's URDF cannot be parsed or is not a <robot>, has no single root link, no mount is
+            given, two mounts share a prefix, or a prefixed name clashes with another generated name.
     """
     try:
         arm = ET.fromstring(arm_xml)
     except ET.ParseError as err:
         raise ModelError(f"cannot parse the arm's URDF to mount it: {err}") from None
+    if arm.tag != "robot":
+        raise ModelError(f"the arm's URDF must be a <robot> document to mount it, its root element is <{arm.tag}>")
+    if not mounts:
+        raise ModelError("mounting arms needs at least one mount")
     if len({mount.prefix for mount in mounts}) != len(mounts):
         raise ModelError(f"mount prefixes must differ: {[mount.prefix for mount in mounts]}")
     arm_links = arm.findall("link")
     arm_joints = arm.findall("joint")
+    unnamed = [element.tag for element in (*arm_links, *arm_joints) if not element.get("name")]
+    if unnamed:
+        raise ModelError(f"the arm's URDF has {len(unnamed)} <link>/<joint> elements without a name: {unnamed}")
     link_names = {link.get("name") for link in arm_links}
     joint_names = {joint.get("name") for joint in arm_joints}
     arm_root = _root_link(link_names, arm_joints)
@@ -102,6 +117,8 @@ def mounted_arms_urdf(arm_xml: str, mounts: tuple[Mount, ...], name: str, torso:
         ET.SubElement(joint, "origin", xyz=_numbers(mount.xyz), rpy=_numbers(mount.rpy))
         for element in (*arm_links, *arm_joints):
             robot.append(_renamed(element, mount.prefix, link_names, joint_names))
+    _clashing_names([link.get("name") for link in robot.findall("link")], "link")
+    _clashing_names([joint.get("name") for joint in robot.findall("joint")], "joint")
     return ET.tostring(robot, encoding="unicode")
 
 
@@ -112,9 +129,14 @@ def mounted_arms_srdf(arm_srdf: str, mounts: tuple[Mount, ...], name: str) -> st
         arm = ET.fromstring(arm_srdf)
     except ET.ParseError as err:
         raise ModelError(f"cannot parse the arm's SRDF to mount it: {err}") from None
+    entries = arm.findall("disable_collisions")
+    incomplete = [ET.tostring(entry, encoding="unicode").strip() for entry in entries
+                  if not entry.get("link1") or not entry.get("link2")]
+    if incomplete:
+        raise ModelError(f"the arm's SRDF has <disable_collisions> entries without link1 and link2: {incomplete}")
     robot = ET.Element("robot", name=name)
     for mount in mounts:
-        for entry in arm.findall("disable_collisions"):
+        for entry in entries:
             ET.SubElement(robot, "disable_collisions", link1=mount.prefix + entry.get("link1"),
                           link2=mount.prefix + entry.get("link2"), reason=entry.get("reason", ""))
     return ET.tostring(robot, encoding="unicode")
