@@ -247,7 +247,7 @@ class RobotModel:
         source = choose_source(robot, robot_description)
         if source == "robot_description":
             if not base_frame or not tip_frame:
-                raise ModelError("robot_description is set: base_frame and tip_frame must be set too")
+                raise ModelError("robot_description is set: base_frame and tip_frame (or tip_frames) must be set too")
             return cls.from_urdf_string(robot_description, base_frame, tip_frame)
         if source == "topic":
             raise missing_model_error(EMBEDDED_ROBOTS, frames_missing=not (base_frame and tip_frame))

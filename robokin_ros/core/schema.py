@@ -24,14 +24,17 @@ from robokin_ros.core.errors import ConfigError
 def spec(default: Any, doc: str, *, unit: str = "", param: str | None = None, gt: float | None = None,
          ge: float | None = None, le: float | None = None, lt: float | None = None,
          choices: tuple[str, ...] | None = None, read_only: bool = False, per_joint: bool = False,
-         one_for_all: bool = False) -> Any:
+         one_for_all: bool = False, item_type: type | None = None) -> Any:
     """A dataclass field with its parameter metadata (lists are stored as tuples: frozen).
 
     `per_joint`: a list that is empty or has one entry per chain joint (checked by `check_joint_lists`);
     with `one_for_all`, a single entry is allowed too and applies to every joint (see `per_joint_values`).
+    `item_type`: the type of a list's entries when the default cannot show it (`str` for a list of names; an
+    empty list is otherwise a list of numbers).
     """
     meta = {"doc": doc, "unit": unit, "param": param, "gt": gt, "ge": ge, "le": le, "lt": lt,
-            "choices": choices, "read_only": read_only, "per_joint": per_joint, "one_for_all": one_for_all}
+            "choices": choices, "read_only": read_only, "per_joint": per_joint, "one_for_all": one_for_all,
+            "item_type": item_type}
     return field(default=default, metadata=meta)
 
 
@@ -48,6 +51,10 @@ def _bound_problems(name: str, value: Any, meta: dict) -> list[str]:
     choices = meta.get("choices")
     if choices is not None and value not in choices:
         return [f"{name}={value!r} must be one of {list(choices)}"]
+    if meta.get("item_type") is str:
+        if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
+            return [f"{name}={value!r} must be a list of strings"]
+        return []
     for v in (value if isinstance(value, tuple) else (value,)):
         if isinstance(v, (bool, str)):
             continue
@@ -232,6 +239,9 @@ class NodeConfig(CheckedOnCreation):
     robot_description: str = spec("", "URDF XML; overrides `robot` when not empty", read_only=True)
     base_frame: str = spec("", "base frame of the chain (empty = robot default)", read_only=True)
     tip_frame: str = spec("", "tool frame at the end of the chain (empty = robot default)", read_only=True)
+    tip_frames: tuple[str, ...] = spec((), "every tip of a robot with several arms, the first being tip_frame "
+                                           "(empty = the robot's default tips: all of an embedded multi-arm robot, "
+                                           "else tip_frame)", read_only=True, item_type=str)
     xacro_args: str = spec("", "arguments of a xacro `robot` file: 'name:=value name:=value'", read_only=True)
     robot_description_timeout: float = spec(10.0, "longest wait for the robot_description topic (transient local) "
                                             "when neither robot nor robot_description is set; 0 = do not wait",

@@ -33,9 +33,12 @@ _SCALAR_TYPES = ((bool, ParameterType.PARAMETER_BOOL, "true or false"),
                  (str, ParameterType.PARAMETER_STRING, "a string"))
 
 
-def _kind(default: Any) -> tuple[type, int, str]:
-    """(python type, ParameterType, wording) of a field, from its default (bool before int: bool is an int)."""
+def _kind(default: Any, item_type: type | None = None) -> tuple[type, int, str]:
+    """(python type, ParameterType, wording) of a field, from its default (bool before int: bool is an int) or,
+    for a list, from its `item_type` metadata when it names one (an empty default cannot show its entries' type)."""
     if isinstance(default, tuple):
+        if item_type is str:
+            return tuple, ParameterType.PARAMETER_STRING_ARRAY, "a list of strings"
         if default and all(isinstance(v, bool) for v in default):
             return tuple, ParameterType.PARAMETER_BOOL_ARRAY, "a list of booleans"
         return tuple, ParameterType.PARAMETER_DOUBLE_ARRAY, "a list of numbers"
@@ -47,7 +50,7 @@ def _kind(default: Any) -> tuple[type, int, str]:
 
 def _descriptor(f: dataclasses.Field, default: Any) -> ParameterDescriptor:
     meta = f.metadata
-    py_type, ros_type, _ = _kind(default)
+    py_type, ros_type, _ = _kind(default, meta.get("item_type"))
     text = meta.get("doc", "")
     if meta.get("unit"):
         text += f" [{meta['unit']}]"
@@ -74,10 +77,14 @@ def to_field_value(f: dataclasses.Field, value: Any, name: str | None = None) ->
     """A parameter value converted to the field's Python type; ConfigError naming the parameter (`name`, default
     the field's parameter name) if it cannot."""
     name = name or param_name(f)
-    py_type, ros_type, words = _kind(default_of(f))
+    py_type, ros_type, words = _kind(default_of(f), f.metadata.get("item_type"))
     if py_type is tuple:
         if value is None:                       # YAML `[]` reaches rclpy as "not set"
             return ()
+        if ros_type == ParameterType.PARAMETER_STRING_ARRAY:
+            if isinstance(value, (str, bytes)) or not all(isinstance(v, str) for v in value):
+                raise ConfigError([f"{name}={value!r} must be {words}"])
+            return tuple(value)
         booleans = ros_type == ParameterType.PARAMETER_BOOL_ARRAY
         if isinstance(value, (str, bytes, bool, int, float)) or not all(
                 isinstance(v, bool) if booleans else isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -191,7 +198,7 @@ def _declare_one(node: Node, f: dataclasses.Field, name: str, default: Any, prob
     try:
         return node.declare_parameter(name, ros_default, _descriptor(f, default)).value
     except InvalidParameterTypeException as err:
-        problems.append(f"{err.args[0]} ({name} must be {_kind(default)[2]}){where}")
+        problems.append(f"{err.args[0]} ({name} must be {_kind(default, f.metadata.get('item_type'))[2]}){where}")
     except InvalidParameterValueException as err:
         problems.append(str(err.args[0]).split("Reason: ", 1)[-1] + where)
     fallback = default if fallback is None else fallback

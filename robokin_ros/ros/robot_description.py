@@ -69,7 +69,7 @@ def load_robot(node: Node, config) -> RobotModel:
     log = node.get_logger()
     if choose_source(config.robot, config.robot_description) != "topic":
         robot = RobotModel.from_source(config.robot, config.robot_description, config.base_frame,
-                                       config.tip_frame, config.xacro_args)
+                                       config.tip_frame, config.xacro_args, config.tip_frames)
         embedded = EMBEDDED_ROBOTS.get(config.robot)
         if embedded is not None and embedded.note and not config.robot_description.strip():
             log.warning(embedded.note)
@@ -77,15 +77,17 @@ def load_robot(node: Node, config) -> RobotModel:
     if config.xacro_args.strip():
         raise ModelError(f"xacro_args={config.xacro_args!r} is set but robot is empty (set robot to the xacro file)")
     topic = node.resolve_topic_name(TOPIC)
-    if not (config.base_frame and config.tip_frame) or config.robot_description_timeout == 0.0:
-        raise missing_model_error(EMBEDDED_ROBOTS, topic, frames_missing=not (config.base_frame and config.tip_frame))
+    frames_missing = not (config.base_frame and (config.tip_frame or config.tip_frames))
+    if frames_missing or config.robot_description_timeout == 0.0:
+        raise missing_model_error(EMBEDDED_ROBOTS, topic, frames_missing=frames_missing)
     log.info(f"no robot or robot_description parameter: waiting up to {config.robot_description_timeout:g} s for "
              f"the URDF on {topic} (std_msgs/String, transient local, as robot_state_publisher publishes it)")
     xml, topic = wait_for_robot_description(node, config.robot_description_timeout)
     if xml is None:
         raise missing_model_error(EMBEDDED_ROBOTS, topic, waited=config.robot_description_timeout)
-    log.info(f"robot model from {topic} ({len(xml)} characters), chain {config.base_frame} -> {config.tip_frame}")
+    tips = ", ".join(config.tip_frames) or config.tip_frame
+    log.info(f"robot model from {topic} ({len(xml)} characters), chain {config.base_frame} -> {tips}")
     try:
-        return RobotModel.from_source("", xml, config.base_frame, config.tip_frame)
+        return RobotModel.from_source("", xml, config.base_frame, config.tip_frame, tip_frames=config.tip_frames)
     except ModelError as err:
         raise ModelError(f"the URDF on {topic}: {err}") from err
