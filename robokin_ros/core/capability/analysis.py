@@ -73,7 +73,7 @@ class CapabilityAnalysis:
 
     positions: Array                  # (n,) [rad | m]
     tool_position: Array              # (3,) tool origin in the base frame [m]
-    jacobian: Array                   # (6, n) [linear; angular], tool origin, base axes
+    jacobian: Array                   # (6, n) [linear; angular], tool origin, base axes (6, m): a tip's own joints
     velocity: Ellipsoid               # [m/s] for a unit joint-velocity norm
     angular_velocity: Ellipsoid       # [rad/s] for a unit joint-velocity norm
     acceleration: Ellipsoid           # [m/s^2] for a unit joint-torque norm
@@ -84,8 +84,10 @@ class CapabilityAnalysis:
     force_weighted: Ellipsoid | None  # [N]
     manipulability: Manipulability    # translational J_v
     angular_manipulability: Manipulability
-    torque_limits: Array | None       # (n,) [N m | N]
+    torque_limits: Array | None       # (n,) [N m | N] ((m,): a tip's own joints)
     unavailable_reason: str           # why force_rms / force_weighted are None ("" when available)
+    tip: str = ""                     # the tip of a several-tip robot ("" : the one tip of a single-tip robot)
+    joint_indices: Array | None = None  # (m,) indices into positions of the joints the Jacobian's columns are
 
     @property
     def singular(self) -> bool:
@@ -267,10 +269,28 @@ def analyze(robot: RobotModel, positions: npt.ArrayLike, torque_limits: Array | 
     """
     positions = robot.check_positions(positions)
     J, tool_position, M = _kinematics(robot, positions)
-    Jv = J[:3]                                                        # (3, n)
-    blocks = np.empty((3 if torque_limits is None else 4, 3, robot.n))   # (k, 3, n)
+    return analysis_of_jacobian(positions, J, tool_position, np.linalg.solve(M, J[:3].T).T, torque_limits,
+                                unavailable_reason, singular_sigma)
+
+
+def analysis_of_jacobian(positions: Array, J: Array, tool_position: Array, Jv_inverse_inertia: Array,
+                         torque_limits: Array | None, unavailable_reason: str, singular_sigma: float,
+                         tip: str = "", joint_indices: Array | None = None) -> CapabilityAnalysis:
+    """`analyze`'s result from the kinematics it needs (unchecked: the callers built them).
+
+    Args:
+        positions: (n,) the configuration, kept in the result.
+        J: (6, m) the tool Jacobian over the m joints that count [linear; angular], base axes.
+        tool_position: (3,) [m].
+        Jv_inverse_inertia: (3, m) J_v M⁻¹ over the same joints (the acceleration a unit torque adds at rest).
+        torque_limits: (m,) [N m] or None; unavailable_reason, singular_sigma: as `analyze`.
+        tip, joint_indices: which tip and which joints (indices into `positions`) the result is for; "" and
+            None for the whole chain of a single-tip robot.
+    """
+    Jv = J[:3]                                                        # (3, m)
+    blocks = np.empty((3 if torque_limits is None else 4, 3, J.shape[1]))   # (k, 3, m)
     blocks[0], blocks[1] = Jv, J[3:]
-    blocks[2] = np.linalg.solve(M, Jv.T).T                            # J_v M⁻¹ (M symmetric)
+    blocks[2] = Jv_inverse_inertia
     if torque_limits is not None:
         np.divide(Jv, torque_limits, out=blocks[3])                   # columns / τ_max
     grams = blocks @ blocks.transpose(0, 2, 1)                        # (k, 3, 3)
@@ -293,4 +313,5 @@ def analyze(robot: RobotModel, positions: npt.ArrayLike, torque_limits: Array | 
         force_unweighted=_inverse(*v, "N/(N m)", 1.0, singular_sigma), force_rms=rms,
         force_weighted=weighted, manipulability=_measures(linear, singular_sigma),
         angular_manipulability=_measures(angular, singular_sigma), torque_limits=torque_limits,
-        unavailable_reason="" if torque_limits is not None else unavailable_reason)
+        unavailable_reason="" if torque_limits is not None else unavailable_reason, tip=tip,
+        joint_indices=joint_indices)

@@ -65,6 +65,9 @@ class CapabilityConfig(NodeConfig):
                                 per_joint=True)
     singular_sigma: float = spec(1e-3, "a translational singular value below this is singular: force axes "
                                  "are capped at limit/singular_sigma and flagged", unit="m/rad", gt=0.0, le=1.0)
+    held_object: bool = spec(False, "robots with several tips: also draw the capability of an object held rigidly "
+                             "by all tips (origin at the tips' centroid; velocity and force ellipsoids through the "
+                             "grasp matrix)")
     polytope_method: str = spec("pinv", "pinv: torque-box vertices through pinv(J^T) (an outer set for a "
                                 "redundant arm); exact: {F : |J^T F| <= tau_max} (static equilibrium)",
                                 choices=POLYTOPE_METHODS)
