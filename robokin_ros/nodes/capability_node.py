@@ -2,8 +2,11 @@
 
 Interfaces:
     joint_topic        sensor_msgs/JointState in (default /joint_states; reordered by name, extras ignored)
-    ~/markers          visualization_msgs/MarkerArray out at `rate`, in the base frame
-    ~/export_polytope  std_srvs/Trigger: writes the current force polytope to `stl_path` (binary STL, [N])
+    ~/markers          visualization_msgs/MarkerArray out at `rate`, in the base frame; a robot with several tips
+                       gets every item once per tip (ns `<tip>/<item>`) and, with `held_object`, for the object
+                       held by all tips (ns `held_object/<item>`); a single-tip robot's ns is the item
+    ~/export_polytope  std_srvs/Trigger: writes the current force polytope (the first tip's) to `stl_path`
+                       (binary STL, [N])
 Parameters: CapabilityConfig (see core/capability/config.py) plus `show` (string array, runtime changeable).
 The subscription keeps the newest valid joint state (a joint named twice, a missing joint, NaN, or a stamp older
 than the state in use are logged and ignored: core/stamp_order.py); the timer does the work through the core.
@@ -18,10 +21,12 @@ from visualization_msgs.msg import MarkerArray
 
 from robokin_ros.core.capability.analysis import CapabilityAnalysis, analyze, torque_limits_of
 from robokin_ros.core.capability.config import DEFAULT_SHOW, SHOW_ITEMS, CapabilityConfig, check_show_items
+from robokin_ros.core.capability.held_capability import analyze_held_object
+from robokin_ros.core.capability.per_tip import analyze_tip
 from robokin_ros.core.capability.polytope import ForcePolytope, tool_force_polytope, write_stl
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.stamp_order import StampOrder
-from robokin_ros.ros.capability_markers import capability_markers
+from robokin_ros.ros.capability_markers import HELD_OBJECT_NAMESPACE, capability_markers, deleted_markers
 from robokin_ros.ros.conversions import concerns_chain, measurement_from_joint_state, time_nanoseconds
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.runtime import LATEST_ONLY, RobokinNode, receive_time, run_node
@@ -91,27 +96,53 @@ class CapabilityNode(RobokinNode):
             return
         self._positions = positions
 
-    def _current(self, need_polytope: bool) -> tuple[CapabilityAnalysis, ForcePolytope | None]:
-        """Analysis (and polytope) at the newest joint state; RobokinError when there is none or it is bad."""
-        positions = self._positions
-        if positions is None:
-            raise RobokinError(f"no joint state accepted yet on {self._config.joint_topic}")
+    def _current(self, need_polytope: bool, tip: str | None = None) -> tuple[CapabilityAnalysis,
+                                                                             ForcePolytope | None]:
+        """Analysis (and polytope) at the newest joint state, of `tip` (None: the single-tip robot's chain, or the
+        first tip); RobokinError when there is none or it is bad."""
+        positions = self._newest_positions()
         cfg, torque = self._config, self._torque
-        analysis = analyze(self._robot, positions, torque.limits, torque.reason, cfg.singular_sigma)
+        if len(self._robot.tip_frames) == 1:
+            analysis = analyze(self._robot, positions, torque.limits, torque.reason, cfg.singular_sigma)
+        else:
+            analysis = analyze_tip(self._robot, positions, tip or self._robot.tip_frame, torque.limits,
+                                   torque.reason, cfg.singular_sigma)
         polytope = tool_force_polytope(analysis, cfg.polytope_method, cfg.singular_sigma) if need_polytope else None
         return analysis, polytope
 
+    def _newest_positions(self) -> np.ndarray:
+        if self._positions is None:
+            raise RobokinError(f"no joint state accepted yet on {self._config.joint_topic}")
+        return self._positions
+
     def _tick(self) -> None:
         try:
-            analysis, polytope = self._current("polytope" in self._show)
+            markers = self._markers()
         except RobokinError as err:
             if self._positions is None:
                 self._log.info("waiting", f"no markers: {err}")
             else:
                 self._log.error(str(err)[:LOG_KEY_CHARS], f"no markers: {err}")
             return
-        self._publisher.publish(capability_markers(analysis, polytope, self._show, self._config,
-                                                   self._robot.base_frame, self.get_clock().now().to_msg()))
+        self._publisher.publish(markers)
+
+    def _markers(self) -> MarkerArray:
+        """Every marker of this tick: the tool's, or each tip's and the held object's (see the module docstring)."""
+        need_polytope, frame, stamp = "polytope" in self._show, self._robot.base_frame, self.get_clock().now().to_msg()
+        if len(self._robot.tip_frames) == 1:
+            return capability_markers(*self._current(need_polytope), self._show, self._config, frame, stamp)
+        markers = []
+        for tip in self._robot.tip_frames:
+            markers += capability_markers(*self._current(need_polytope, tip), self._show, self._config, frame, stamp,
+                                          tip).markers
+        if self._config.held_object:
+            cfg, torque = self._config, self._torque
+            held = analyze_held_object(self._robot, self._newest_positions(), torque.limits, torque.reason,
+                                       cfg.singular_sigma)
+            markers += capability_markers(held, None, self._show, cfg, frame, stamp, HELD_OBJECT_NAMESPACE).markers
+        else:
+            markers += deleted_markers(HELD_OBJECT_NAMESPACE, frame, stamp).markers
+        return MarkerArray(markers=markers)
 
     def _on_export(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         try:

@@ -20,6 +20,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from robokin_ros.core.capability.analysis import CapabilityAnalysis
 from robokin_ros.core.capability.config import SHOW_ITEMS, CapabilityConfig
+from robokin_ros.core.capability.held_capability import HeldObjectAnalysis
 from robokin_ros.core.capability.polytope import ForcePolytope
 from robokin_ros.core.capability.report import (EllipsoidDisplay, ShownEllipsoid, ellipsoid_display,
                                                 polytope_display, short_text, shown_ellipsoids)
@@ -29,13 +30,15 @@ TEXT_HEIGHT = 0.04       # [m]
 TEXT_LIFT = 0.25         # [m] text above the tool
 TEXT_COLOUR = (1.0, 1.0, 1.0, 1.0)
 _IDS = {item: i for i, item in enumerate(SHOW_ITEMS)}
+HELD_OBJECT_NAMESPACE = "held_object"    # marker ns prefix of the held object's capability
 
 
 @dataclass(frozen=True)
 class _Style:
     frame_id: str
     stamp: Time
-    cfg: CapabilityConfig
+    cfg: CapabilityConfig | None
+    namespace: str = ""      # "" (a single-tip robot): ns = the item; else ns = namespace/item
 
 
 class _Drawn(NamedTuple):
@@ -48,7 +51,8 @@ def _color(rgba) -> ColorRGBA:
 
 
 def _base(item: str, kind: int, style: _Style, position: np.ndarray) -> Marker:
-    marker = Marker(ns=item, id=_IDS[item], type=kind, action=Marker.ADD)
+    marker = Marker(ns=f"{style.namespace}/{item}" if style.namespace else item, id=_IDS[item], type=kind,
+                    action=Marker.ADD)
     marker.header.frame_id, marker.header.stamp = style.frame_id, style.stamp
     marker.pose.position.x, marker.pose.position.y, marker.pose.position.z = (float(p) for p in position)
     marker.pose.orientation.w = 1.0
@@ -83,12 +87,14 @@ def _polytope_marker(polytope: ForcePolytope, position: np.ndarray, style: _Styl
     return _Drawn(marker, shown.flagged)
 
 
-def _text_marker(analysis: CapabilityAnalysis, flagged: list[str], style: _Style) -> Marker:
+def _text_marker(analysis: CapabilityAnalysis | HeldObjectAnalysis, flagged: list[str], style: _Style) -> Marker:
     """The measures above the tool, and which markers are flagged."""
     text = _base("manipulability", Marker.TEXT_VIEW_FACING, style, analysis.tool_position + [0.0, 0.0, TEXT_LIFT])
     text.scale.z = TEXT_HEIGHT
     text.color = _color(style.cfg.color_singular if analysis.singular else TEXT_COLOUR)
     text.text = short_text(analysis) + (f"\nflagged (capped/zero/clamped): {', '.join(flagged)}" if flagged else "")
+    if style.namespace:
+        text.text = f"{style.namespace}\n{text.text}"
     return text
 
 
@@ -98,7 +104,7 @@ def _deleted(item: str, style: _Style) -> Marker:
     return marker
 
 
-def _drawn(item: str, analysis: CapabilityAnalysis, ellipsoids: dict[str, ShownEllipsoid],
+def _drawn(item: str, analysis: CapabilityAnalysis | HeldObjectAnalysis, ellipsoids: dict[str, ShownEllipsoid],
            polytope: ForcePolytope | None, style: _Style) -> _Drawn | None:
     """The marker of one ellipsoid or polytope item; None when it is unavailable (no torque limits)."""
     at = analysis.tool_position
@@ -108,10 +114,15 @@ def _drawn(item: str, analysis: CapabilityAnalysis, ellipsoids: dict[str, ShownE
     return None if shown is None else _ellipsoid_marker(item, shown, at, style)
 
 
-def capability_markers(analysis: CapabilityAnalysis, polytope: ForcePolytope | None, show: tuple[str, ...],
-                       cfg: CapabilityConfig, frame_id: str, stamp: Time) -> MarkerArray:
-    """One marker per SHOW_ITEMS entry: ADD for shown and available items, DELETE for the rest."""
-    style, ellipsoids = _Style(frame_id, stamp, cfg), shown_ellipsoids(analysis, cfg)
+def capability_markers(analysis: CapabilityAnalysis | HeldObjectAnalysis, polytope: ForcePolytope | None,
+                       show: tuple[str, ...], cfg: CapabilityConfig, frame_id: str, stamp: Time,
+                       namespace: str = "") -> MarkerArray:
+    """One marker per SHOW_ITEMS entry: ADD for shown and available items, DELETE for the rest.
+
+    `namespace` prefixes every marker's ns (a tip's name, or HELD_OBJECT_NAMESPACE), so several tips' markers
+    live side by side; "" keeps the single-tip names (ns = the item).
+    """
+    style, ellipsoids = _Style(frame_id, stamp, cfg, namespace), shown_ellipsoids(analysis, cfg)
     markers, flagged = [], []
     for item in SHOW_ITEMS:
         drawn = (_drawn(item, analysis, ellipsoids, polytope, style) if item in show and item != "manipulability"
@@ -122,3 +133,9 @@ def capability_markers(analysis: CapabilityAnalysis, polytope: ForcePolytope | N
     if "manipulability" in show:
         markers[_IDS["manipulability"]] = _text_marker(analysis, flagged, style)
     return MarkerArray(markers=markers)
+
+
+def deleted_markers(namespace: str, frame_id: str, stamp: Time) -> MarkerArray:
+    """DELETE for every item of a namespace (the held object's, when it is switched off)."""
+    style = _Style(frame_id, stamp, None, namespace)
+    return MarkerArray(markers=[_deleted(item, style) for item in SHOW_ITEMS])
