@@ -416,15 +416,23 @@ class RobotModel:
         return np.triu(M) + np.triu(M, 1).T    # crba fills the upper triangle only
 
     def chain_link_frames(self) -> tuple[str, ...]:
-        """The link each chain joint moves (its child link), then the tip frame: the chain as /tf shows it."""
-        names: list[str] = []
-        for joint_name in self.joint_names:
-            joint_frame = self.model.getFrameId(joint_name, pin.FrameType.JOINT)
-            names += [f.name for f in self.model.frames
-                      if f.type == pin.FrameType.BODY and f.parentFrame == joint_frame][:1]
-        if self.tip_frame not in names:
-            names.append(self.tip_frame)
+        """The link each chain joint moves (its child link), then the tip frame (every tip of a tree, in
+        `tip_frames` order): the chain as /tf shows it."""
+        names = [link for joint_name in self.joint_names for link in self._moved_link(joint_name)]
+        names += [tip for tip in self.tip_frames if tip not in names]
         return tuple(names)
+
+    def _moved_link(self, joint_name: str) -> list[str]:
+        """[the link joint `joint_name` moves] (empty if it moves none)."""
+        joint_frame = self.model.getFrameId(joint_name, pin.FrameType.JOINT)
+        return [f.name for f in self.model.frames if f.type == pin.FrameType.BODY and f.parentFrame == joint_frame][:1]
+
+    def tip_link_frames(self, tip_index: int = 0) -> tuple[str, ...]:
+        """The links one tip's chain joints move, then that tip (`tip_frames[tip_index]`): one branch of a tree,
+        from the base out (for one tip, `chain_link_frames`)."""
+        tip = self.tip_frames[tip_index]
+        links = [link for i in self.tip_joint_indices[tip_index] for link in self._moved_link(self.joint_names[i])]
+        return tuple(links) + (() if tip in links else (tip,))
 
     def link_tree(self) -> tuple[LinkEdge, ...]:
         """Every link below the URDF root with its parent link (and a tool frame under its tip link)."""

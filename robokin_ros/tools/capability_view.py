@@ -42,9 +42,14 @@ def _sphere_mesh(ellipsoid: Ellipsoid, centre: np.ndarray, scale: float, count: 
 
 
 def arm_points(robot: RobotModel, positions: np.ndarray) -> np.ndarray:
-    """(k, 3) base origin, then every chain link origin and the tool [m], base frame."""
-    ids = [robot.frame_id(name) for name in robot.chain_link_frames()]
-    return np.vstack([np.zeros(3)] + [pose.translation for pose in robot.frame_poses(positions, ids)])
+    """(k, 3) base origin, then every chain link origin and the tool [m], base frame. A robot with several tips:
+    one such branch per tip, the line going back down each branch to the base before the next (one polyline)."""
+    branches = []
+    for tip_index in range(len(robot.tip_frames)):
+        ids = [robot.frame_id(name) for name in robot.tip_link_frames(tip_index)]
+        branches.append([np.zeros(3)] + [pose.translation for pose in robot.frame_poses(positions, ids)])
+    walked_back = [point for branch in branches[:-1] for point in branch + branch[-2::-1]]
+    return np.vstack(walked_back + branches[-1])
 
 
 def _items(analysis: CapabilityAnalysis, cfg: CapabilityConfig):

@@ -106,6 +106,15 @@ def test_a_tool_offset_on_one_tip_is_the_tip(panda):
     assert tooled.tip_frame_ids == (tooled.tip_frame_id,)
 
 
+def test_link_frames_per_tip(torso, panda):
+    assert torso.chain_link_frames()[-2:] == TIPS                        # every tip, after the moved links
+    for tip_index, tip in enumerate(TIPS):
+        prefix = PREFIX[tip]
+        assert torso.tip_link_frames(tip_index) == ("torso", *(f"{prefix}panda_link{i}" for i in range(1, 8)), tip)
+    assert panda.tip_link_frames() == panda.chain_link_frames() == (
+        *(f"panda_link{i}" for i in range(1, 8)), "panda_hand_tcp")
+
+
 # ---- against the single-chain model of each arm --------------------------------------------------------------
 @pytest.mark.parametrize("seed", SEEDS)
 def test_dual_panda_tips_agree_with_the_single_panda(dual, panda, seed):
