@@ -221,8 +221,8 @@ def sim_parameters(value: Value, kind: str, arm: Parameters) -> Parameters:
         raise ValueError("sim:=true needs robot:=<embedded name or URDF path>: sim_robot simulates that model "
                          "(robot:=\"\" takes the model from a driver's /robot_description)")
     sim = Parameters("sim_robot", [], f"{namespace_of(value)}/sim_robot")
-    for name in ("robot", "use_sim_time", "base_frame", "tip_frame"):
-        if arm.effective.get(name) not in (None, ""):
+    for name in ("robot", "use_sim_time", "base_frame", "tip_frame", "tip_frames"):
+        if arm.effective.get(name) not in (None, "", (), []):
             sim.set(name, arm.effective[name])
     sim.set("joint_states_topic", arm.effective["joint_topic"])
     if kind == "servo" and arm.effective["command_out_type"] == FLOAT64_ARRAY:
