@@ -103,13 +103,15 @@ def symmetric_eigen(M, evals, V):
 
 
 @njit(cache=True)
-def scratch_size(n):
-    """Length of the float64 scratch vector of `bounded_dls_into` for n joints and up to 6 task rows.
+def scratch_size(n, rows=6):
+    """Length of the float64 scratch vector of `bounded_dls_into` for n joints and up to `rows` task rows (at
+    least 6; more for a stacked task of several tips).
 
-    Layout: W (6n), fixed values, unlimited velocity, null-space part (3n), G and U (2 x 36), six m-vectors
-    of `_solve_pass` (36), the remaining task r (6).
+    Layout (R = max(rows, 6)): W (R n), fixed values, unlimited velocity, null-space part (3n), G and U (2 R^2),
+    six m-vectors of `_solve_pass` (6 R), the remaining task r (R). With R = 6 this is the one-tip layout.
     """
-    return 9 * n + 72 + 42
+    rows = max(rows, 6)
+    return rows * n + 3 * n + 2 * rows * rows + 7 * rows
 
 
 @njit(cache=True)
@@ -175,7 +177,8 @@ def bounded_dls(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fix
     Stable signature (the path-IK solver calls it directly):
 
     Args:
-        A: (m, n) float64 task Jacobian, 1 <= m <= 6 (rows = constrained task axes). Not modified.
+        A: (m, n) float64 task Jacobian, m >= 1 (rows = constrained task axes; more than 6 for a stacked
+            task of several tips). Not modified.
         b: (m,) float64 task velocity [m/s, rad/s] (or a pose error per step, with dt = 1).
         z: (n,) float64 desired secondary joint velocity; only its null-space part N z is applied.
         dq_lo: (n,) float64 lower velocity bounds, each <= 0 (position limits turned into velocities).
@@ -189,7 +192,7 @@ def bounded_dls(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fix
         DlsOutcome: sigma_min and sigma_max / sigma_min (inf at an exact singularity) of the full task
         Jacobian A, and the lambda used in the final pass.
     """
-    scratch = np.empty(scratch_size(A.shape[1]))
+    scratch = np.empty(scratch_size(A.shape[1], A.shape[0]))
     return bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch)
 
 
@@ -199,12 +202,13 @@ def _active_set_views(A, b, scratch):
     zeroed), r = b (the task left for the free joints), nothing fixed yet."""
     m, n = A.shape
     W = scratch[:m * n].reshape((m, n))                     # (m, n)
-    at = 6 * n
+    rows = max(m, 6)                                        # the layout of scratch_size(n, rows)
+    at = rows * n
     fixed_val, dq, nz = scratch[at:at + n], scratch[at + n:at + 2 * n], scratch[at + 2 * n:at + 3 * n]
     at += 3 * n
     G = scratch[at:at + m * m].reshape((m, m))
-    U = scratch[at + 36:at + 36 + m * m].reshape((m, m))
-    at += 72
+    U = scratch[at + rows * rows:at + rows * rows + m * m].reshape((m, m))
+    at += 2 * rows * rows
     v6 = scratch[at:at + 6 * m].reshape((6, m))
     r = scratch[at + 6 * m:at + 7 * m]                      # (m,)
     for i in range(m):
@@ -258,7 +262,7 @@ def _clip_into_bounds(dq_out, dq_lo, dq_hi):
 
 @njit(cache=True)
 def bounded_dls_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch):
-    """`bounded_dls` working in a caller-owned float64 scratch vector (>= scratch_size(n)): no allocation."""
+    """`bounded_dls` working in a caller-owned float64 scratch vector (>= scratch_size(n, m)): no allocation."""
     n = A.shape[1]
     W, r, fixed_val, dq, nz, G, U, v6 = _active_set_views(A, b, scratch)
     for j in range(n):

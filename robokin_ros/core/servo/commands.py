@@ -30,6 +30,7 @@ from robokin_ros.core.servo.config import SCALING_OVERRIDE_THRESHOLD, ServoConfi
 from robokin_ros.core.servo.guiding_input import GuidingInput
 from robokin_ros.core.servo.joint_jog import JointJogCommand, chain_velocities
 from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.tip_task import StackedTask
 from robokin_ros.core.servo.types import TwistCommand, VelocityIkResult
 from robokin_ros.core.servo.velocity_ik import VelocityIk
 from robokin_ros.core.validation import check_time, check_vector
@@ -78,7 +79,8 @@ class TwistConverter:
         self._base_T_world = robot.world_T_base.inverse()
 
     def to_tool_twist_base(self, positions: np.ndarray, twist: np.ndarray, frame_id: int | pin.SE3 | None,
-                           about_tool: bool) -> np.ndarray:
+                           about_tool: bool, tip_id: int | None = None, base_p_point: np.ndarray | None = None
+                           ) -> np.ndarray:
         """The tool origin's twist (6,) in base axes [m/s, rad/s].
 
         Args:
@@ -88,6 +90,8 @@ class TwistConverter:
                 outside the model (looked up in TF): it is then treated exactly as a model frame at that pose.
             about_tool: True = `twist` is the tool origin's velocity; False = spatial twist about the frame's
                 origin (see the module docstring).
+            tip_id: the tip frame moved (default the robot's tip: another tip of a robot with several).
+            base_p_point: (3,) the point moved instead of a tip (the held object's origin), in base coordinates.
         """
         robot = self.robot
         external = isinstance(frame_id, pin.SE3)
@@ -106,8 +110,11 @@ class TwistConverter:
         v = base_R_frame @ twist[:3]                     # (3,) base axes
         w = base_R_frame @ twist[3:]                     # (3,) base axes
         if not about_tool:
-            base_p_tool = self._base_T_world.act(pin.updateFramePlacement(model, data, robot.tip_frame_id)
-                                                 .translation)
+            if base_p_point is None:
+                tip = robot.tip_frame_id if tip_id is None else tip_id
+                base_p_tool = self._base_T_world.act(pin.updateFramePlacement(model, data, tip).translation)
+            else:
+                base_p_tool = base_p_point
             v = v + np.cross(w, base_p_tool - base_p_frame)
         return np.concatenate((v, w))
 
@@ -242,15 +249,19 @@ class GuidingMotion(TrackedCommand):
         return ServoStatus.HAND_GUIDING, self._message
 
 
-def solve(ik: VelocityIk, command: TrackedCommand, positions: np.ndarray, twist: np.ndarray | None, scale: float,
-          state: CommandedState) -> VelocityIkResult:
-    """The IK from the commanded state for the tool twist (6,), or when `twist` is None for the command's joint
-    velocities (a joint jog; none: a stop), times `scale`."""
+def solve(ik: VelocityIk, command: TrackedCommand, positions: np.ndarray, twist: np.ndarray | StackedTask | None,
+          scale: float, state: CommandedState) -> VelocityIkResult:
+    """The IK from the commanded state for the tool twist (6,) or a stacked task of several tips, or when `twist` is
+    None for the command's joint velocities (a joint jog; none: a stop), times `scale`."""
     if twist is None:
         jog = command.joint_velocities
         velocities = np.zeros(len(positions)) if jog is None else jog if scale == 1.0 else jog * scale
         return ik.limit_joint_velocities(positions, velocities, dt=state.dt, previous_velocities=state.velocities,
                                          accel_dt=state.accel_dt)
+    if twist.__class__ is StackedTask:
+        task = twist if scale == 1.0 else twist._replace(velocity=twist.velocity * scale)
+        return ik.solve_task(positions, task, dt=state.dt, previous_velocities=state.velocities,
+                             accel_dt=state.accel_dt, halt_all=command.halt_all)
     return ik.solve(positions, twist if scale == 1.0 else twist * scale, dt=state.dt,
                     previous_velocities=state.velocities, check=False, accel_dt=state.accel_dt,
                     halt_all=command.halt_all)
@@ -259,6 +270,11 @@ def solve(ik: VelocityIk, command: TrackedCommand, positions: np.ndarray, twist:
 def unlimited_share(ik: VelocityIk, command: TrackedCommand, positions: np.ndarray, twist: np.ndarray | None,
                     velocities: np.ndarray, dt: float) -> float:
     """|velocities| / |the same command without the acceleration window| (see `SpeedGuards.judge`)."""
-    free = command.joint_velocities if twist is None else ik.solve(positions, twist, dt=dt, check=False).velocities
+    if twist is None:
+        free = command.joint_velocities
+    elif twist.__class__ is StackedTask:
+        free = ik.solve_task(positions, twist, dt=dt).velocities
+    else:
+        free = ik.solve(positions, twist, dt=dt, check=False).velocities
     size = float(np.linalg.norm(free))
     return min(1.0, float(np.linalg.norm(velocities)) / size) if size > 0.0 else 1.0

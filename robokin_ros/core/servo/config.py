@@ -43,6 +43,27 @@ class PoseTrackingConfig(ParameterGroup):
                                            unit="rad/s^2", gt=0.0, le=200.0)
 
 
+TIP_MODES = ("independent", "coordinated", "relative")
+
+
+@dataclass(frozen=True)
+class TipsConfig(ParameterGroup):
+    """Several tips in one model (`tips.*`, core/servo/tips_motion.py); a robot with one tip ignores the group."""
+
+    what = "tips parameters"
+    mode: str = spec("independent", "independent: one twist per tip (a tip without a fresh one holds still); "
+                     "coordinated: one twist of an object held by every tip (their relative poses stay fixed); "
+                     "relative: a tip's twist is relative to the reference tip, which holds still in the world "
+                     "unless it gets its own twist", choices=TIP_MODES)
+    reference_tip: str = spec("", "relative mode: the tip the others move relative to (empty = the first tip)")
+    hold_gain: float = spec(20.0, "feedback on a held pose (the reference tip in relative mode, the hands' relative "
+                            "pose in coordinated mode): the drift decays at this rate", unit="1/s", gt=0.0,
+                            le=200.0)
+    conflict_tolerance: float = spec(0.001, "independent mode: a tip that misses its twist by more than this "
+                                     "(the stacked solve could not give every tip its command, e.g. through a "
+                                     "shared joint) is named in the status", unit="m/s", gt=0.0, le=1.0)
+
+
 @dataclass(frozen=True)
 class CollisionConfig(ParameterGroup):
     """Collision-aware speed scaling (core/collision/); the parameters keep MoveIt Servo's names."""
@@ -183,6 +204,8 @@ class ServoConfig(SchedulingConfig):
                                       gt=0.0, le=10.0)
     # --- pose tracking (core/servo/pose_tracking.py) ---
     pose_tracking: PoseTrackingConfig = group(PoseTrackingConfig, "pose_tracking.")
+    # --- several tips (core/servo/tips_motion.py) ---
+    tips: TipsConfig = group(TipsConfig, "tips.")
     # --- collision-aware speed scaling (core/collision/) ---
     collision: CollisionConfig = group(CollisionConfig, "")
     # --- speed and separation monitoring (core/servo/separation.py) ---
@@ -288,6 +311,9 @@ class ServoConfig(SchedulingConfig):
             if gain * self.publish_period >= 0.5:
                 # the error shrinks by (1 - gain * dt) a tick: near 1 it would overshoot and ring
                 problems.append(f"{name}={gain} times publish_period={self.publish_period} must be below 0.5")
+        if self.tips.hold_gain * self.publish_period >= 0.5:
+            problems.append(f"tips.hold_gain={self.tips.hold_gain} times publish_period={self.publish_period} must be "
+                            "below 0.5")
         if separation.protective_distance >= separation.safety_distance:
             problems.append(f"separation.protective_distance={separation.protective_distance} must be below "
                             f"separation.safety_distance={separation.safety_distance}")

@@ -63,6 +63,7 @@ class PoseTarget:
     frame: str
     stamp: int                  # [ns] the sender's stamp (0 = unstamped: the receive time is used instead)
     received_at: float          # [s] receive time on the caller's clock
+    tip: str = ""               # the tip it moves, on a robot with several (robot.tip_frames); "" = the first tip
 
 
 class PoseError(NamedTuple):
@@ -125,8 +126,9 @@ def _tracking_twist(target_p, target_R, v_target, ahead, feed, tool_p, tool_R, l
 class PoseTracker:
     """Holds the current target (base frame) and computes the tracking twist for given joint positions."""
 
-    def __init__(self, robot: RobotModel, config: ServoConfig) -> None:
+    def __init__(self, robot: RobotModel, config: ServoConfig, tip_id: int | None = None) -> None:
         self.robot = robot
+        self.tip_id = robot.tip_frame_id if tip_id is None else tip_id      # the frame it brings to the target
         self._data = robot.model.createData()          # own data: the IK's Jacobian cache stays untouched
         self._base_T_world = robot.world_T_base.inverse()
         self.update_config(config)
@@ -213,7 +215,7 @@ class PoseTracker:
         """`base_T_tool` at `positions` (n,)."""
         robot = self.robot
         pin.forwardKinematics(robot.model, self._data, robot.to_pinocchio_q(positions))
-        return self._base_T_world * pin.updateFramePlacement(robot.model, self._data, robot.tip_frame_id)
+        return self._base_T_world * pin.updateFramePlacement(robot.model, self._data, self.tip_id)
 
     def twist(self, positions: np.ndarray, now: float) -> np.ndarray:
         """(6,) tool-origin twist [v; w] in base axes [m/s, rad/s] toward the target at `now`; updates `error`,

@@ -55,6 +55,7 @@ from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker
 from robokin_ros.core.servo.speed_guards import CollisionGuard, SpeedGuards
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.stopping import Stopping
+from robokin_ros.core.servo.tips_motion import TipsMotion, TipsReport, check_tips_config
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput, TwistCommand, frozen
 from robokin_ros.core.servo.velocity_ik import VelocityIk
 from robokin_ros.core.servo.window import WindowBuilder, sample_window
@@ -78,6 +79,8 @@ class Servo:
         self._stopping = Stopping(robot, self._state)
         self._command: TrackedCommand | None = None
         self._guards: SpeedGuards | None = None         # built with the first configuration's acceleration limits
+        # several tips: one command holds every tip's input (core/servo/tips_motion.py); None with one tip
+        self._tips = TipsMotion(robot, self._converter, config) if len(robot.tip_frames) > 1 else None
         self.update_config(config)
         self._paused = False
         self._refusal = ""          # why the outgoing check refused a window: the status until a new command
@@ -85,8 +88,12 @@ class Servo:
     # ---- inputs -----------------------------------------------------------------------------------
     def update_config(self, config: ServoConfig) -> None:
         """Swap the whole configuration (validated against the robot first; the state is kept)."""
-        ik = VelocityIk(self.robot, config)          # raises ConfigError before anything changes
+        check_tips_config(self.robot, config)       # raises ConfigError before anything changes, as does the IK
+        ik = VelocityIk(self.robot, config)
         self.config, self._ik, self._state.dt = config, ik, config.publish_period
+        if self._tips is not None:
+            self._tips.ik = ik
+            self._tips.update_config(config)
         self._pose_tracker.update_config(config)
         if self._guards is None:
             self._guards = SpeedGuards(self.robot, config, ik.acceleration_limits)
@@ -122,6 +129,8 @@ class Servo:
     def _replace_command(self, command: TrackedCommand) -> None:
         if not isinstance(command, PoseMotion) and self._pose_tracker.base_T_target is not None:
             self._pose_tracker.clear()      # (without a target it is clear already)
+        if self._tips is not None and command is not self._tips and self._command is self._tips:
+            self._tips.reset()              # a joint jog or guiding took over: the tips' inputs and grasp are gone
         self._command, self._refusal = command, ""
 
     def set_command(self, command: TwistCommand, base_T_frame: pin.SE3 | None = None) -> None:
@@ -130,10 +139,21 @@ class Servo:
         `base_T_frame`: the pose of `command.frame` when it is not a model frame (looked up in TF by the
         caller); the twist then moves the arm exactly as for a model frame at that pose.
 
+        Several tips (`robot.tip_frames`): `command.tip` names the tip it moves ("" = the first), or in coordinated
+        mode the twist is the held object's (no tip); `tips.mode` says how (core/servo/tips_motion.py).
+
         Raises:
-            InvalidInputError: NaN/inf or wrong sizes, or a non-finite receive time.
+            InvalidInputError: NaN/inf or wrong sizes, or a non-finite receive time; a tip that is not one of the
+                robot's (a tip on a one-tip robot other than its tip frame), or one the mode does not take.
             UnknownFrameError: `command.frame` is not a frame of the model (and no `base_T_frame` is given).
         """
+        if self._tips is not None:
+            self._tips.set_twist(command, base_T_frame, self.config)
+            self._replace_command(self._tips)
+            return
+        if command.tip and command.tip != self.robot.tip_frame:
+            raise InvalidInputError(f"twist command names tip '{command.tip}', but the robot has one tip: "
+                                    f"{self.robot.tip_frame}")
         self._replace_command(TwistMotion.resolve(command, base_T_frame, self.robot, self._converter, self.config))
 
     def set_joint_command(self, command: JointJogCommand) -> None:
@@ -159,9 +179,24 @@ class Servo:
             InvalidInputError: NaN/inf, wrong sizes, a quaternion that is not a rotation, a non-finite time, or a
                 target stream moving faster than any arm; or a model frame given before any joint state.
             UnknownFrameError: `target.frame` is not a frame of the model (and no `base_T_frame` is given).
+
+        Several tips: `target.tip` names the tip ("" = the first); the other tips hold still (independent mode).
         """
+        if self._tips is not None:
+            self._tips.set_pose_target(target, base_T_frame, self._state.frame_pose)
+            self._replace_command(self._tips)
+            return
+        if target.tip and target.tip != self.robot.tip_frame:
+            raise InvalidInputError(f"pose target names tip '{target.tip}', but the robot has one tip: "
+                                    f"{self.robot.tip_frame}")
         self._replace_command(PoseMotion.resolve(target, base_T_frame, self.robot, self._pose_tracker,
                                                  self._state.frame_pose))
+
+    @property
+    def tips_report(self) -> TipsReport | None:
+        """Several tips: the mode, the tips moving, and which tip limited the last tracking tick (the tip nearest a
+        singularity, tips in conflict, shared joints that moved); None on a robot with one tip."""
+        return None if self._tips is None else self._tips.report
 
     @property
     def pose_tracker(self) -> PoseTracker:
@@ -244,6 +279,8 @@ class Servo:
         self._state.request_anchor()
         self._command = None
         self._pose_tracker.clear()
+        if self._tips is not None:
+            self._tips.reset()
         self._refusal = ""
 
     def update_scene(self, change: SceneChange, base_T_frame: pin.SE3 | None = None) -> str:
@@ -291,6 +328,8 @@ class Servo:
         replacement, self._refusal = self.windows.replacement(output.window, self.joint_names)
         self._command = None
         self._pose_tracker.clear()
+        if self._tips is not None:
+            self._tips.reset()
         q, v = np.empty(self.robot.n), np.empty(self.robot.n)
         sample_window(replacement.times, replacement.positions, replacement.velocities, self._state.dt, q, v)
         self._state.positions, self._state.velocities = q, v

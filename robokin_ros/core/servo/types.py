@@ -31,6 +31,7 @@ class TwistCommand:
     angular: np.ndarray      # (3,) in `frame` axes
     frame: str               # any frame of the model; "" = base frame
     received_at: float       # [s] receive time on the caller's clock (never the message stamp)
+    tip: str = ""            # the tip it moves, on a robot with several (robot.tip_frames); "" = the first tip
 
 
 @dataclass(frozen=True)

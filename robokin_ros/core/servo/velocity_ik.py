@@ -53,6 +53,7 @@ from robokin_ros.core.servo.singularity import (
 )
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.task import AXIS_FRAMES, TaskBuilder
+from robokin_ros.core.servo.tip_task import StackedTask
 from robokin_ros.core.servo.types import VelocityIkResult, frozen
 from robokin_ros.core.validation import check_vector
 
@@ -150,7 +151,8 @@ class VelocityIk:
         self._scalars = np.array([config.joint_limit_avoidance_gain, config.posture_gain,
                                   config.singularity_sigma_threshold, config.max_damping, cond_check])
         # work buffers reused every step (results get fresh arrays): bounds, secondary, unlimited velocity
-        self._work = np.empty(4 * n + scratch_size(n))
+        # (a robot with several tips may stack six rows per tip: `solve_task`)
+        self._work = np.empty(4 * n + scratch_size(n, 6 * len(robot.tip_frames)))
         self._lo, self._hi, self._dq = self._work[:n], self._work[n:2 * n], self._work[3 * n:4 * n]
         self._fixed = np.zeros(n, dtype=np.int8)
         # hot-path shortcut: `robot.frame_jacobian_fast` returns Pinocchio's Jacobian untouched when the
@@ -173,6 +175,12 @@ class VelocityIk:
     def acceleration_limits(self) -> np.ndarray:
         """(n,) acceleration limits in force [rad/s^2 | m/s^2] (inf = none)."""
         return self._amax
+
+    @property
+    def unlimited_velocities(self) -> np.ndarray:
+        """(n,) the last solve's damped least-squares velocities before the velocity, acceleration and halt-all
+        factors (a view of a work buffer: the next solve overwrites it)."""
+        return self._dq
 
     # ---- step -------------------------------------------------------------------------------------
     def solve(self, positions: npt.ArrayLike, twist: npt.ArrayLike, *, dt: float, frame_id: int | None = None,
@@ -212,6 +220,24 @@ class VelocityIk:
             A, b = _frame_jacobian(self._model, self._data, positions, fid, _LWA), twist
         else:
             A, b = self.robot.frame_jacobian_fast(self.robot.to_pinocchio_q(positions), fid), twist
+        return self._solve_rows(positions, A, b, dt, previous_velocities, accel_dt, halt_all, None, fid, axis_mask,
+                                axis_frame, None)
+
+    def solve_task(self, positions: np.ndarray, task: StackedTask, *, dt: float,
+                   previous_velocities: np.ndarray | None = None, accel_dt: float | None = None,
+                   halt_all: bool | None = None) -> VelocityIkResult:
+        """Joint velocities for a stacked task (several tips' rows, relative rows; `tip_task.StackedTask`), with
+        everything `solve` applies: bounded DLS with locking, null-space posture and limit avoidance, singularity
+        damping and escape (probing `task.jacobian_at`), velocity and acceleration limits, halt-all and the
+        direction guard (`task.angular_rows`). Inputs are not checked: the task builder made them."""
+        return self._solve_rows(positions, task.jacobian, task.velocity, dt, previous_velocities, accel_dt, halt_all,
+                                task.jacobian_at, None, None, "base", task.angular_rows)
+
+    def _solve_rows(self, positions, A, b, dt, previous_velocities, accel_dt, halt_all, probe, fid, axis_mask,
+                    axis_frame, angular_rows) -> VelocityIkResult:
+        """The solve of task rows A (m, n), b (m,). `probe`: positions -> A for the singularity probes, None = the
+        frame task of `fid`, `axis_mask`, `axis_frame` (built only when a probe runs); `angular_rows`: (m,) bool,
+        None = from `axis_mask` (six rows [v; w] without one)."""
         use_prev = previous_velocities is not None and self._has_amax
         accel_dt = dt if accel_dt is None else accel_dt
         prev = previous_velocities if use_prev else self._zeros
@@ -222,7 +248,7 @@ class VelocityIk:
             halt_all)
         sing_status, pre_scale, verdict = ServoStatus.OK, 1.0, None
         if damping > 0.0 and self._escape:
-            jacobian_at = self._task.jacobian_at(fid, axis_mask, axis_frame)
+            jacobian_at = self._probe(probe, fid, axis_mask, axis_frame)
             verdict = damping_status(jacobian_at, positions, A, b)        # also the status, below
             if verdict == _LEAVING and self._escape_step(jacobian_at, positions, A, b, prev, sigma_min, accel_dt,
                                                          halt_all):
@@ -231,7 +257,7 @@ class VelocityIk:
                 self._escape_direction = None
         if not limited:                     # escaping, or the condition number above the lower threshold
             if cond > self._scalars[S_COND_CHECK]:
-                jacobian_at = self._task.jacobian_at(fid, axis_mask, axis_frame)
+                jacobian_at = self._probe(probe, fid, axis_mask, axis_frame)
                 pre_scale, sing_status = singularity_scale(self.config, jacobian_at, positions, A, self._dq)
             if halt_all:                    # the escape changed the velocity: judged again
                 halt, blocking = self._halt_all_scale(positions, self._dq, dt)
@@ -243,7 +269,7 @@ class VelocityIk:
                                              "velocity_scale": scale, "damping": damping})
         blocked = ""
         if n_fixed:
-            rows = None if axis_mask is None else np.flatnonzero(axis_mask) >= 3
+            rows = angular_rows if axis_mask is None else np.flatnonzero(axis_mask) >= 3
             guard, off = direction_guard(A, b, self._dq, self.config.locked_direction_tolerance, rows)
             if guard < 1.0:
                 scale, outcome = limit_velocity(self._dq, pre_scale * guard, prev, use_prev, self._vmax,
@@ -253,7 +279,7 @@ class VelocityIk:
                            f"{'halted' if guard == 0.0 else 'slowing'}")
         if sing_status == _OK and damping > 0.0:
             if verdict is None:
-                verdict = damping_status(self._task.jacobian_at(fid, axis_mask, axis_frame), positions, A, b)
+                verdict = damping_status(self._probe(probe, fid, axis_mask, axis_frame), positions, A, b)
             sing_status = self._debounced(verdict)
         locked, braking = self._bound_joints() if n_fixed else ((), ())
         status, prefix = self._describe(sing_status, locked, braking, outcome)
@@ -263,6 +289,10 @@ class VelocityIk:
         return frozen(VelocityIkResult, {"velocities": out, "status": status, "_prefix": prefix + blocked,
                                          "locked_joints": locked, "sigma_min": sigma_min, "condition_number": cond,
                                          "velocity_scale": scale, "damping": damping})
+
+    def _probe(self, probe, fid, axis_mask, axis_frame):
+        """The task Jacobian as a function of the positions, for the singularity probes."""
+        return self._task.jacobian_at(fid, axis_mask, axis_frame) if probe is None else probe
 
     def limit_joint_velocities(self, positions: np.ndarray, velocities: np.ndarray, *, dt: float,
                                previous_velocities: np.ndarray, accel_dt: float,

@@ -1,0 +1,339 @@
+"""The command of a robot with several tips: each tip's latest twist or pose target, or the held object's twist,
+turned each tick into one stacked task (tip_task.py) for the mode `tips.mode`.
+
+Modes (the rows of the stacked task, all from the commanded state, like the rest of the servo):
+- independent: six rows per tip. A tip with a fresh twist (younger than `incoming_command_timeout`) or a pending pose
+  target follows it; the others get zero velocity, so they hold still instead of drifting through the null space
+  of the moving tip. A joint shared by several tips (a torso) serves all their rows in the one solve: the status
+  names it, and names a tip whose twist the solve could not give it (`tips.conflict_tolerance`).
+- coordinated: one twist of an object held by every tip. The object frame is fixed in the hands on the first tick
+  of a new object motion (`held_object.take_grasp`: the tips' centroid, base axes) and rides on the first tip. Rows:
+  the object origin's point on the first tip with the object twist (about the object origin, in the axes of the
+  command's frame), then each other tip relative to the first with -`tips.hold_gain` times its drift from the
+  grasp, so their relative poses stay fixed.
+- relative: a tip's twist is its motion relative to the reference tip (`tips.reference_tip`), in that tip's axes;
+  rows `held_object.relative_jacobian`. The reference tip holds its pose in the world (feedback on the pose it had
+  when it last stopped) unless it has its own fresh twist (base axes, as in independent mode), which it then
+  follows and carries the other tips along. A tip without a fresh relative twist keeps its pose relative to the
+  reference (feedback too).
+
+Staleness: the servo's own rule (no tip fresh for `incoming_command_timeout`: ramp to rest, hold) applies to the
+command as a whole; a tip's own freshness is its receive time against the tick's time.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import pinocchio as pin
+
+from robokin_ros.core.errors import ConfigError, InvalidInputError
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.commands import TrackedCommand, TwistConverter, TwistMotion
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.pose_command import PoseMotion
+from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker
+from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.tip_task import (
+    PointBlock,
+    RelativeBlock,
+    StackedTask,
+    TipBlock,
+    TipKinematics,
+    stacked_task,
+)
+from robokin_ros.core.servo.types import TwistCommand
+from robokin_ros.core.tips.held_object import Grasp, relative_pose_error, take_grasp
+
+_SINGULAR = (ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY, ServoStatus.HALT_FOR_SINGULARITY,
+             ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY)
+_ZERO = np.zeros(6)
+_MOVED = 1e-9           # [rad/s | m/s] a shared joint moving slower than this is taken as still
+
+
+def check_tips_config(robot: RobotModel, config: ServoConfig) -> None:
+    """Raises ConfigError when `tips.*` does not fit the robot: a mode other than independent, or a reference tip,
+    on a robot with one tip; a reference tip that is not one of its tips."""
+    tips = config.tips
+    problems = []
+    if len(robot.tip_frames) == 1:
+        if tips.mode != "independent":
+            problems.append(f"tips.mode='{tips.mode}' needs a robot with several tips; {robot.name or 'this robot'} "
+                            f"has one ({robot.tip_frame}): use 'independent'")
+    if tips.reference_tip and tips.reference_tip not in robot.tip_frames:
+        problems.append(f"tips.reference_tip='{tips.reference_tip}' is not a tip of the robot: "
+                        f"{list(robot.tip_frames)}")
+    if problems:
+        raise ConfigError(problems, "tips parameters")
+
+
+def tip_index(robot: RobotModel, tip: str, what: str) -> int:
+    """The index of tip `tip` in `robot.tip_frames` ("" = the first); InvalidInputError naming the tips if unknown."""
+    if not tip:
+        return 0
+    try:
+        return robot.tip_frames.index(tip)
+    except ValueError:
+        raise InvalidInputError(f"{what} names tip '{tip}', which is not a tip of the robot: "
+                                f"{list(robot.tip_frames)}") from None
+
+
+def hold_velocity(base_T_tip: pin.SE3, base_T_held: pin.SE3, gain: float) -> np.ndarray:
+    """(6,) the tip twist (base axes) that takes it back to `base_T_held` at rate `gain` [1/s]."""
+    error = np.concatenate((base_T_tip.translation - base_T_held.translation,
+                            pin.log3(base_T_tip.rotation @ base_T_held.rotation.T)))
+    return -gain * error
+
+
+class TipsReport(NamedTuple):
+    """Which tip limited the last tick's motion (the servo's `tips_report`)."""
+
+    mode: str
+    moving: tuple[str, ...]             # tips (or "object") with a fresh command
+    singular_tip: str                   # the tip whose rows are nearest a singularity when the solve was damped
+    conflicting_tips: tuple[str, ...]   # tips the solve could not give their twist (beyond conflict_tolerance)
+    shared_joints: tuple[str, ...]      # joints serving several tips that moved this tick
+    residuals: tuple[float, ...]        # [m/s] per tip (independent mode): |its rows' velocity - its twist|
+
+
+class TipTwistMotion(TwistMotion):
+    """A twist of one tip (`tip_id`), or of a point (`base_p_point`, the held object's origin: set each tick)."""
+
+    tip_id: int | None = None
+
+    def twist_at(self, positions: np.ndarray, base_p_point: np.ndarray | None = None) -> np.ndarray:
+        """(6,) the twist of the tip origin, or of `base_p_point` (3,), in base axes."""
+        converter: TwistConverter = self._converter
+        return converter.to_tool_twist_base(positions, self._si, self._frame, self._about_tool, self.tip_id,
+                                            base_p_point)
+
+    def si_twist(self) -> np.ndarray:
+        """(6,) the command in SI units, in the axes it was given in."""
+        return self._si
+
+
+class TipsMotion(TrackedCommand):
+    """The servo's command on a robot with several tips (see the module docstring). One per servo: it keeps the
+    grasp and the held poses while the mode lasts; `reset` forgets them when another command takes over."""
+
+    def __init__(self, robot: RobotModel, converter: TwistConverter, config: ServoConfig) -> None:
+        check_tips_config(robot, config)
+        self._robot, self._converter = robot, converter
+        self._kinematics = TipKinematics(robot)
+        self._k = len(robot.tip_frames)
+        self._trackers = tuple(PoseTracker(robot, config, tip_id) for tip_id in robot.tip_frame_ids)
+        chains = [set(int(j) for j in indices) for indices in robot.tip_joint_indices]
+        self._shared = np.array(sorted(j for j in range(robot.n) if sum(j in chain for chain in chains) > 1), int)
+        self._mode, self._reference = config.tips.mode, 0
+        self.ik = None          # the servo's VelocityIk (the servo sets it): its unlimited velocities judge conflicts
+        self._moving: tuple[str, ...] = ()
+        self.reset()
+        self.update_config(config)
+
+    # ---- inputs ---------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget every tip's command, the grasp and the held poses."""
+        self._inputs: list[TrackedCommand | None] = [None] * self._k
+        self._object: TipTwistMotion | None = None
+        self._grasp: Grasp | None = None
+        self._held: dict[tuple, pin.SE3] = {}
+        self.report = TipsReport(self._mode, (), "", (), (), ())
+        self._task: StackedTask | None = None
+        for tracker in self._trackers:
+            tracker.clear()
+
+    def update_config(self, config: ServoConfig) -> bool:
+        tips = config.tips
+        reference = self._robot.tip_frames.index(tips.reference_tip) if tips.reference_tip else 0
+        if tips.mode != self._mode or reference != self._reference:
+            self._mode = tips.mode          # a new mode or reference: the held poses and the grasp are retaken
+            self.reset()
+        self._gain, self._timeout = tips.hold_gain, config.incoming_command_timeout
+        self._tolerance = tips.conflict_tolerance
+        self._reference = reference
+        for tracker in self._trackers:
+            tracker.update_config(config)
+        for motion in (*self._inputs, self._object):
+            if motion is not None:
+                motion.update_config(config)
+        return True
+
+    def set_twist(self, command: TwistCommand, base_T_frame: pin.SE3 | None, config: ServoConfig) -> None:
+        """Store a tip's twist, or the object's in coordinated mode; raises before anything changes."""
+        if self._mode == "coordinated":
+            if command.tip:
+                raise InvalidInputError(f"tips.mode is coordinated: a twist moves the held object and names no tip "
+                                        f"(got tip '{command.tip}')")
+            motion = TipTwistMotion.resolve(command, base_T_frame, self._robot, self._converter, config)
+            self._object = motion
+        else:
+            index = tip_index(self._robot, command.tip, "twist command")
+            motion = TipTwistMotion.resolve(command, base_T_frame, self._robot, self._converter, config)
+            motion.tip_id = self._robot.tip_frame_ids[index]
+            if self._mode == "relative" and index != self._reference:
+                reference = self._robot.tip_frames[self._reference]
+                if command.frame not in ("", reference) or base_T_frame is not None:
+                    raise InvalidInputError(f"tips.mode is relative: the twist of {self._robot.tip_frames[index]} is "
+                                            f"given in the reference tip's axes; its frame must be '' or "
+                                            f"'{reference}' (got '{command.frame}')")
+            self._inputs[index] = motion
+            self._trackers[index].clear()
+        self.source, self.received_at = command, command.received_at
+
+    def set_pose_target(self, target: PoseTarget, base_T_frame: pin.SE3 | None, place) -> None:
+        """Store a pose target of one tip (`target.tip`); the other tips hold (independent mode only)."""
+        if self._mode != "independent":
+            raise InvalidInputError(f"tips.mode is {self._mode}: pose targets per tip need the independent mode")
+        index = tip_index(self._robot, target.tip, "pose target")
+        self._inputs[index] = PoseMotion.resolve(target, base_T_frame, self._robot, self._trackers[index], place)
+        self.source, self.received_at = target, target.received_at
+
+    # ---- per tick -------------------------------------------------------------------------------
+    def _fresh(self, motion: TrackedCommand | None, now: float) -> bool:
+        return motion is not None and (now - motion.received_at <= self._timeout or motion.pending(now))
+
+    def pending(self, now: float) -> bool:
+        return any(motion is not None and motion.pending(now) for motion in self._inputs)
+
+    def twist(self, positions: np.ndarray, now: float) -> StackedTask:
+        jacobians, poses = self._kinematics(positions)
+        if self._mode == "coordinated":
+            task = self._coordinated(positions, now, jacobians, poses)
+        elif self._mode == "relative":
+            task = self._relative(positions, now, jacobians, poses)
+        else:
+            task = self._independent(positions, now, jacobians, poses)
+        self._task = task
+        return task
+
+    def _independent(self, positions, now, jacobians, poses) -> StackedTask:
+        velocities, speeds, moving = [], [], []
+        for i, motion in enumerate(self._inputs):
+            if self._fresh(motion, now):
+                velocity = motion.twist_at(positions) if isinstance(motion, TipTwistMotion) \
+                    else motion.twist(positions, now)
+                moving.append(self._robot.tip_frames[i])
+            else:
+                velocity = _ZERO
+            velocities.append(velocity)
+            speeds.append(float(np.linalg.norm(velocity[:3])))
+        self._moving = tuple(moving)
+        blocks = tuple(TipBlock(i) for i in range(self._k))
+        return stacked_task(self._kinematics, blocks, velocities, jacobians, poses, speeds)
+
+    def _coordinated(self, positions, now, jacobians, poses) -> StackedTask:
+        if self._grasp is None:
+            self._grasp = take_grasp(poses)[1]
+        grasp = self._grasp
+        first_T_object = grasp.object_T_tips[0].inverse()
+        base_p_object = poses[0].act(first_T_object.translation)
+        motion = self._object
+        fresh = self._fresh(motion, now)
+        velocity = motion.twist_at(positions, base_p_object) if fresh else _ZERO
+        self._moving = ("object",) if fresh else ()
+        blocks, velocities = [PointBlock(0, first_T_object.translation)], [velocity]
+        for j in range(1, self._k):
+            first_T_tip = grasp.object_T_tips[0].actInv(grasp.object_T_tips[j])
+            blocks.append(RelativeBlock(0, j))
+            velocities.append(-self._gain * relative_pose_error(poses[0], poses[j], first_T_tip))
+        return stacked_task(self._kinematics, tuple(blocks), velocities, jacobians, poses,
+                            [float(np.linalg.norm(velocity[:3]))])
+
+    def _relative(self, positions, now, jacobians, poses) -> StackedTask:
+        r, held, moving = self._reference, self._held, []
+        own = self._inputs[r]
+        if self._fresh(own, now):
+            held.pop(("tip", r), None)
+            reference_velocity = own.twist_at(positions)
+            moving.append(self._robot.tip_frames[r])
+        else:
+            reference_velocity = hold_velocity(poses[r], held.setdefault(("tip", r), poses[r]), self._gain)
+        blocks, velocities, speeds = [TipBlock(r)], [reference_velocity], [float(np.linalg.norm(
+            reference_velocity[:3]))]
+        R = poses[r].rotation
+        for b in range(self._k):
+            if b == r:
+                continue
+            motion = self._inputs[b]
+            if self._fresh(motion, now):
+                held.pop(("relative", b), None)
+                si = motion.si_twist()
+                velocity = np.concatenate((R @ si[:3], R @ si[3:]))
+                moving.append(self._robot.tip_frames[b])
+            else:
+                a_T_b = held.setdefault(("relative", b), poses[r].actInv(poses[b]))
+                velocity = -self._gain * relative_pose_error(poses[r], poses[b], a_T_b)
+            blocks.append(RelativeBlock(r, b))
+            velocities.append(velocity)
+            speeds.append(float(np.linalg.norm(velocity[:3])))
+        self._moving = tuple(moving)
+        return stacked_task(self._kinematics, tuple(blocks), velocities, jacobians, poses, speeds)
+
+    # ---- after the IK ---------------------------------------------------------------------------
+    def outcome(self, result) -> tuple[ServoStatus | None, str | None]:
+        """The IK's status with the tip that limited it named: the tip nearest a singularity (when damped), the tips
+        the stacked solve could not give their twist and the shared joints (independent mode); a pose target's
+        progress."""
+        task, notes = self._task, []
+        unlimited = None if self.ik is None else self.ik.unlimited_velocities
+        singular = conflicting = ""
+        shared: tuple[str, ...] = ()
+        residuals: tuple[float, ...] = ()
+        if task is not None:
+            if result.damping > 0.0 or result.status in _SINGULAR:
+                singular, sigma = self._singular_block(task)
+                notes.append(f"nearest the singularity: {singular} (sigma_min {sigma:.3g})")
+            if self._mode == "independent" and unlimited is not None:
+                residuals = tuple(self._residual(task, i, unlimited) for i in range(self._k))
+                conflicting = tuple(self._robot.tip_frames[i] for i in range(self._k)
+                                    if residuals[i] > self._tolerance)
+                moved = [j for j in self._shared if abs(unlimited[j]) > _MOVED]
+                shared = tuple(self._robot.joint_names[j] for j in moved)
+                if conflicting:
+                    text = ", ".join(f"{self._robot.tip_frames[i]} by {1e3 * residuals[i]:.1f} mm/s"
+                                     for i in range(self._k) if residuals[i] > self._tolerance)
+                    notes.append(f"tips in conflict{' over ' + ', '.join(shared) if shared else ''}: the stacked "
+                                 f"solve misses {text}")
+                elif shared and len(self._moving) < self._k:
+                    notes.append(f"shared joint {', '.join(shared)} moves every tip: the still tips compensate")
+        self.report = TipsReport(self._mode, self._moving, singular, tuple(conflicting or ()),
+                                 shared, residuals)
+        status, message = result.status, result.message
+        pose = [(i, motion) for i, motion in enumerate(self._inputs) if isinstance(motion, PoseMotion)]
+        if pose:
+            i, motion = pose[-1]
+            status, message = motion.outcome(result)
+            message = f"{self._robot.tip_frames[i]}: {message}"
+        if not notes and not pose:
+            return None, None
+        return status, "; ".join([message, *notes])
+
+    def idle(self) -> tuple[ServoStatus, str] | None:
+        pose = [(i, motion) for i, motion in enumerate(self._inputs) if isinstance(motion, PoseMotion)]
+        if pose and all(motion._tracker.reached for _, motion in pose):
+            i, motion = pose[-1]
+            status, text = motion.idle()
+            return status, f"{self._robot.tip_frames[i]}: {text}"
+        return None
+
+    def _singular_block(self, task: StackedTask) -> tuple[str, float]:
+        """(name, sigma_min) of the block of the stacked task with the smallest singular value."""
+        sigmas = [np.linalg.svd(task.jacobian[6 * i:6 * i + 6], compute_uv=False)[-1]
+                  for i in range(len(task.blocks))]
+        i = int(np.argmin(sigmas))
+        return self._block_name(task.blocks[i]), float(sigmas[i])
+
+    def _block_name(self, block) -> str:
+        tips = self._robot.tip_frames
+        if isinstance(block, TipBlock):
+            return tips[block.tip]
+        if isinstance(block, PointBlock):
+            return f"the held object on {tips[block.tip]}"
+        return f"{tips[block.moving]} relative to {tips[block.reference]}"
+
+    @staticmethod
+    def _residual(task: StackedTask, i: int, velocities: np.ndarray) -> float:
+        """How far block i's velocity under `velocities` is from its twist: the norm of the six-row difference
+        [m/s and rad/s together]."""
+        rows = slice(6 * i, 6 * i + 6)
+        return float(np.linalg.norm(task.jacobian[rows] @ velocities - task.velocity[rows]))
