@@ -31,7 +31,8 @@ B Bᵀ = (G (J Jᵀ)⁻¹ Gᵀ)⁻¹ for the velocity and G (J Jᵀ)⁻¹ Gᵀ f
 invertible and B Bᵀ = J_o J_oᵀ with J_o the tip's Jacobian moved to the object point (`point_jacobian`).
 
 A shared joint's velocity or torque limit appears once (it is one column of J). No acceleration ellipsoid and no
-force polytope for the held object (the closed-chain dynamics and the projected polytope are not computed).
+force polytope for the held object (the closed-chain dynamics and the projected polytope are not computed); the
+exact largest speed and force along a direction are small linear programs (`held_directional`).
 """
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ class HeldObjectAnalysis:
     positions: Array                  # (n,)
     tips: tuple[str, ...]             # the tips holding the object
     object_position: Array            # (3,) object origin in the base frame [m]
+    jacobian: Array                   # (6k, n) the tips' Jacobians stacked, tip origins, base axes
     grasp: Array                      # (6, 6k) grasp matrix G at the object origin
     internal_wrenches: Array          # (6k, 6k-6) orthonormal basis of null(G)
     closure_velocities: Array         # (n, r) orthonormal basis N of the closure-consistent joint velocities
@@ -165,7 +167,8 @@ def analyze_held_object(robot: RobotModel, positions: npt.ArrayLike, torque_limi
         weighted = _inverse(*_eigen(_gram_v(J / tau, G, internal)), "N", 1.0, singular_sigma / tau_rms)
     linear_sigma, angular_sigma = _singular_values(np.stack([B[:3] @ B[:3].T, B[3:] @ B[3:].T]))
     return HeldObjectAnalysis(
-        positions=positions, tips=tips, object_position=np.array(origin, float), grasp=G, internal_wrenches=internal,
+        positions=positions, tips=tips, object_position=np.array(origin, float), jacobian=J, grasp=G,
+        internal_wrenches=internal,
         closure_velocities=N, object_jacobian=B, velocity=_direct(*velocity, "m/s", singular_sigma),
         angular_velocity=_direct(*angular, "rad/s", singular_sigma), velocity_limited=limited,
         force_unweighted=_inverse(*velocity, "N/(N m)", 1.0, singular_sigma), force_rms=rms, force_weighted=weighted,

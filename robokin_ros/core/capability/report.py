@@ -8,6 +8,7 @@ import numpy as np
 
 from robokin_ros.core.capability.analysis import CapabilityAnalysis, Ellipsoid
 from robokin_ros.core.capability.config import CapabilityConfig
+from robokin_ros.core.capability.held_capability import HeldObjectAnalysis
 from robokin_ros.core.capability.polytope import ForcePolytope
 
 
@@ -26,8 +27,10 @@ class ShownEllipsoid(NamedTuple):
     rgba: tuple[float, ...]        # colour [0..1 each]
 
 
-def shown_ellipsoids(analysis: CapabilityAnalysis, cfg: CapabilityConfig) -> dict[str, ShownEllipsoid]:
-    """Every ellipsoid `show` item (a SHOW_ITEMS name) with its display scale and colour from `cfg`."""
+def shown_ellipsoids(analysis: CapabilityAnalysis | HeldObjectAnalysis,
+                     cfg: CapabilityConfig) -> dict[str, ShownEllipsoid]:
+    """Every ellipsoid `show` item (a SHOW_ITEMS name) with its display scale and colour from `cfg` (a held object
+    has no acceleration ellipsoid: that item is unavailable)."""
     return {
         "velocity": ShownEllipsoid(analysis.velocity, cfg.velocity_scale, cfg.color_velocity),
         "acceleration": ShownEllipsoid(analysis.acceleration_normalized, cfg.acceleration_scale,
@@ -120,13 +123,36 @@ def measure_rows(analysis: CapabilityAnalysis, polytope: ForcePolytope | None = 
     return rows
 
 
+def held_object_rows(held: HeldObjectAnalysis) -> list[Row]:
+    """One row per measure and ellipsoid of a held object; units inside the value."""
+    m = held.manipulability
+    n_internal = held.internal_wrenches.shape[1]
+    rows = [
+        Row("held by", ", ".join(held.tips)),
+        Row("object origin", ", ".join(f"{p:.4g}" for p in held.object_position) + " [m]"),
+        Row("closure-consistent joint motions", f"{held.closure_velocities.shape[1]} of {len(held.positions)}"),
+        Row("internal wrenches (null space of G)", f"{n_internal}"),
+        Row("condition number (object, linear)", f"{m.condition:.4g}"),
+        Row("isotropy (object, linear)", f"{m.isotropy:.3f}" + ("  SINGULAR" if m.singular else "")),
+        Row("velocity semi-axes", _axes(held.velocity)),
+        Row("  within joint velocity limits", _axes(held.velocity_limited)),
+        Row("angular velocity semi-axes", _axes(held.angular_velocity)),
+        Row("force semi-axes, unweighted", _axes(held.force_unweighted)),
+        Row("force semi-axes, RMS-scaled", _axes(held.force_rms)),
+        Row("force semi-axes, torque-weighted", _axes(held.force_weighted)),
+    ]
+    if held.unavailable_reason:
+        rows.append(Row("note", held.unavailable_reason))
+    return rows
+
+
 def format_table(rows: list[Row]) -> str:
     """Two aligned columns, one row per line."""
     width = max(len(name) for name, _ in rows)
     return "\n".join(f"{name:<{width}}  {value}" for name, value in rows)
 
 
-def short_text(analysis: CapabilityAnalysis) -> str:
+def short_text(analysis: CapabilityAnalysis | HeldObjectAnalysis) -> str:
     """Two lines for a TEXT marker: the translational measures and a singularity flag."""
     m = analysis.manipulability
     first = f"w={m.yoshikawa:.3g} m^3  cond={m.condition:.3g}  sigma_min={m.sigma_min:.3g} m/rad"

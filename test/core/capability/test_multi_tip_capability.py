@@ -12,9 +12,12 @@ import scipy.linalg
 from capability_arms import shape_matrix
 
 from robokin_ros.core.capability import analysis as cap
+from robokin_ros.core.capability.directional import max_tool_speed
 from robokin_ros.core.capability.held_capability import analyze_held_object
+from robokin_ros.core.capability.held_directional import max_object_force, max_object_speed
 from robokin_ros.core.capability.per_tip import analyze_tip, analyze_tips
-from robokin_ros.core.capability.polytope import tool_force_polytope
+from robokin_ros.core.capability.polytope import force_polytope, max_force, tool_force_polytope
+from robokin_ros.core.capability.report import held_object_rows
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.tips.held_object import point_jacobian
@@ -279,3 +282,66 @@ def test_held_object_refuses_bad_input(dual):
         analyze_held_object(dual, q, object_position=[0.0, np.nan, 0.0])
     with pytest.raises(InvalidInputError):
         analyze_held_object(dual, q[:7])
+
+
+# --- held object: the exact directional capability under each joint's own limit ----------------------------------
+
+
+def _radius(ellipsoid: cap.Ellipsoid, d: np.ndarray) -> float:
+    return 1.0 / np.sqrt(_inside(ellipsoid, d))
+
+
+def test_held_object_ellipsoids_are_inscribed_in_the_exact_directional_capability(dual):
+    q = _symmetric_q(dual)
+    tau, speed_limits = dual.limits.effort, dual.limits.velocity
+    held = analyze_held_object(dual, q, tau)
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        d = rng.standard_normal(3)
+        d /= np.linalg.norm(d)
+        speed, force = max_object_speed(held, speed_limits, d), max_object_force(held, tau, d)
+        assert _radius(held.velocity_limited, d) <= speed * (1 + 1e-7)
+        assert _radius(held.force_weighted, d) <= force * (1 + 1e-7)
+        # the box holds more than the inscribed ellipsoid somewhere, but not beyond its circumscribed ball
+        assert speed <= _radius(held.velocity_limited, d) * np.sqrt(dual.n) * (1 + 1e-7)
+        # mirror symmetry of the table: the same capability along the mirrored direction
+        assert max_object_speed(held, speed_limits, S @ d) == pytest.approx(speed, rel=1e-6)
+        assert max_object_force(held, tau, S @ d) == pytest.approx(force, rel=1e-6)
+
+
+def test_one_hand_directional_capability_equals_the_single_arm_one(dual):
+    rng = np.random.default_rng(6)
+    q = dual.random_positions(rng, 0.2)
+    tip = dual.tip_frames[0]
+    joints = dual.tip_joint_indices[0]
+    tau, speed_limits = dual.limits.effort, dual.limits.velocity
+    held = analyze_held_object(dual, q, tau, tips=[tip])                 # the object point is the tip origin
+    J_v = dual.jacobian(q, tip)[:3, joints]
+    polytope = force_polytope(J_v, tau[joints], "exact")
+    assert not polytope.clipped
+    for _ in range(5):
+        d = rng.standard_normal(3)
+        assert max_object_speed(held, speed_limits, d) == pytest.approx(
+            max_tool_speed(J_v, speed_limits[joints], d), rel=1e-6)
+        assert max_object_force(held, tau, d) == pytest.approx(max_force(polytope, d), rel=1e-6)
+
+
+def test_directional_capability_refuses_bad_input(dual):
+    held = analyze_held_object(dual, _symmetric_q(dual))
+    with pytest.raises(InvalidInputError, match="velocity_limits"):
+        max_object_speed(held, dual.limits.velocity[:7], [1.0, 0, 0])
+    with pytest.raises(InvalidInputError, match="torque_limits must be > 0"):
+        max_object_force(held, np.zeros(dual.n), [1.0, 0, 0])
+    with pytest.raises(InvalidInputError, match="zero vector"):
+        max_object_force(held, dual.limits.effort, [0.0, 0, 0])
+
+
+def test_held_object_table_names_the_tips_and_the_closure(torso):
+    held = analyze_held_object(torso, _symmetric_q(torso))
+    rows = dict(held_object_rows(held))
+    assert rows["held by"] == ", ".join(torso.tip_frames)
+    assert rows["closure-consistent joint motions"] == f"{held.closure_velocities.shape[1]} of 15"
+    assert rows["closure-consistent joint motions"].startswith("9 ")       # 15 joints - 6 closure constraints
+    assert rows["internal wrenches (null space of G)"] == "6"
+    assert rows["force semi-axes, torque-weighted"] == "unavailable"        # no limits passed
+    assert f"{held.velocity.semi_axes[0]:.4g}" in rows["velocity semi-axes"]
