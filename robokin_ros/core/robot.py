@@ -152,7 +152,7 @@ class RobotModel:
             if not full_model.existJointName(joint_name):
                 raise UnknownJointError(joint_name, all_joints)
             if full_model.getJointId(joint_name) in chain:
-                raise ModelError(f"joint '{joint_name}' is in the {base_frame} -> {tip_frame} chain "
+                raise ModelError(f"joint '{joint_name}' is in the {base_frame} -> {', '.join(tips)} chain "
                                  "and cannot be locked")
         q_ref = pin.neutral(full_model)
         for joint_name, position in locked_joints.items():
@@ -166,6 +166,7 @@ class RobotModel:
         # the full model's configuration the locked joints are frozen at, and the URDF text when known.
         self.full_reference_q = q_ref
         self.urdf_xml: str | None = None
+        self._home_by_joint: dict[str, float] | None = None    # set by from_name for some arms of a multi-arm robot
         self.model = pin.buildReducedModel(full_model, to_lock, q_ref) if to_lock else full_model.copy()
 
         if tool_offset is not None:
@@ -226,8 +227,14 @@ class RobotModel:
         found = embedded_robot(name)
         kwargs.setdefault("name", name)
         xml = found.xml
-        return cls(_load_full_model(xml), base_frame or found.robot.base_frame,
-                   tip_frame or found.robot.tip_frames or found.robot.tip_frame, **kwargs)._with_urdf(xml)
+        full_model = _load_full_model(xml)
+        robot = cls(full_model, base_frame or found.robot.base_frame,
+                    tip_frame or found.robot.tip_frames or found.robot.tip_frame, **kwargs)._with_urdf(xml)
+        if found.robot.tip_frames and len(found.robot.home) != robot.n:
+            # some arms of a robot with several: their joints' home is read by name from the whole robot's
+            whole = cls(full_model, found.robot.base_frame, found.robot.tip_frames)
+            robot._home_by_joint = dict(zip(whole.joint_names, found.robot.home))
+        return robot
 
     @classmethod
     def from_source(cls, robot: str, robot_description: str = "", base_frame: str = "",
@@ -357,7 +364,11 @@ class RobotModel:
         return np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), 0.0)
 
     def home(self) -> np.ndarray:
-        """The embedded robot's home configuration when known, else mid-range."""
+        """The embedded robot's home configuration when known (for some arms of a robot with several, theirs),
+        else mid-range."""
+        by_joint = self._home_by_joint
+        if by_joint is not None and all(joint in by_joint for joint in self.joint_names):
+            return np.array([by_joint[joint] for joint in self.joint_names], dtype=float)
         robot = EMBEDDED_ROBOTS.get(self.name)
         if robot is not None and len(robot.home) == self.n:
             return np.array(robot.home, dtype=float)

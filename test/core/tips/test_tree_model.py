@@ -115,6 +115,18 @@ def test_link_frames_per_tip(torso, panda):
         *(f"panda_link{i}" for i in range(1, 8)), "panda_hand_tcp")
 
 
+def test_some_arms_of_a_tree_keep_their_home(panda, torso):
+    right = RobotModel.load("dual_panda", tip_frame=TIPS[1])
+    np.testing.assert_array_equal(right.home(), panda.home())
+    left_on_torso = RobotModel.load("dual_panda_torso", tip_frame=TIPS[0])
+    np.testing.assert_array_equal(left_on_torso.home(), torso.home()[torso.tip_joint_indices[0]])
+    gripper = RobotModel.load("baxter", tip_frame="right_gripper")
+    np.testing.assert_array_equal(gripper.home(), [0.0, -0.55, 0.0, 0.75, 0.0, 1.26, 0.0])
+    # a single arm's chain cut short keeps mid-range, as before
+    short = RobotModel.load("panda", tip_frame="panda_link4")
+    np.testing.assert_array_equal(short.home(), short.mid_range())
+
+
 # ---- against the single-chain model of each arm --------------------------------------------------------------
 @pytest.mark.parametrize("seed", SEEDS)
 def test_dual_panda_tips_agree_with_the_single_panda(dual, panda, seed):
@@ -223,6 +235,12 @@ def test_an_empty_tip_list_is_refused():
     xml = embedded_robot("dual_panda").xml
     with pytest.raises(ModelError, match="no tip frame"):
         RobotModel.from_urdf_string(xml, "world", [])
+
+
+def test_a_joint_of_either_arm_cannot_be_locked():
+    with pytest.raises(ModelError, match="right_panda_joint3' is in the world -> left_panda_hand_tcp, "
+                                         "right_panda_hand_tcp chain"):
+        RobotModel.load("dual_panda", locked_joints={"right_panda_joint3": 0.0})
 
 
 def test_from_source_refuses_a_tip_frame_that_is_not_the_first_tip():
