@@ -67,6 +67,9 @@ class CapabilityNode(RobokinNode):
         torque = torque_limits_of(self._robot, cfg.torque_limits)
         if torque.reason:
             self.get_logger().warning(torque.reason)
+        if cfg.held_object and len(self._robot.tip_frames) == 1:
+            self.get_logger().warning(f"held_object needs a robot with several tips; {self._robot.name} has one "
+                                      f"({self._robot.tip_frame}): no held-object markers")
         self._config, self._torque = cfg, torque
 
     def _check_show(self, parameters) -> SetParametersResult:
