@@ -9,7 +9,10 @@
   `LimitSchedule`, `stretch_reports`) and joining the reports of rest-to-rest pieces (`join_reports`);
 - verification: `trajectory_deviation`, `played_deviation` (on `chain_fk`) and the tool speeds (`tool_speeds`);
 - batched FK of a chain for many configurations at once (`ChainFk`; the classroom's workspace sampling uses it);
-- the request's frame: `PathConfig`, `PlanningBudget` (time budget and cancel), `AxisSelection`.
+- the request's frame: `PathConfig`, `PlanningBudget` (time budget and cancel), `AxisSelection`;
+- several tips (`tips_*`): synchronised dense paths (`TipsPath`, `per_tip_moves` with `TipMove`, `carried_paths`),
+  their stacked IK (`TipsIkSolver`, `TipsIkResult`, `tip_sentence`) and their timing and true deviation per tip
+  (`time_tips_section`, `TimedTipsSection`, `tips_deviation`, `TipsDeviation`).
 
 `core/program/` (the one planner, `MotionPlanner`) and the classroom import `core/path/` only through this
 module; the layering test (`test/core/test_layering.py`) holds them to that. The trajectory arrays, joining
@@ -36,6 +39,9 @@ from robokin_ros.core.path.reach import ArmReach, arm_reach
 from robokin_ros.core.path.result import Deviations, DownsampleResult, PathIkResult, PathPlan, PathStatus, TimingReport
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.path.timing import TimedTrajectory, join_reports, time_optimal
+from robokin_ros.core.path.tips_geometry import TipMove, TipsPath, carried_paths, per_tip_moves
+from robokin_ros.core.path.tips_solver import TipsIkResult, TipsIkSolver, tip_sentence
+from robokin_ros.core.path.tips_timing import TimedTipsSection, TipsDeviation, time_tips_section, tips_deviation
 from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit, tool_speeds
 
 __all__ = [
@@ -47,5 +53,6 @@ __all__ = [
     "arm_reach", "Deviations", "DownsampleResult", "PathIkResult", "PathPlan",
     "PathStatus",
     "TimingReport", "join_reports", "PathIkSolver", "TimedTrajectory", "time_optimal", "ToolSpeedLimit",
-    "tool_speeds",
+    "tool_speeds", "TipMove", "TipsPath", "carried_paths", "per_tip_moves", "TipsIkResult", "TipsIkSolver",
+    "tip_sentence", "TimedTipsSection", "TipsDeviation", "time_tips_section", "tips_deviation",
 ]

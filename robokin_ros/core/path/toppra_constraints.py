@@ -84,7 +84,8 @@ _INNER = np.array([0.25, 0.5, 0.75])   # where the tool speed is also bounded in
 class ToolSpeedLimit(NamedTuple):
     """Peak tool speeds a timing must respect, and the chain that turns joint velocities into them."""
 
-    chain: ChainArrays                 # the tool's serial chain (`ChainFk.arrays()`), base frame
+    chain: ChainArrays                 # the tool's serial chain (`ChainFk.arrays()`), base frame, or several tips
+    #                                    (`tips_chain.TipsSpeeds`: every tip under the same limits)
     linear: float = 0.0                # [m/s] speed of the tool frame origin, 0 = no limit
     angular: float = 0.0               # [rad/s] 0 = no limit
 
@@ -107,7 +108,10 @@ def _tool_speeds_into(Q, Qd, chain, out):
 
 def tool_speeds(chain: ChainArrays, positions: np.ndarray, velocities: np.ndarray) -> np.ndarray:
     """(K, 2) |J_lin qd| [m/s] and |J_ang qd| [rad/s] of the tool for joint states (K, n) (compiled: a
-    Python loop over Pinocchio Jacobians would cost ~3 us per control sample)."""
+    Python loop over Pinocchio Jacobians would cost ~3 us per control sample). Several tips
+    (`tips_chain.TipsSpeeds` instead of a chain): the largest speeds of any tip."""
+    if not isinstance(chain, tuple):          # ChainArrays is a NamedTuple; several tips are not
+        return chain.tool_speeds(positions, velocities, tool_speeds)
     out = np.empty((len(positions), 2))
     _tool_speeds_into(np.ascontiguousarray(positions, float), np.ascontiguousarray(velocities, float), chain, out)
     return out

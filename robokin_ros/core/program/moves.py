@@ -16,6 +16,7 @@ import pinocchio as pin
 
 from robokin_ros.core.errors import PathInputError
 from robokin_ros.core.scaling import scaling_problem, speed_problem
+from robokin_ros.core.tips.held_object import Grasp
 
 FINE = 0.0            # zone of an exact stop
 
@@ -34,6 +35,15 @@ class MoveKind(enum.Enum):
 
 
 @dataclass(frozen=True)
+class TipTarget:
+    """One tip's target in a bimanual move: `pose` (base frame) and, for a MoveC, the `via` position [m]."""
+
+    tip: str
+    pose: pin.SE3
+    via: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
 class Move:
     """One move of a program. Speeds of 0 mean "not set": the joint limits (times the fractions) alone decide.
 
@@ -44,6 +54,13 @@ class Move:
     joint_speed, acceleration: fractions in (0, 1] of the joint velocity / acceleration limits; 0 = the program's
         (the rule of core/scaling.py).
     zone: blend radius [m] at the target, FINE (0) = exact stop.
+
+    Robots with several tips (`core/program/bimanual.py`; one-tip robots refuse these fields when set):
+    tip: the tip `pose` and `via` are for ("" = the plan's tip); the other tips hold their pose.
+    targets: a bimanual MoveL / MoveC: one `TipTarget` per tip that moves (then `pose`, `via` and `tip` stay unset);
+        the tips not named hold their pose; all reach their targets at the same time.
+    carried: `pose` and `via` are the held object's (its frame, base frame): every tip follows the object rigidly,
+        as grasped (`MotionProgram.grasp`).
     """
 
     kind: MoveKind
@@ -56,6 +73,9 @@ class Move:
     acceleration: float = 0.0
     zone: float = FINE
     name: str = ""
+    tip: str = ""
+    targets: tuple[TipTarget, ...] = ()
+    carried: bool = False
 
     @property
     def fine(self) -> bool:
@@ -108,6 +128,7 @@ class MotionProgram:
     name: str = ""
     notes: tuple[str, ...] = field(default=())
     waypoint_path: WaypointPath | None = None
+    grasp: Grasp | None = None      # the carried moves' object_T_tips; None = taken where a carried stretch starts
 
     def __len__(self) -> int:
         return len(self.moves)
@@ -133,6 +154,8 @@ def check_move(move: Move, index: int, joint_count: int) -> None:
             if q.shape != (joint_count,) or not np.isfinite(q).all():
                 raise PathInputError(f"move {index} (MoveJ): joint positions {np.asarray(move.joints).tolist()} "
                                      f"must be {joint_count} finite numbers, one per joint", index)
+        return
+    if move.targets:
         return
     if move.pose is None:
         raise PathInputError(f"move {index} ({move.kind.value}) needs a target pose", index)
@@ -165,3 +188,53 @@ def waypoint_program(waypoints, blend_radius: float, approach: Approach = Approa
         [Move(MoveKind.JOINT if approach is Approach.JOINT else MoveKind.LINEAR, pose=waypoints[0], name="approach")]
     moves = lead + [Move(MoveKind.LINEAR, pose=pose, zone=blend_radius) for pose in waypoints[len(lead):]]
     return MotionProgram(tuple(moves), waypoint_path=WaypointPath(blend_radius, approach))
+
+
+def uses_tips(program: MotionProgram) -> bool:
+    """True when a move names a tip, targets several tips or carries an object (the fields of several tips)."""
+    return program.grasp is not None or any(m.tip or m.targets or m.carried for m in program.moves)
+
+
+def check_tips(program: MotionProgram, tips: tuple[str, ...]) -> None:
+    """PathInputError naming the move when a move's tip fields do not fit a robot with `tips`."""
+    one = len(tips) == 1
+    if program.grasp is not None and (one or len(program.grasp.object_T_tips) != len(tips)):
+        raise PathInputError(f"the program's grasp holds {len(program.grasp.object_T_tips)} tip(s); the robot's tips "
+                             f"are {list(tips)}" + (" (carrying an object needs several tips)" if one else ""))
+    for i, move in enumerate(program.moves):
+        where = f"move {move.label(i)}"
+        named = [move.tip] if move.tip else []
+        named += [t.tip for t in move.targets]
+        unknown = [tip for tip in named if tip not in tips]
+        if unknown:
+            raise PathInputError(f"{where}: tip '{unknown[0]}' is not one of the robot's tips {list(tips)}", i)
+        if one and (move.targets or move.carried):
+            what = "a bimanual move (targets per tip)" if move.targets else "a carried-object move"
+            raise PathInputError(f"{where}: {what} needs a robot with several tips; this robot has one: '{tips[0]}'",
+                                 i)
+        if not move.targets and not move.carried:
+            continue
+        if move.kind is MoveKind.JOINT:
+            raise PathInputError(f"{where}: a MoveJ has no tip targets and carries nothing (give it joint values, "
+                                 "or a pose and a tip)", i)
+        if move.targets and (move.pose is not None or move.via is not None or move.tip or move.carried):
+            raise PathInputError(f"{where}: a bimanual move gives every moving tip's target in `targets`; leave pose, "
+                                 "via, tip and carried unset", i)
+        if move.carried and move.tip:
+            raise PathInputError(f"{where}: a carried-object move's pose is the object's, not tip '{move.tip}''s", i)
+        repeated = sorted({t.tip for t in move.targets if [u.tip for u in move.targets].count(t.tip) > 1})
+        if repeated:
+            raise PathInputError(f"{where}: tips named more than once: {repeated}", i)
+        for target in move.targets:
+            _check_target(target, move.kind, where, i)
+
+
+def _check_target(target: TipTarget, kind: MoveKind, where: str, index: int) -> None:
+    if not isinstance(target.pose, pin.SE3):
+        raise PathInputError(f"{where}: tip '{target.tip}' needs a target pose", index)
+    via = None if target.via is None else np.asarray(target.via, float)
+    if kind is MoveKind.CIRCULAR and (via is None or via.shape != (3,) or not np.isfinite(via).all()):
+        raise PathInputError(f"{where}: tip '{target.tip}' of a MoveC needs a via position of 3 finite numbers [m]",
+                             index)
+    if kind is MoveKind.LINEAR and via is not None:
+        raise PathInputError(f"{where}: tip '{target.tip}' has a via position; only MoveC passes through one", index)

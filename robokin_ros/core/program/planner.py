@@ -31,6 +31,7 @@ from robokin_ros.core.path.surface import (
     PathIkSolver,
     PathStatus,
     PlanningBudget,
+    TipsIkSolver,
     arm_reach,
     build_path,
     join_reports,
@@ -39,7 +40,8 @@ from robokin_ros.core.path.surface import (
 from robokin_ros.core.trajectory.arrays import concatenate_trajectories, hold_trajectory, piece_offsets
 from robokin_ros.core.ik.branch_choice import nearest_branch_solver
 from robokin_ros.core.ik.pose_ik import solve_pose
-from robokin_ros.core.program.moves import MotionProgram, check_program, waypoint_program
+from robokin_ros.core.program.bimanual import plan_tips_program
+from robokin_ros.core.program.moves import MotionProgram, check_program, check_tips, uses_tips, waypoint_program
 from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_cartesian, solve_joint_move, \
     zero_length_moves
 from robokin_ros.core.program.result import MotionPlan
@@ -67,6 +69,18 @@ class MotionPlanner:
         self.pose_solver = pose_solver or nearest_branch_solver(robot) or solve_pose
         self.config.check_joint_lists(robot.joint_names)
         self._solvers: dict[str, PathIkSolver] = {}
+        self._tips_solver: TipsIkSolver | None = None
+
+    @property
+    def several_tips(self) -> bool:
+        """True on a robot with several tips (two arms): programs are planned by `bimanual.plan_tips_program`."""
+        return len(self.robot.tip_frames) > 1
+
+    def tips_solver(self) -> TipsIkSolver:
+        """The cached stacked IK of every tip (robots with several tips)."""
+        if self._tips_solver is None:
+            self._tips_solver = TipsIkSolver(self.robot, self.config)
+        return self._tips_solver
 
     def reach(self, tip_frame: str = "") -> ArmReach:
         """The reach sphere of a tool frame (empty = configured/robot tip), sampled once (`core/path/reach.py`)."""
@@ -136,11 +150,17 @@ class MotionPlanner:
             PlanningStopped: `should_stop` returned True (CANCELED) or planning took longer than
                 `config.planning_timeout` (TIMEOUT); the exception says in which phase and how far it got.
         """
+        if self.several_tips:
+            budget = PlanningBudget(self.config.planning_timeout, should_stop) if budget is None else budget
+            return plan_tips_program(self, program, start_positions, tip_frame, axis_mask, velocity_scaling,
+                                     acceleration_scaling, budget)
+        if uses_tips(program):
+            check_tips(program, (tip_frame or self.config.tip_frame or self.robot.tip_frame,))
         ensure_compiled(self)                # outside the budget: planning_timeout is about planning, not JIT
         c = self.config
         path = program.waypoint_path
         if path is not None:                 # a goal's scalings are refused before anything else is looked at
-            scalings = self._scalings(program, velocity_scaling, acceleration_scaling)
+            scalings = self.scalings(program, velocity_scaling, acceleration_scaling)
         budget = PlanningBudget(c.planning_timeout, should_stop) if budget is None else budget
         if path is not None:
             approaching = path.approach != 0 and len(program.moves) > 0
@@ -152,7 +172,7 @@ class MotionPlanner:
         return self._plan_program(program, start_positions, tip_frame, axis_mask, axis_frame, velocity_scaling,
                                   acceleration_scaling, budget)
 
-    def _scalings(self, program: MotionProgram, velocity, acceleration) -> tuple[float, float]:
+    def scalings(self, program: MotionProgram, velocity, acceleration) -> tuple[float, float]:
         """The request's (velocity, acceleration) fractions, by core/scaling.py's rule: 0 or None = the program's,
         whose 0 is the config's (a program's own fractions are checked by `check_program`)."""
         c = self.config
@@ -163,7 +183,7 @@ class MotionPlanner:
                                 resolve_scaling("program acceleration_scaling", program.acceleration_scaling,
                                                 c.acceleration_scaling)))
 
-    def _move_limits(self, program: MotionProgram, velocity: float, acceleration: float) -> np.ndarray:
+    def move_limits(self, program: MotionProgram, velocity: float, acceleration: float) -> np.ndarray:
         """(moves, 4): each move's joint speed and acceleration fractions (0 = the program's `velocity`,
         `acceleration`) and its tool speed [m/s] and angular speed [rad/s] (0 = none), capped by the config's."""
         c = self.config
@@ -181,7 +201,7 @@ class MotionPlanner:
         axes = solver.axes(axis_mask, axis_frame)
         q = self.robot.check_positions(start_positions, "start positions").copy()
         check_program(program, self.robot.n)
-        move_limits = self._move_limits(program, *self._scalings(program, velocity, acceleration))
+        move_limits = self.move_limits(program, *self.scalings(program, velocity, acceleration))
         check_program_reach(program, self.reach(tip_frame))
         R0, p0 = solver.fk(q[None])
         zero_length = zero_length_moves(program, pin.SE3(R0[0], p0[0]), solver.fk)    # named in the message

@@ -57,6 +57,10 @@ class MotionPlan:
     path_ik: PathIkResult | None = None   # waypoint paths: the IK of the path after the approach
     approach: JointTrajectoryArrays | None = None    # waypoint paths: the approach move, when one was planned
     downsample: DownsampleResult | None = None        # waypoint paths: the knots kept for timing
+    # robots with several tips (core/program/bimanual.py)
+    failed_tip: str = ""                  # the tip that failed ("" = none, or the relative pose of a carried object)
+    tip_deviations: tuple[tuple[str, float, float], ...] = ()   # per tip: (name, [m], [rad]) played vs its geometry
+    relative_deviation: tuple[float, float] | None = None       # [m, rad] drift of the hands' held relative pose
 
     @property
     def success(self) -> bool:
