@@ -10,7 +10,8 @@ at the object origin p_o, each tip's twist and wrench at the tip origin. With k 
   Let N (n, r) be an orthonormal basis of the closure-consistent joint velocities null(Uᵀ J), and
   B = (G Gᵀ)⁻¹ G J N (6, r): the object twist t = B z of the joint velocity q̇ = N z (||q̇|| = ||z||).
 
-Definitions (the multi-arm ellipsoids of Chiacchio, Chiaverini, Sciavicco and Siciliano, 1991, in null-space form):
+Definitions (global task-space ellipsoids of a multiple-arm system in the spirit of Chiacchio, Chiaverini, Sciavicco
+and Siciliano, 1991, written here in null-space form so that a rank-deficient J is covered too):
 
 - Velocity (6-D): {t : t = B z, ||z|| <= 1}, the object twists reachable with closure-consistent joint velocities
   of unit norm. Drawn: its projection on the linear part, {B_v z} (any angular velocity), as the single-arm
@@ -26,7 +27,7 @@ Definitions (the multi-arm ellipsoids of Chiacchio, Chiaverini, Sciavicco and Si
 - Force, torque-weighted: the same with J diag(1/τ_max) in place of J, i.e. ||diag(1/τ_max) τ|| <= 1 [N];
   RMS-scaled: the unweighted one times rms(τ_max) [N].
 
-When J has full row rank (the tips can each move freely), closure allows every t and the textbook forms hold:
+When J has full row rank (the tips can each move freely), closure allows every t and the closed forms hold:
 B Bᵀ = (G (J Jᵀ)⁻¹ Gᵀ)⁻¹ for the velocity and G (J Jᵀ)⁻¹ Gᵀ for the force (its inverse). With one tip, G is
 invertible and B Bᵀ = J_o J_oᵀ with J_o the tip's Jacobian moved to the object point (`point_jacobian`).
 

@@ -4,7 +4,8 @@ closure constraint, the statics they must agree with, and the mirror symmetry of
 Independent references: each arm as its own single-tip RobotModel from the same URDF; closure-consistent joint
 velocities built from the pseudo-inverse of the stacked Jacobian (not from the module's null-space basis); the
 minimum joint-torque norm that holds an object wrench, by least squares over the internal wrenches of
-scipy.linalg.null_space(G); the textbook form (G (J Jᵀ)⁻¹ Gᵀ)⁻¹ of Chiacchio et al. (1991).
+scipy.linalg.null_space(G); the closed form (G (J Jᵀ)⁻¹ Gᵀ)⁻¹ that holds when J has full row rank (minimum-norm
+joint velocity J⁺ Gᵀ t for the object twist t).
 """
 import numpy as np
 import pytest
@@ -181,12 +182,12 @@ def test_held_object_velocity_limited_ellipsoid_stays_in_the_joint_velocity_box(
     assert held.velocity_limited.semi_axes[0] > held.velocity.semi_axes[0]      # Panda limits exceed 1 rad/s
 
 
-def test_held_object_matches_the_textbook_multi_arm_forms(dual):
+def test_held_object_matches_the_closed_form_for_a_full_rank_jacobian(dual):
     rng = np.random.default_rng(2)
     q = dual.random_positions(rng, 0.2)
     held = analyze_held_object(dual, q)
     J, G = _stack(dual, q, dual.tip_frames), held.grasp
-    textbook_velocity = np.linalg.inv(G @ np.linalg.inv(J @ J.T) @ G.T)         # Chiacchio et al. (1991)
+    textbook_velocity = np.linalg.inv(G @ np.linalg.inv(J @ J.T) @ G.T)         # ||J⁺ Gᵀ t||² = tᵀ (.)⁻¹ t
     np.testing.assert_allclose(held.wrench_gram, textbook_velocity, rtol=0, atol=1e-9 * np.abs(textbook_velocity).max())
 
 
