@@ -153,15 +153,25 @@ def _start_positions(args, request: dict, path: str) -> np.ndarray | None:
         raise InvalidInputError(f"{where(path, line_of(request, 'start_positions'))}: {err}") from None
 
 
-def _planner_and_start(args, request: dict, path: str) -> tuple[MotionPlanner, np.ndarray, pin.SE3]:
+def _planner_and_start(args, request: dict, path: str, one_chain: bool = False) -> tuple[MotionPlanner, np.ndarray,
+                                                                                         pin.SE3]:
     """The planner for the file's (or --robot's) robot and the start state (--start, the file's, else home) with
-    its tool pose."""
+    its tool pose. `one_chain` (a waypoint path): a robot with several tips is cut to the chain of --tip, else of
+    its first tip, and stderr says so."""
     robot_name = args.robot or request.get("robot", "panda")
     if not isinstance(robot_name, str):
         raise InvalidInputError(f"{where(path, line_of(request, 'robot'))}: robot must be a name or a URDF path, "
                                 f"got {robot_name!r}")
     config = _config(args, robot_name)
     robot = RobotModel.load(robot_name, config.base_frame, config.tip_frame)
+    if one_chain and len(robot.tip_frames) > 1:
+        tip = args.tip or robot.tip_frame
+        if tip not in robot.tip_frames:
+            raise InvalidInputError(f"--tip {tip!r}: a waypoint path on {robot_name} plans one of its tips "
+                                    f"{list(robot.tip_frames)}")
+        robot = RobotModel.load(robot_name, robot.base_frame, tip)
+        print(f"plan_path: {robot_name} has several tips: planning the chain {robot.base_frame} -> {tip} "
+              f"({len(robot.joint_names)} joints; --tip names another)", file=sys.stderr)
     planner = MotionPlanner(robot, config)
     start = _start_positions(args, request, path)
     start = robot.home() if start is None else start
@@ -203,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     args.waypoints = args.files[0]
     try:
         request = load_request(args.waypoints)
-        planner, start, start_pose = _planner_and_start(args, request, args.waypoints)
+        planner, start, start_pose = _planner_and_start(args, request, args.waypoints, one_chain=True)
         poses = waypoint_poses(request, start_pose)
         mask = _axis_mask(args.axis_mask)
         blend = args.blend_radius if args.blend_radius is not None else request.get("blend_radius")

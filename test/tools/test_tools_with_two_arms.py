@@ -1,5 +1,8 @@
 """The offline tools that take a robot, given a robot with two arms (issue 26): `robokin fk` lists both arms and
-both tips, capability_view draws one branch per tip and analyses the first tip."""
+both tips, capability_view draws one branch per tip and analyses the first tip, plan_path plans a waypoint file
+on one tip."""
+from pathlib import Path
+
 import numpy as np
 
 from robokin_ros.core.robot import RobotModel
@@ -42,3 +45,14 @@ def test_capability_view_of_one_arm_is_the_chain_as_before():
     chain = [robot.frame_id(name) for name in robot.chain_link_frames()]
     expected = np.vstack([np.zeros(3)] + [pose.translation for pose in robot.frame_poses(q, chain)])
     np.testing.assert_array_equal(arm_points(robot, q), expected)
+
+
+def test_plan_path_plans_a_waypoint_file_on_one_tip_of_two_arms(tmp_path, capsys):
+    from robokin_ros.tools.plan_path import main as plan_path
+    rectangle = str(Path(__file__).resolve().parents[2] / "examples" / "paths" / "panda_rectangle.yaml")
+    assert plan_path([rectangle, "--robot", "dual_panda", "--tip", TIPS[1], "--out", str(tmp_path / "r")]) == 0
+    assert "planning the chain world -> right_panda_hand_tcp (7 joints" in capsys.readouterr().err
+    header = (tmp_path / "r.csv").read_text().splitlines()[0].split(",")
+    assert header[1:8] == [f"right_panda_joint{i}" for i in range(1, 8)]
+    assert plan_path([rectangle, "--robot", "dual_panda", "--tip", "panda_link3", "--out", str(tmp_path / "x")]) == 2
+    assert "plans one of its tips" in capsys.readouterr().err
