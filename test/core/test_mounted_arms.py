@@ -211,3 +211,28 @@ def test_collision_geometry_checks_left_against_right():
                       and objects[a].parentJoint != objects[b].parentJoint}
     assert {frozenset(pair) for pair in geometry.self_pairs if frozenset(pair) in movable_across} == movable_across
     assert across == len(movable_across) > 16 * 16
+
+
+def test_dual_panda_from_an_installed_panda_description_gets_the_added_tcp_frames(tmp_path, monkeypatch):
+    """moveit_resources' Panda (found first through the ament index) has no panda_hand_tcp: every copy gets it."""
+    import re
+
+    from robokin_ros.core.embedded import example_robot_data_dir
+    wheel_xml = (example_robot_data_dir() / "panda_description" / "urdf" / "panda.urdf").read_text()
+    no_tcp = re.sub(r'<link name="panda_hand_tcp">.*?</link>|<joint name="panda_hand_tcp_joint".*?</joint>', "",
+                    wheel_xml, flags=re.S)
+    assert "panda_hand_tcp" not in no_tcp
+    package = "moveit_resources_panda_description"
+    (tmp_path / "share" / package / "urdf").mkdir(parents=True)
+    (tmp_path / "share" / package / "urdf" / "panda.urdf").write_text(no_tcp)
+    marker = tmp_path / "share" / "ament_index" / "resource_index" / "packages" / package
+    marker.parent.mkdir(parents=True)
+    marker.write_text("")
+    from_wheel = RobotModel.load("dual_panda")
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path))
+    assert embedded_robot("panda").urdf == tmp_path / "share" / package / "urdf" / "panda.urdf"
+    from_ament = RobotModel.load("dual_panda")
+    assert from_ament.tip_frames == from_wheel.tip_frames
+    q = from_wheel.home()
+    for tip in from_wheel.tip_frames:
+        np.testing.assert_allclose(from_ament.fk(q, tip).homogeneous, from_wheel.fk(q, tip).homogeneous, atol=1e-9)
