@@ -41,7 +41,15 @@ from robokin_ros.core.trajectory.arrays import concatenate_trajectories, hold_tr
 from robokin_ros.core.ik.branch_choice import nearest_branch_solver
 from robokin_ros.core.ik.pose_ik import solve_pose
 from robokin_ros.core.program.bimanual import plan_tips_program
-from robokin_ros.core.program.moves import MotionProgram, check_program, check_tips, uses_tips, waypoint_program
+from robokin_ros.core.program.moves import (
+    MotionProgram,
+    Move,
+    MoveKind,
+    check_program,
+    check_tips,
+    uses_tips,
+    waypoint_program,
+)
 from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_cartesian, solve_joint_move, \
     zero_length_moves
 from robokin_ros.core.program.result import MotionPlan
@@ -95,7 +103,14 @@ class MotionPlanner:
 
     def warm_up(self) -> None:
         """Compile the numba kernels (once per process) and solve a short path with the default solver, so the
-        first request pays no compile time."""
+        first request pays no compile time. On a robot with several tips: a 2 mm move of the first tip (the others
+        holding), planned as a program."""
+        if self.several_tips:
+            start = self.robot.fk(self.robot.home())
+            target = pin.SE3(start.rotation, start.translation + np.array([0.0, 0.0, WARM_UP_STEP]))
+            self.plan(MotionProgram((Move(MoveKind.LINEAR, pose=target, tip=self.robot.tip_frame),)),
+                      self.robot.home())
+            return
         ensure_compiled(self)
         self.reach()                          # sampled now, not by the first request
         start = self.robot.fk(self.robot.home())

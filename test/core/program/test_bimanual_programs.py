@@ -3,6 +3,8 @@
 Every figure is measured on the timed trajectory as a joint_trajectory_controller plays it (its quintic through the
 points, sampled at 1 kHz), through Pinocchio's FK of each tip (`RobotModel.fk`): not from the plan's own numbers.
 """
+import functools
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -24,25 +26,32 @@ RIGHT_R = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 PLAY_RATE = 1000.0          # [Hz] the dense FK of the played trajectory
 
 
-@pytest.fixture(scope="module")
-def robot():
-    return RobotModel.load("dual_panda")
-
-
-@pytest.fixture(scope="module")
-def planner(robot):
-    return MotionPlanner(robot)
-
-
-@pytest.fixture(scope="module")
-def start(robot):
-    """Both hands at x 0.5 m, z 0.4 m, 0.3 m apart, facing each other (pose IK from home, one arm after the other)."""
+@functools.lru_cache
+def two_arms(name: str):
+    """(robot, planner, start): both hands at x 0.5 m, z 0.4 m, 0.3 m apart, facing each other (pose IK from home,
+    one arm after the other)."""
+    robot = RobotModel.load(name)
     q = robot.home()
     for tip, rotation, y in ((LEFT, LEFT_R, 0.15), (RIGHT, RIGHT_R, -0.15)):
         found = solve_pose(robot, pin.SE3(rotation, np.array([0.5, y, 0.4])), q, robot.frame_id(tip), 0.01)
         assert found.success
         q = found.positions
-    return q
+    return robot, MotionPlanner(robot), q
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return two_arms("dual_panda")[0]
+
+
+@pytest.fixture(scope="module")
+def planner():
+    return two_arms("dual_panda")[1]
+
+
+@pytest.fixture(scope="module")
+def start():
+    return two_arms("dual_panda")[2]
 
 
 def played(robot, trajectory, tip):
@@ -71,9 +80,11 @@ def assert_sendable(robot, planner, trajectory):
     assert rejection is None, rejection
 
 
-def test_a_carried_square_keeps_both_tips_on_their_paths_and_the_grasp(robot, planner, start):
+@pytest.mark.parametrize("name", ["dual_panda", "dual_panda_torso"])
+def test_a_carried_square_keeps_both_tips_on_their_paths_and_the_grasp(name):
     """A 20 cm square carried by both hands: each tip within 0.1 mm of its square, the relative pose within 0.1 mm
-    and 1 mrad, both tips at each corner in the same trajectory point."""
+    and 1 mrad, both tips at each corner in the same trajectory point. With a torso joint shared by both arms too."""
+    robot, planner, start = two_arms(name)
     poses = [robot.fk(start, tip) for tip in (LEFT, RIGHT)]
     base_T_object, grasp = take_grasp(poses)
     centre = base_T_object.translation
@@ -190,3 +201,8 @@ def test_a_one_tip_robot_refuses_moves_of_several_tips():
         planner.plan(MotionProgram((Move(MoveKind.LINEAR, pose=pose),), grasp=take_grasp([pose])[1]), q)
     with pytest.raises(PathInputError, match="tip 'right_panda_hand_tcp' is not one of the robot's tips"):
         planner.plan(MotionProgram((Move(MoveKind.LINEAR, pose=pose, tip=RIGHT),)), q)
+
+
+def test_warm_up_plans_a_short_move_on_two_arms():
+    """The path node warms its planner up at start: on two arms that is a 2 mm move of the first tip."""
+    MotionPlanner(RobotModel.load("dual_panda")).warm_up()
