@@ -256,3 +256,12 @@ def test_from_source_with_tip_frames():
     np.testing.assert_array_equal(reversed_tips.tip_joint_indices[0], np.arange(7, 14))
     one = RobotModel.from_source("dual_panda", tip_frames=[TIPS[1]])
     assert one.n == 7 and one.joint_names[0] == "right_panda_joint1"
+
+
+def test_the_tip_frames_parameter_holds_names():
+    from robokin_ros.core.errors import ConfigError
+    from robokin_ros.core.sim.config import SimRobotConfig
+    assert SimRobotConfig(tip_frames=list(TIPS)).tip_frames == TIPS            # stored as a tuple (frozen)
+    for bad in ("left_panda_hand_tcp", (1.0, 2.0)):
+        with pytest.raises(ConfigError, match="tip_frames=.* must be a list of strings"):
+            SimRobotConfig(tip_frames=bad)
