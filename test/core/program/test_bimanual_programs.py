@@ -118,6 +118,48 @@ def test_a_carried_square_keeps_both_tips_on_their_paths_and_the_grasp(name):
     assert plan.relative_deviation is not None
 
 
+def test_a_carried_object_blends_its_zones_and_follows_an_arc(robot, planner, start):
+    """Carried moves with zones, a MoveC and a turn of the object: the hands pass the blended corners without
+    stopping and keep their relative pose within 0.1 mm / 1 mrad on the played trajectory."""
+    poses = [robot.fk(start, tip) for tip in (LEFT, RIGHT)]
+    base_T_object, _ = take_grasp(poses)
+    c = base_T_object.translation
+    moves = (Move(MoveKind.LINEAR, pose=pin.SE3(np.eye(3), c + [0, 0.1, 0]), carried=True, zone=0.03),
+             Move(MoveKind.CIRCULAR, pose=pin.SE3(pin.exp3(np.array([0, 0, 0.2])), c + [0, -0.1, 0]),
+                  via=c + [0.1, 0, 0], carried=True, zone=0.02),
+             Move(MoveKind.LINEAR, pose=pin.SE3(np.eye(3), c), carried=True))
+    plan = planner.plan(MotionProgram(moves), start)
+    assert plan.success, plan.message
+    assert [m.zone for m in plan.moves] == [0.03, 0.02, 0.0]
+    held = poses[0].actInv(poses[1])
+    drift = np.array([relative_pose_error(a, b, held) for a, b in
+                      zip(played(robot, plan.trajectory, LEFT), played(robot, plan.trajectory, RIGHT))])
+    assert np.linalg.norm(drift[:, :3], axis=1).max() <= 1e-4
+    assert np.linalg.norm(drift[:, 3:], axis=1).max() <= 1e-3
+    speed = np.linalg.norm(plan.trajectory.velocities, axis=1)
+    assert speed[1:-1].min() > 0.0                      # no stop between the first and the last point
+    end = robot.fk(plan.trajectory.positions[-1], LEFT)
+    assert np.linalg.norm(end.translation - poses[0].translation) < 1e-5
+    assert_sendable(robot, planner, plan.trajectory)
+
+
+def test_a_bimanual_arc_brings_both_tips_through_their_vias(robot, planner, start):
+    left0, right0 = robot.fk(start, LEFT), robot.fk(start, RIGHT)
+    up = np.array([0.0, 0.0, 0.1])
+    move = Move(MoveKind.CIRCULAR, targets=(
+        TipTarget(LEFT, pin.SE3(left0.rotation, left0.translation + up), left0.translation + [0.05, 0, 0.05]),
+        TipTarget(RIGHT, pin.SE3(right0.rotation, right0.translation + up), right0.translation + [-0.05, 0, 0.05])))
+    plan = planner.plan(MotionProgram((move,)), start)
+    assert plan.success, plan.message
+    for tip, tip0, bulge in ((LEFT, left0, 1.0), (RIGHT, right0, -1.0)):
+        centre = tip0.translation + [0.0, 0.0, 0.05]              # the circle through start, via and end
+        path = played(robot, plan.trajectory, tip)
+        radii = [np.linalg.norm(p.translation - centre) for p in path]
+        assert max(abs(r - 0.05) for r in radii) <= 1e-4
+        assert max(bulge * (p.translation[0] - tip0.translation[0]) for p in path) == pytest.approx(0.05, abs=1e-4)
+    assert_sendable(robot, planner, plan.trajectory)
+
+
 def test_a_move_for_one_tip_holds_the_other(robot, planner, start):
     """A MoveL of the right hand 10 cm up: it follows its line; the left hand stays where it is (< 1e-6 m)."""
     right0, left0 = robot.fk(start, RIGHT), robot.fk(start, LEFT)
@@ -171,6 +213,21 @@ def test_a_path_only_the_right_arm_cannot_follow_returns_the_solved_part_and_nam
     assert np.abs(plan.trajectory.velocities[-1]).max() < 1e-9
     reached = robot.fk(plan.trajectory.positions[-1], RIGHT).translation[0] - right0.translation[0]
     assert 0.05 < reached < 0.8
+    assert_sendable(robot, planner, plan.trajectory)
+
+
+def test_a_joint_limit_names_the_tip_and_the_joint(robot, planner, start):
+    """Turning the right hand 3 rad about its approach axis drives right_panda_joint7 into its limit (2.8973 rad
+    less the 0.01 rad margin): JOINT_LIMIT, naming the right tip and that joint; the left hand never moved."""
+    right0, left0 = robot.fk(start, RIGHT), robot.fk(start, LEFT)
+    target = pin.SE3(right0.rotation @ pin.exp3(np.array([0.0, 0.0, 3.0])), right0.translation)
+    plan = planner.plan(MotionProgram((Move(MoveKind.LINEAR, pose=target, tip=RIGHT),)), start)
+    assert int(plan.status) == 3 and plan.failed_tip == RIGHT
+    assert f"a joint of {RIGHT}'s chain reached its position limit" in plan.message
+    assert "joint 'right_panda_joint7'" in plan.message
+    last = plan.trajectory.positions[-1]
+    assert last[13] == pytest.approx(robot.limits.upper[13] - 0.01, abs=0.02)
+    assert np.linalg.norm(robot.fk(last, LEFT).translation - left0.translation) < 1e-9
     assert_sendable(robot, planner, plan.trajectory)
 
 
