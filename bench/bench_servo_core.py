@@ -3,15 +3,22 @@
 Every row times one call per tick over a moving configuration (the tool follows a slow twist and the
 configuration is reset to home every 500 ticks), after a warm-up. Also times the linear-algebra options
 considered for the kernel and numba's compile / cached-load time (in fresh subprocesses).
-Run: .venv/bin/python bench/bench_servo_core.py [--ticks 20000] [--servo-only]
+Run: .venv/bin/python bench/bench_servo_core.py [--ticks 20000] [--servo-only] [--two-tips]
 (`--servo-only`: the robokin rows alone, for before/after comparisons: `PYTHONPATH=<an old tree>` runs them on it.
 Configurations are built from parameter names, which every tree since issue 25 accepts.)
 Targets: core tick median <= 10 us and p99 <= 40 us; >= 8x faster than pink, >= 2x faster than OInK.
+
+Two tips (issue 26; `--two-tips` runs these rows alone, and the full run ends with them): the dual Panda (14 joints)
+holding a box, its object moving along TWIST: robokin's stacked task (both tips' kinematics, the object point and
+the relative rows) and its solve, the full servo tick, and pink with two FrameTasks plus a RelativeFrameTask (and a
+PostureTask), in the same process. Goal: <= 20 us per tick for the stacked solve. Peers are skipped with a printed
+reason when they do not import (a peer goes in its own venv, e.g. one that adds .venv's site-packages by a .pth).
 """
 from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import replace
 import subprocess
 import sys
 import tempfile
@@ -201,6 +208,118 @@ def oink_step(robot):
     return step, "solveIk(q, [FrameTask, ConfigurationTask], [PositionLimit, VelocityLimit]), daqp"
 
 
+# ---- two tips ------------------------------------------------------------------------------------------------
+LEFT, RIGHT = "left_panda_hand_tcp", "right_panda_hand_tcp"
+
+
+def hands_holding_a_box(robot) -> np.ndarray:
+    """The dual Panda's positions with the hands facing each other 0.3 m apart, 0.5 m in front (pose IK)."""
+    from robokin_ros.core.ik.pose_ik import solve_pose
+    q = robot.home()
+    for tip, side in ((LEFT, 1.0), (RIGHT, -1.0)):
+        z, x = np.array([0.0, -side, 0.0]), np.array([0.0, 0.0, -1.0])
+        target = pin.SE3(np.column_stack((x, np.cross(z, x), z)), np.array([0.5, side * 0.15, 0.45]))
+        q = solve_pose(robot, target, q, robot.frame_id(tip), margin=0.2).positions
+    return q
+
+
+class MovingFrom(Moving):
+    """`Moving` from a given start instead of home."""
+
+    def __init__(self, start: np.ndarray) -> None:
+        self.home, self.q = start.copy(), start.copy()
+
+
+def robokin_stacked_solve(robot, start, mode: str):
+    """One tick's stacked task (tip kinematics, blocks) and its solve, `mode` coordinated or independent."""
+    from robokin_ros.core.servo.commands import TwistConverter        # (not in trees before issue 26)
+    from robokin_ros.core.servo.tips_motion import TipsMotion
+    config = servo_config(command_in_type="speed_units", publish_period=DT, **{"tips.mode": mode})
+    ik, tips = VelocityIk(robot, config), TipsMotion(robot, TwistConverter(robot), config)
+    state, prev = MovingFrom(start), [np.zeros(robot.n)]
+    if mode == "coordinated":
+        commands = [TwistCommand(TWIST[:3], TWIST[3:], "", 0.0)]
+    else:
+        commands = [TwistCommand(TWIST[:3], TWIST[3:], "", 0.0, tip=LEFT),
+                    TwistCommand(-TWIST[:3], TWIST[3:], "", 0.0, tip=RIGHT)]
+
+    def prepare(k):
+        for command in commands:
+            tips.set_twist(replace(command, received_at=k * DT), None, config)
+
+    def step(k):
+        task = tips.twist(state.q, k * DT)
+        dq = ik.solve_task(state.q, task, dt=DT, previous_velocities=prev[0]).velocities
+        prev[0] = dq
+        state.advance(k, dq)
+    return step, prepare
+
+
+def robokin_two_tip_servo(robot, start):
+    """Servo.step carrying the box (coordinated); the callbacks run untimed in `prepare`."""
+    servo = Servo(robot, servo_config(command_in_type="speed_units", publish_period=DT,
+                                      **{"tips.mode": "coordinated"}))
+    last = [start]
+
+    def prepare(k):
+        now = k * DT
+        servo.set_command(TwistCommand(TWIST[:3], TWIST[3:], "", now))
+        servo.set_measurement(JointMeasurement(start if k % 500 == 0 else last[0], now))
+
+    def step(k):
+        last[0] = servo.step(k * DT).positions
+    return step, prepare
+
+
+def pink_two_tips(robot, start):
+    """pink: FrameTask per hand (targets moved along the box's twist), RelativeFrameTask right-in-left, PostureTask."""
+    import pink
+    from pink.tasks import FrameTask, PostureTask, RelativeFrameTask
+    config = pink.Configuration(robot.model, robot.data, start)
+    left, right = (FrameTask(tip, position_cost=1.0, orientation_cost=1.0) for tip in (LEFT, RIGHT))
+    relative = RelativeFrameTask(RIGHT, LEFT, position_cost=1.0, orientation_cost=1.0)
+    relative.set_target(robot.fk(start, LEFT).actInv(robot.fk(start, RIGHT)))
+    posture = PostureTask(cost=1e-3)
+    posture.set_target(start)
+    state = MovingFrom(start)
+
+    def step(k):
+        config.update(state.q)
+        for task, tip in ((left, LEFT), (right, RIGHT)):
+            task.set_target(target_after(config.get_transform_frame_to_world(tip)))
+        dq = pink.solve_ik(config, [left, right, relative, posture], DT, solver="daqp")
+        state.advance(k, dq)
+    return step
+
+
+def two_tip_rows(ticks: int) -> None:
+    """The two-tip rows, each as (median, p99) [us], peers skipped with the reason when they do not import."""
+    robot = RobotModel.load("dual_panda")
+    start = hands_holding_a_box(robot)
+    rows = [("robokin stacked solve, coordinated", "tip kinematics + object/relative rows + VelocityIk.solve_task",
+             *robokin_stacked_solve(robot, start, "coordinated")),
+            ("robokin stacked solve, independent", "tip kinematics + two tips' rows + VelocityIk.solve_task",
+             *robokin_stacked_solve(robot, start, "independent")),
+            ("robokin Servo.step, coordinated", "the full servo tick carrying the box",
+             *robokin_two_tip_servo(robot, start))]
+    try:
+        rows.append(("pink solve_ik, 2 tips", "2 FrameTask + RelativeFrameTask + PostureTask, daqp",
+                     pink_two_tips(robot, start), None))
+    except ImportError as error:
+        print(f"pink skipped: {error} (install pin-pink and daqp in a venv of their own)")
+    print(f"\ndual Panda ({robot.n} joints, 2 tips), {ticks} ticks per row after warm-up; times in microseconds\n")
+    print(f"| {'row':38} | {'option':62} | median | p99 |")
+    print(f"|{'-' * 40}|{'-' * 64}|--------|-----|")
+    results = {}
+    for name, how, step, prepare in rows:
+        results[name] = timed(step, ticks, prepare=prepare)
+        print(f"| {name:38} | {how:62} | {results[name][0]:6.1f} | {results[name][1]:.1f} |", flush=True)
+    core = results["robokin stacked solve, coordinated"][0]
+    print(f"\nstacked solve (coordinated): median {core:.1f} us (goal <= 20)")
+    if "pink solve_ik, 2 tips" in results:
+        print(f"speed-up vs pink with two tips: {results['pink solve_ik, 2 tips'][0] / core:.1f}x")
+
+
 # ---- kernel options --------------------------------------------------------------------------------------
 def kernel_options(robot):
     import scipy.linalg as sla
@@ -242,10 +361,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ticks", type=int, default=20000)
     parser.add_argument("--servo-only", action="store_true", help="only the robokin rows (before/after checks)")
+    parser.add_argument("--two-tips", action="store_true", help="only the two-tip rows (dual Panda, with peers)")
     args = parser.parse_args()
     robot = RobotModel.from_name("panda")
     if args.servo_only:
         servo_rows(robot, args.ticks)
+        return
+    if args.two_tips:
+        two_tip_rows(args.ticks)
         return
     rows = [("robokin VelocityIk.solve, check=False", "numba kernels, fused DLS+null space+limits",
              robokin_solve(robot, False), None),
@@ -280,6 +403,7 @@ def main() -> None:
         print(f"speed-up vs {peer}: {results[peer][0] / core:.1f}x (target >= {target}x)")
     cold, warm = numba_load_times()
     print(f"numba: import + first solve {cold:.1f} s with an empty cache (compile), {warm:.2f} s cached")
+    two_tip_rows(args.ticks)
 
 
 def servo_rows(robot, ticks: int) -> None:

@@ -28,6 +28,7 @@ Each `step(now)` produces one command. Decisions, in order:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pinocchio as pin
@@ -406,6 +407,9 @@ def warm_up(robot: RobotModel, config: ServoConfig) -> ServoOutput:
     Returns:
         The last tick's output (tracking the warm-up twist).
     """
+    if len(robot.tip_frames) > 1 and config.tips.mode != "independent":
+        # the warm-up's twists and pose target name no tip: the independent mode takes both (same kernels)
+        config = replace(config, tips=replace(config.tips, mode="independent"))
     servo = Servo(robot, config)
     servo.set_measurement(JointMeasurement(robot.home(), 0.0))
     servo.set_command(TwistCommand(np.full(3, WARM_UP_TWIST), np.full(3, WARM_UP_TWIST), "", 0.0))

@@ -23,6 +23,7 @@ from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.separation import SeparationMonitor, speed_scale
 from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.core.servo.tip_task import StackedTask
 
 
 class GuardVerdict(NamedTuple):
@@ -52,13 +53,15 @@ class SeparationGuard:
 
     def judge(self, positions: np.ndarray, twist: np.ndarray | None, joint_velocities: np.ndarray | None,
               now: float) -> GuardVerdict | None:
-        """The factor for a command at positions (n,): a tool twist (6,) [v; w] in base axes, or joint velocities
-        (n,) when `twist` is None; None when it does not limit it."""
+        """The factor for a command at positions (n,): a tool twist (6,) [v; w] in base axes, a stacked task of
+        several tips, or joint velocities (n,) when `twist` is None; None when it does not limit it."""
         limit = self.monitor.speed_limit(now)
         if limit.speed == 0.0:
             status = ServoStatus.PROTECTIVE_STOP
             return GuardVerdict(0.0, status, f"{status.sentence}: {limit.message}")
-        if twist is not None:
+        if twist.__class__ is StackedTask:
+            tool_speed = twist.speed            # several tips: the fastest one's commanded speed
+        elif twist is not None:
             tool_speed = float(np.linalg.norm(twist[:3]))
         else:
             tool_speed = self._tool_speed(positions, joint_velocities) if joint_velocities.any() else 0.0
@@ -69,6 +72,9 @@ class SeparationGuard:
         return GuardVerdict(scale, status, f"{status.sentence}: {limit.message}")
 
     def _tool_speed(self, positions: np.ndarray, velocities: np.ndarray) -> float:
+        if len(self.robot.tip_frames) > 1:                  # several tips: the fastest one
+            return max(float(np.linalg.norm(self.robot.jacobian(positions, tip)[:3] @ velocities))
+                       for tip in self.robot.tip_frames)
         J = self.robot.jacobian(positions)                   # (6, n) tool origin, base axes
         return float(np.linalg.norm(J[:3] @ velocities))
 

@@ -108,15 +108,30 @@ def block_jacobian(block: Block, jacobians: Sequence[np.ndarray], poses: Sequenc
 def stack_jacobian(blocks: Sequence[Block], jacobians: Sequence[np.ndarray], poses: Sequence[pin.SE3]
                    ) -> np.ndarray:
     """(6 len(blocks), n) every block's rows, C-ordered (the compiled solve takes one memory layout)."""
-    return np.ascontiguousarray(np.vstack([block_jacobian(block, jacobians, poses) for block in blocks]))
+    stacked = np.empty((6 * len(blocks), jacobians[0].shape[1]))
+    for i, block in enumerate(blocks):
+        stacked[6 * i:6 * i + 6] = block_jacobian(block, jacobians, poses)
+    return stacked
+
+
+def angular_rows(count: int) -> np.ndarray:
+    """(6 count,) bool: the angular rows of `count` blocks (shared, read-only)."""
+    rows = _ANGULAR_ROWS.get(count)
+    if rows is None:
+        rows = _ANGULAR_ROWS[count] = np.tile(_ANGULAR, count)
+        rows.flags.writeable = False
+    return rows
+
+
+_ANGULAR_ROWS: dict[int, np.ndarray] = {}
 
 
 def stacked_task(kinematics: TipKinematics, blocks: tuple[Block, ...], velocities: Sequence[np.ndarray],
-                 jacobians: Sequence[np.ndarray], poses: Sequence[pin.SE3], speeds: Sequence[float]) -> StackedTask:
+                 jacobians: Sequence[np.ndarray], poses: Sequence[pin.SE3], speed: float) -> StackedTask:
     """The task of `blocks` with their velocities (6,) each, from the tips' `jacobians` and `poses` at the current
-    positions; `speeds`: the commanded linear speed [m/s] of each block (its feedback left out)."""
+    positions; `speed`: the fastest commanded linear speed [m/s] of a block (feedback left out)."""
     def jacobian_at(positions: np.ndarray) -> np.ndarray:
         return stack_jacobian(blocks, *kinematics(positions))
 
     return StackedTask(stack_jacobian(blocks, jacobians, poses), np.concatenate(velocities),
-                       np.tile(_ANGULAR, len(blocks)), jacobian_at, blocks, max(speeds, default=0.0))
+                       angular_rows(len(blocks)), jacobian_at, blocks, speed)

@@ -22,6 +22,7 @@ command as a whole; a tip's own freshness is its receive time against the tick's
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -43,7 +44,7 @@ from robokin_ros.core.servo.tip_task import (
     stacked_task,
 )
 from robokin_ros.core.servo.types import TwistCommand
-from robokin_ros.core.tips.held_object import Grasp, relative_pose_error, take_grasp
+from robokin_ros.core.tips.held_object import relative_pose_error, take_grasp
 
 _SINGULAR = (ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY, ServoStatus.HALT_FOR_SINGULARITY,
              ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY)
@@ -76,6 +77,11 @@ def tip_index(robot: RobotModel, tip: str, what: str) -> int:
     except ValueError:
         raise InvalidInputError(f"{what} names tip '{tip}', which is not a tip of the robot: "
                                 f"{list(robot.tip_frames)}") from None
+
+
+def linear_speed(twist: np.ndarray) -> float:
+    """[m/s] the size of a twist's linear part."""
+    return math.sqrt(twist[0] * twist[0] + twist[1] * twist[1] + twist[2] * twist[2])
 
 
 def hold_velocity(base_T_tip: pin.SE3, base_T_held: pin.SE3, gain: float) -> np.ndarray:
@@ -127,6 +133,7 @@ class TipsMotion(TrackedCommand):
         self._mode, self._reference = config.tips.mode, 0
         self.ik = None          # the servo's VelocityIk (the servo sets it): its unlimited velocities judge conflicts
         self._moving: tuple[str, ...] = ()
+        self._tip_blocks = tuple(TipBlock(i) for i in range(self._k))
         self.reset()
         self.update_config(config)
 
@@ -135,7 +142,7 @@ class TipsMotion(TrackedCommand):
         """Forget every tip's command, the grasp and the held poses."""
         self._inputs: list[TrackedCommand | None] = [None] * self._k
         self._object: TipTwistMotion | None = None
-        self._grasp: Grasp | None = None
+        self._grasp: tuple | None = None       # (first_p_object, blocks, held relative poses): see _coordinated
         self._held: dict[tuple, pin.SE3] = {}
         self.report = TipsReport(self._mode, (), "", (), (), ())
         self._task: StackedTask | None = None
@@ -207,37 +214,37 @@ class TipsMotion(TrackedCommand):
         return task
 
     def _independent(self, positions, now, jacobians, poses) -> StackedTask:
-        velocities, speeds, moving = [], [], []
+        velocities, speed, moving = [], 0.0, []
         for i, motion in enumerate(self._inputs):
             if self._fresh(motion, now):
                 velocity = motion.twist_at(positions) if isinstance(motion, TipTwistMotion) \
                     else motion.twist(positions, now)
                 moving.append(self._robot.tip_frames[i])
+                speed = max(speed, linear_speed(velocity))
             else:
                 velocity = _ZERO
             velocities.append(velocity)
-            speeds.append(float(np.linalg.norm(velocity[:3])))
         self._moving = tuple(moving)
-        blocks = tuple(TipBlock(i) for i in range(self._k))
-        return stacked_task(self._kinematics, blocks, velocities, jacobians, poses, speeds)
+        return stacked_task(self._kinematics, self._tip_blocks, velocities, jacobians, poses, speed)
 
     def _coordinated(self, positions, now, jacobians, poses) -> StackedTask:
         if self._grasp is None:
-            self._grasp = take_grasp(poses)[1]
-        grasp = self._grasp
-        first_T_object = grasp.object_T_tips[0].inverse()
-        base_p_object = poses[0].act(first_T_object.translation)
+            grasp = take_grasp(poses)[1]
+            first_T_object = grasp.object_T_tips[0].inverse()
+            # the blocks and the held relative poses, fixed while this grasp lasts
+            self._grasp = (first_T_object.translation.copy(),
+                           (PointBlock(0, first_T_object.translation.copy()),
+                            *(RelativeBlock(0, j) for j in range(1, self._k))),
+                           tuple(grasp.object_T_tips[0].actInv(grasp.object_T_tips[j]) for j in range(1, self._k)))
+        first_p_object, blocks, held = self._grasp
         motion = self._object
         fresh = self._fresh(motion, now)
-        velocity = motion.twist_at(positions, base_p_object) if fresh else _ZERO
+        velocity = motion.twist_at(positions, poses[0].act(first_p_object)) if fresh else _ZERO
         self._moving = ("object",) if fresh else ()
-        blocks, velocities = [PointBlock(0, first_T_object.translation)], [velocity]
+        velocities = [velocity]
         for j in range(1, self._k):
-            first_T_tip = grasp.object_T_tips[0].actInv(grasp.object_T_tips[j])
-            blocks.append(RelativeBlock(0, j))
-            velocities.append(-self._gain * relative_pose_error(poses[0], poses[j], first_T_tip))
-        return stacked_task(self._kinematics, tuple(blocks), velocities, jacobians, poses,
-                            [float(np.linalg.norm(velocity[:3]))])
+            velocities.append(-self._gain * relative_pose_error(poses[0], poses[j], held[j - 1]))
+        return stacked_task(self._kinematics, blocks, velocities, jacobians, poses, linear_speed(velocity))
 
     def _relative(self, positions, now, jacobians, poses) -> StackedTask:
         r, held, moving = self._reference, self._held, []
@@ -248,8 +255,7 @@ class TipsMotion(TrackedCommand):
             moving.append(self._robot.tip_frames[r])
         else:
             reference_velocity = hold_velocity(poses[r], held.setdefault(("tip", r), poses[r]), self._gain)
-        blocks, velocities, speeds = [TipBlock(r)], [reference_velocity], [float(np.linalg.norm(
-            reference_velocity[:3]))]
+        velocities, speed = [reference_velocity], linear_speed(reference_velocity)
         R = poses[r].rotation
         for b in range(self._k):
             if b == r:
@@ -263,11 +269,11 @@ class TipsMotion(TrackedCommand):
             else:
                 a_T_b = held.setdefault(("relative", b), poses[r].actInv(poses[b]))
                 velocity = -self._gain * relative_pose_error(poses[r], poses[b], a_T_b)
-            blocks.append(RelativeBlock(r, b))
             velocities.append(velocity)
-            speeds.append(float(np.linalg.norm(velocity[:3])))
+            speed = max(speed, linear_speed(velocity))
         self._moving = tuple(moving)
-        return stacked_task(self._kinematics, tuple(blocks), velocities, jacobians, poses, speeds)
+        blocks = (TipBlock(r), *(RelativeBlock(r, b) for b in range(self._k) if b != r))
+        return stacked_task(self._kinematics, blocks, velocities, jacobians, poses, speed)
 
     # ---- after the IK ---------------------------------------------------------------------------
     def outcome(self, result) -> tuple[ServoStatus | None, str | None]:
@@ -290,10 +296,10 @@ class TipsMotion(TrackedCommand):
                 moved = [j for j in self._shared if abs(unlimited[j]) > _MOVED]
                 shared = tuple(self._robot.joint_names[j] for j in moved)
                 if conflicting:
-                    text = ", ".join(f"{self._robot.tip_frames[i]} by {1e3 * residuals[i]:.1f} mm/s"
+                    text = ", ".join(f"{self._robot.tip_frames[i]}'s twist by {1e3 * residuals[i]:.1f} mm/s"
                                      for i in range(self._k) if residuals[i] > self._tolerance)
-                    notes.append(f"tips in conflict{' over ' + ', '.join(shared) if shared else ''}: the stacked "
-                                 f"solve misses {text}")
+                    over = f" (shared joints moving: {', '.join(shared)})" if shared else ""
+                    notes.append(f"the stacked solve misses {text}{over}")
                 elif shared and len(self._moving) < self._k:
                     notes.append(f"shared joint {', '.join(shared)} moves every tip: the still tips compensate")
         self.report = TipsReport(self._mode, self._moving, singular, tuple(conflicting or ()),

@@ -186,7 +186,8 @@ class VelocityIk:
     def solve(self, positions: npt.ArrayLike, twist: npt.ArrayLike, *, dt: float, frame_id: int | None = None,
               axis_mask: Sequence[bool] | None = None, axis_frame: str = "base",
               previous_velocities: np.ndarray | None = None, check: bool = True,
-              accel_dt: float | None = None, halt_all: bool | None = None) -> VelocityIkResult:
+              accel_dt: float | None = None, halt_all: bool | None = None,
+              stacked: StackedTask | None = None) -> VelocityIkResult:
         """Joint velocities that move the frame with `twist`, within every limit over `dt`.
 
         Args:
@@ -203,6 +204,8 @@ class VelocityIk:
             halt_all: a joint about to pass its limit margin slows the whole motion to a stop along the commanded
                 direction (True) or is locked while the others carry on (False); default the config's
                 halt_all_joints_in_cartesian_mode. MoveIt Servo's POSE commands halt only the offending joints.
+            stacked: a stacked task of several tips (see `solve_task`), which replaces the frame task: `twist`,
+                `frame_id`, `axis_mask` and `axis_frame` are then unused.
 
         Returns:
             VelocityIkResult with the velocities, a status and a message.
@@ -214,30 +217,14 @@ class VelocityIk:
             positions, twist, previous_velocities, axis_mask = self._check(
                 positions, twist, dt, frame_id, axis_mask, axis_frame, previous_velocities)
         fid = self._tip if frame_id is None else frame_id
-        if axis_mask is not None or axis_frame != "base":
+        if stacked is not None:
+            A, b, axis_mask, axis_frame = stacked.jacobian, stacked.velocity, None, "base"
+        elif axis_mask is not None or axis_frame != "base":
             A, b = self._task(positions, twist, fid, axis_mask, axis_frame)
         elif self._raw_jacobian:                           # the common case: Pinocchio's array as is
             A, b = _frame_jacobian(self._model, self._data, positions, fid, _LWA), twist
         else:
             A, b = self.robot.frame_jacobian_fast(self.robot.to_pinocchio_q(positions), fid), twist
-        return self._solve_rows(positions, A, b, dt, previous_velocities, accel_dt, halt_all, None, fid, axis_mask,
-                                axis_frame, None)
-
-    def solve_task(self, positions: np.ndarray, task: StackedTask, *, dt: float,
-                   previous_velocities: np.ndarray | None = None, accel_dt: float | None = None,
-                   halt_all: bool | None = None) -> VelocityIkResult:
-        """Joint velocities for a stacked task (several tips' rows, relative rows; `tip_task.StackedTask`), with
-        everything `solve` applies: bounded DLS with locking, null-space posture and limit avoidance, singularity
-        damping and escape (probing `task.jacobian_at`), velocity and acceleration limits, halt-all and the
-        direction guard (`task.angular_rows`). Inputs are not checked: the task builder made them."""
-        return self._solve_rows(positions, task.jacobian, task.velocity, dt, previous_velocities, accel_dt, halt_all,
-                                task.jacobian_at, None, None, "base", task.angular_rows)
-
-    def _solve_rows(self, positions, A, b, dt, previous_velocities, accel_dt, halt_all, probe, fid, axis_mask,
-                    axis_frame, angular_rows) -> VelocityIkResult:
-        """The solve of task rows A (m, n), b (m,). `probe`: positions -> A for the singularity probes, None = the
-        frame task of `fid`, `axis_mask`, `axis_frame` (built only when a probe runs); `angular_rows`: (m,) bool,
-        None = from `axis_mask` (six rows [v; w] without one)."""
         use_prev = previous_velocities is not None and self._has_amax
         accel_dt = dt if accel_dt is None else accel_dt
         prev = previous_velocities if use_prev else self._zeros
@@ -248,7 +235,7 @@ class VelocityIk:
             halt_all)
         sing_status, pre_scale, verdict = ServoStatus.OK, 1.0, None
         if damping > 0.0 and self._escape:
-            jacobian_at = self._probe(probe, fid, axis_mask, axis_frame)
+            jacobian_at = self._probe(stacked, fid, axis_mask, axis_frame)
             verdict = damping_status(jacobian_at, positions, A, b)        # also the status, below
             if verdict == _LEAVING and self._escape_step(jacobian_at, positions, A, b, prev, sigma_min, accel_dt,
                                                          halt_all):
@@ -257,7 +244,7 @@ class VelocityIk:
                 self._escape_direction = None
         if not limited:                     # escaping, or the condition number above the lower threshold
             if cond > self._scalars[S_COND_CHECK]:
-                jacobian_at = self._probe(probe, fid, axis_mask, axis_frame)
+                jacobian_at = self._probe(stacked, fid, axis_mask, axis_frame)
                 pre_scale, sing_status = singularity_scale(self.config, jacobian_at, positions, A, self._dq)
             if halt_all:                    # the escape changed the velocity: judged again
                 halt, blocking = self._halt_all_scale(positions, self._dq, dt)
@@ -269,7 +256,8 @@ class VelocityIk:
                                              "velocity_scale": scale, "damping": damping})
         blocked = ""
         if n_fixed:
-            rows = angular_rows if axis_mask is None else np.flatnonzero(axis_mask) >= 3
+            rows = (None if stacked is None else stacked.angular_rows) if axis_mask is None \
+                else np.flatnonzero(axis_mask) >= 3
             guard, off = direction_guard(A, b, self._dq, self.config.locked_direction_tolerance, rows)
             if guard < 1.0:
                 scale, outcome = limit_velocity(self._dq, pre_scale * guard, prev, use_prev, self._vmax,
@@ -279,7 +267,7 @@ class VelocityIk:
                            f"{'halted' if guard == 0.0 else 'slowing'}")
         if sing_status == _OK and damping > 0.0:
             if verdict is None:
-                verdict = damping_status(self._probe(probe, fid, axis_mask, axis_frame), positions, A, b)
+                verdict = damping_status(self._probe(stacked, fid, axis_mask, axis_frame), positions, A, b)
             sing_status = self._debounced(verdict)
         locked, braking = self._bound_joints() if n_fixed else ((), ())
         status, prefix = self._describe(sing_status, locked, braking, outcome)
@@ -290,9 +278,19 @@ class VelocityIk:
                                          "locked_joints": locked, "sigma_min": sigma_min, "condition_number": cond,
                                          "velocity_scale": scale, "damping": damping})
 
-    def _probe(self, probe, fid, axis_mask, axis_frame):
+    def _probe(self, stacked, fid, axis_mask, axis_frame):
         """The task Jacobian as a function of the positions, for the singularity probes."""
-        return self._task.jacobian_at(fid, axis_mask, axis_frame) if probe is None else probe
+        return self._task.jacobian_at(fid, axis_mask, axis_frame) if stacked is None else stacked.jacobian_at
+
+    def solve_task(self, positions: np.ndarray, task: StackedTask, *, dt: float,
+                   previous_velocities: np.ndarray | None = None, accel_dt: float | None = None,
+                   halt_all: bool | None = None) -> VelocityIkResult:
+        """Joint velocities for a stacked task (several tips' rows, relative rows; `tip_task.StackedTask`), with
+        everything `solve` applies: bounded DLS with locking, null-space posture and limit avoidance, singularity
+        damping and escape (probing `task.jacobian_at`), velocity and acceleration limits, halt-all and the
+        direction guard (`task.angular_rows`). Inputs are not checked: the task builder made them."""
+        return self.solve(positions, task.velocity, dt=dt, previous_velocities=previous_velocities, check=False,
+                          accel_dt=accel_dt, halt_all=halt_all, stacked=task)
 
     def limit_joint_velocities(self, positions: np.ndarray, velocities: np.ndarray, *, dt: float,
                                previous_velocities: np.ndarray, accel_dt: float,

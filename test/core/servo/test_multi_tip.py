@@ -216,6 +216,61 @@ def test_a_torso_shared_by_both_arms_is_named_and_the_still_hand_compensates_it(
     assert report.residuals[1] <= 1e-6
 
 
+def test_a_torso_conflict_is_resolved_by_the_stacked_solve_and_the_status_names_the_tips_and_the_joint():
+    """The right hand stretched forward past what its arm can give: near the singularity the damped solve leans on
+    the torso, which the still left hand cannot fully compensate: the status names the tips that miss their twists
+    and the shared joint."""
+    robot = RobotModel.load("dual_panda_torso")
+    arm = TwoHands(robot, hands_facing(robot), halt_all_joints_in_cartesian_mode=False)
+    conflicts = []
+    for _ in range(1500):
+        out = arm.tick([(RIGHT, (0.2, 0.0, 0.0), (0, 0, 0))])
+        report = arm.servo.tips_report
+        if LEFT in report.conflicting_tips:
+            conflicts.append((out.message, report))
+    assert conflicts
+    message, report = conflicts[0]
+    assert "torso_joint" in report.shared_joints and report.residuals[0] > 1e-3
+    assert f"misses {LEFT}'s twist" in message and "shared joints moving: torso_joint" in message
+
+
+def test_the_status_names_the_tip_nearest_a_singularity_and_the_arm_of_a_joint_at_its_limit(dual, holding):
+    """The right hand stretched forward until its arm is near singular: the status names the right tip (its rows),
+    the tip that misses its twist, and the right arm's joint held at its limit; the left hand holds."""
+    arm = TwoHands(dual, holding, halt_all_joints_in_cartesian_mode=False)
+    left0 = arm.pose(LEFT, None)
+    seen = {}
+    for _ in range(1000):
+        out = arm.tick([(RIGHT, (0.2, 0.0, 0.0), (0, 0, 0))])
+        seen.setdefault(out.status, (out.message, arm.servo.tips_report))
+    message, report = seen[ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY]
+    assert report.singular_tip == RIGHT and f"nearest the singularity: {RIGHT}" in message
+    assert report.conflicting_tips == (RIGHT,) and f"misses {RIGHT}'s twist" in message
+    message, _ = seen[ServoStatus.JOINT_BOUND]
+    assert "right_panda_joint" in message and "left_panda_joint" not in message
+    assert np.linalg.norm(arm.pose(LEFT).translation - left0.translation) <= 1e-4
+
+
+def test_separation_monitoring_judges_the_fastest_tip(dual, holding, panda):
+    """A person at 0.5 m limits the tool speed: with two tips, the fastest tip is held to the speed a single Panda's
+    tool gets under the same reading, and the slower tip keeps its share (one uniform factor)."""
+    arm = TwoHands(dual, holding, **{"separation.enabled": True})
+    single = TwoHands(panda, panda.home(), **{"separation.enabled": True})
+    for _ in range(300):
+        for servo, now in ((arm.servo, arm.now), (single.servo, single.now)):
+            servo.set_separation_distance(0.5, now)
+        out = arm.tick([(LEFT, (0.02, 0.0, 0.0), (0, 0, 0)), (RIGHT, (0.0, 0.0, 0.2), (0, 0, 0))])
+        single.tick([("", (0.0, 0.0, 0.2), (0, 0, 0))])
+    assert out.status == ServoStatus.SEPARATION_LIMITED, out.message
+
+    def speed(hands, tip):
+        step = hands.pose(tip).translation - hands.robot.fk(hands.outputs[-2].positions, tip).translation
+        return float(np.linalg.norm(step)) / DT
+    assert speed(single, panda.tip_frame) < 0.2 * 0.9
+    assert speed(arm, RIGHT) == pytest.approx(speed(single, panda.tip_frame), rel=1e-3)
+    assert speed(arm, LEFT) == pytest.approx(0.1 * speed(arm, RIGHT), rel=1e-3)
+
+
 # ---- arm against arm -------------------------------------------------------------------------------------------
 def test_hands_driven_toward_each_other_halt_at_the_minimum_distance_and_the_status_names_the_pair(dual, holding):
     arm = TwoHands(dual, holding, check_collisions=True, min_allowable_collision_distance=0.02)
