@@ -10,7 +10,8 @@
 - verification: `trajectory_deviation`, `played_deviation` (on `chain_fk`) and the tool speeds (`tool_speeds`);
 - batched FK of a chain for many configurations at once (`ChainFk`; the classroom's workspace sampling uses it);
 - the request's frame: `PathConfig`, `PlanningBudget` (time budget and cancel), `AxisSelection`;
-- several tips (`tips_*`): synchronised dense paths (`TipsPath`, `per_tip_moves` with `TipMove`, `carried_paths`),
+- several tips (`tips_*`): synchronised dense paths (`TipsPath`, `per_tip_moves` with `TipMove`,
+  `blended_per_tip`, `carried_paths`),
   their stacked IK (`TipsIkSolver`, `TipsIkResult`, `tip_sentence`) and their timing and true deviation per tip
   (`time_tips_section`, `TimedTipsSection`, `tips_deviation`, `TipsDeviation`).
 
@@ -39,7 +40,13 @@ from robokin_ros.core.path.reach import ArmReach, arm_reach
 from robokin_ros.core.path.result import Deviations, DownsampleResult, PathIkResult, PathPlan, PathStatus, TimingReport
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.path.timing import TimedTrajectory, join_reports, time_optimal
-from robokin_ros.core.path.tips_geometry import TipMove, TipsPath, carried_paths, per_tip_moves
+from robokin_ros.core.path.tips_geometry import (
+    TipMove,
+    TipsPath,
+    blended_per_tip,
+    carried_paths,
+    per_tip_moves,
+)
 from robokin_ros.core.path.tips_solver import TipsIkResult, TipsIkSolver, tip_sentence
 from robokin_ros.core.path.tips_timing import TimedTipsSection, TipsDeviation, time_tips_section, tips_deviation
 from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit, tool_speeds
@@ -53,6 +60,6 @@ __all__ = [
     "arm_reach", "Deviations", "DownsampleResult", "PathIkResult", "PathPlan",
     "PathStatus",
     "TimingReport", "join_reports", "PathIkSolver", "TimedTrajectory", "time_optimal", "ToolSpeedLimit",
-    "tool_speeds", "TipMove", "TipsPath", "carried_paths", "per_tip_moves", "TipsIkResult", "TipsIkSolver",
-    "tip_sentence", "TimedTipsSection", "TipsDeviation", "time_tips_section", "tips_deviation",
+    "tool_speeds", "TipMove", "TipsPath", "blended_per_tip", "carried_paths", "per_tip_moves", "TipsIkResult",
+    "TipsIkSolver", "tip_sentence", "TimedTipsSection", "TipsDeviation", "time_tips_section", "tips_deviation",
 ]

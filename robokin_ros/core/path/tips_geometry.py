@@ -22,7 +22,7 @@ from robokin_ros.core.errors import EmptyPathError, PathInputError
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.geometry import DUPLICATE_TOLERANCE, MAX_ANGLE_STEP, MAX_STEP, DensePath, build_path
 from robokin_ros.core.path.segments import arc_spacing, make_segments
-from robokin_ros.core.so3 import relative_angles
+from robokin_ros.core.so3 import relative_angles, slerp_batch
 from robokin_ros.core.tips.held_object import Grasp
 
 _SPACING_TRIES = 4       # rebuilds of an object path whose tips travel farther than the spacing per sample
@@ -191,3 +191,72 @@ def _largest_step(path: DensePath) -> float:
     to_mid = np.linalg.norm(path.mid_positions - path.positions[:-1], axis=1)
     from_mid = np.linalg.norm(path.positions[1:] - path.mid_positions, axis=1)
     return float(np.max(to_mid + from_mid))
+
+
+def blended_per_tip(tips: Sequence[str], starts: Sequence[pin.SE3], moves: Sequence[dict], zones: Sequence[float],
+                    max_step: float = MAX_STEP, max_angle_step: float = MAX_ANGLE_STEP,
+                    max_unstopped_turn: float = 0.0, budget: PlanningBudget = UNLIMITED) -> TipsPath | None:
+    """The moves (tip -> TipMove each) with their zones blended (`zones[j]` [m] at move j's end, the last unused),
+    when every move names the same tips and moves each of them; None otherwise (the caller stops at every target).
+
+    Each moving tip's path is `build_path` through its own targets (blends clamped to half the shorter segment);
+    then every tip's stretch toward target j is resampled to one count for all, the largest any tip needs, on the
+    curve the deviation check takes as the path (the quadratic through sample, midpoint, sample; SLERP between the
+    samples): so every tip starts each stretch, its blends included, at the same sample. An unblended corner that is
+    a stop for one tip is a stop for all.
+    """
+    named = [set(move) for move in moves]
+    if not named or any(n != named[0] for n in named):
+        return None
+    index = {tip: i for i, tip in enumerate(tips)}
+    paths = {}
+    for tip in named[0]:
+        try:
+            dense = build_path(starts[index[tip]], [move[tip].pose for move in moves], list(zones),
+                               arc_vias=[move[tip].via for move in moves], max_step=max_step,
+                               max_angle_step=max_angle_step, clamp_blend=True,
+                               max_unstopped_turn=max_unstopped_turn, budget=budget)
+        except EmptyPathError:
+            return None
+        if dense.dropped_waypoints:
+            return None
+        paths[tip] = dense
+    counts = np.max([np.bincount(p.segment[1:], minlength=len(moves)) for p in paths.values()], axis=0)   # (moves,)
+    size = 1 + int(counts.sum())
+    segment = np.r_[0, np.repeat(np.arange(len(moves)), counts)]
+    ends = np.cumsum(counts)                      # the last sample of every stretch
+    stops = sorted({int(ends[p.segment[s]]) for p in paths.values() for s in p.stops})
+    sampled = []
+    for i, tip in enumerate(tips):
+        if tip in paths:
+            sampled.append(_resampled(paths[tip], counts))
+        else:
+            p, R = np.array(starts[i].translation, float), np.array(starts[i].rotation, float)
+            sampled.append((np.repeat(p[None], size, 0), np.repeat(R[None], size, 0),
+                            np.repeat(p[None], size - 1, 0), np.repeat(R[None], size - 1, 0)))
+    progress = _shared_progress([(p, R) for p, R, _, _ in sampled], max_step, max_angle_step)
+    out = tuple(_dense(p, R, mp, mR, segment, progress, stops, like=paths.get(tip))
+                for tip, (p, R, mp, mR) in zip(tips, sampled))
+    return TipsPath(tuple(tips), out, tuple(tip in paths for tip in tips))
+
+
+def _resampled(path: DensePath, counts: np.ndarray):
+    """(positions, rotations, mid positions, mid rotations) of `path` with counts[j] intervals toward target j."""
+    own = np.bincount(path.segment[1:], minlength=len(counts))
+    first = np.r_[0, np.cumsum(own)[:-1]]               # the sample before each stretch (its start)
+    whole = np.concatenate([first[j] + (np.arange(1, counts[j] + 1) / counts[j]) * own[j] for j in range(len(counts))])
+    halves = np.concatenate([first[j] + ((np.arange(counts[j]) + 0.5) / counts[j]) * own[j]
+                             for j in range(len(counts))])
+    p, R = _on_path(path, whole)
+    mp, mR = _on_path(path, halves)
+    return np.r_[path.positions[:1], p], np.concatenate([path.rotations[:1], R]), mp, mR
+
+
+def _on_path(path: DensePath, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions and rotations at fractional sample indices u: the quadratic through sample, midpoint and next
+    sample, and SLERP between the samples (the path as `deviation.py` reads it)."""
+    i = np.minimum(np.floor(u).astype(int), path.size - 2)
+    f = (u - i)[:, None]
+    a, m, b = path.positions[i], path.mid_positions[i], path.positions[i + 1]
+    positions = a + f * (4 * m - 3 * a - b) + f * f * (2 * a + 2 * b - 4 * m)
+    return positions, slerp_batch(path.rotations[i], path.rotations[i + 1], f[:, 0])

@@ -4,9 +4,11 @@
 - carried-object moves (`Move.carried`) up to an exact stop: the object's path (`build_path`: lines, arcs, blended
   zones) carried by every tip as grasped (`MotionProgram.grasp`, or the grasp at the piece's start:
   `held_object.take_grasp`), with the relative pose held as a task of its own;
-- other Cartesian moves: each names one tip (`Move.tip`, "" = the plan's tip) or several (`Move.targets`); the tips
-  it does not name hold their pose. Every such move ends at rest (its zone is not blended: a note says so), so all
-  tips reach its targets at the same sample and the same time;
+- other Cartesian moves up to an exact stop: each names one tip (`Move.tip`, "" = the plan's tip) or several
+  (`Move.targets`); the tips it does not name hold their pose. When every move of the stretch moves the same tips,
+  their zones are blended per tip and the tips' stretches resampled onto one grid (`blended_per_tip`): they start
+  every stretch, blends included, at the same sample and time; otherwise every move ends at rest (a note says so),
+  so all tips reach its targets at the same sample and the same time;
 - a MoveJ: a joint-space line to joint values, or to a tip's pose by the planner's pose solver.
 Each piece is solved by the stacked IK (`TipsIkSolver`), cut at its stops and timed per rest-to-rest section in one
 toppra run over the joints under the moves' limits, every tip under the moves' tool speeds; the played trajectory is
@@ -26,6 +28,7 @@ from robokin_ros.core.path.surface import (
     TipMove,
     TipsPath,
     ToolSpeedLimit,
+    blended_per_tip,
     carried_paths,
     join_reports,
     per_tip_moves,
@@ -39,7 +42,8 @@ from robokin_ros.core.program.runs import empty_reports, point_to_point
 from robokin_ros.core.tips.held_object import take_grasp
 from robokin_ros.core.trajectory.arrays import concatenate_trajectories, hold_trajectory
 
-ZONE_NOTE = "zones of moves that name tips are not blended yet: each such move ends at rest"
+ZONE_NOTE = ("zones are blended only between moves that all move the same tips: here each move ends at rest "
+             "(a tip holding in one move and moving in the next starts from rest)")
 
 
 class _Outcome:
@@ -102,7 +106,7 @@ def _pieces(program: MotionProgram) -> list[tuple[str, list[int]]]:
     for i, move in enumerate(program.moves):
         kind = "joint" if move.kind is MoveKind.JOINT else "carried" if move.carried else "tips"
         previous = program.moves[out[-1][1][-1]] if out else None
-        if out and kind != "joint" and out[-1][0] == kind and not (kind == "carried" and previous.fine):
+        if out and kind != "joint" and out[-1][0] == kind and not previous.fine:
             out[-1][1].append(i)
         else:
             out.append((kind, [i]))
@@ -123,10 +127,14 @@ def _cartesian_piece(planner, solver, program, kind, moves, q, default_tip, move
                                  c.sample_step, c.sample_angle_step, clamp_blend=True,
                                  max_unstopped_turn=planner.unstopped_turn(), budget=budget)
         else:
-            path = per_tip_moves(solver.tips, poses, [_tip_moves(m, default_tip) for m in targets], c.sample_step,
-                                 c.sample_angle_step)
-            if any(m.zone > 0 for m in targets) and ZONE_NOTE not in out.notes:
-                out.notes.append(ZONE_NOTE)
+            tip_moves = [_tip_moves(m, default_tip) for m in targets]
+            path = blended_per_tip(solver.tips, poses, tip_moves, [m.zone for m in targets[:-1]] + [0.0],
+                                   c.sample_step, c.sample_angle_step, planner.unstopped_turn(), budget) \
+                if len(targets) > 1 else None
+            if path is None:
+                path = per_tip_moves(solver.tips, poses, tip_moves, c.sample_step, c.sample_angle_step)
+                if any(m.zone > 0 for m in targets[:-1]) and ZONE_NOTE not in out.notes:
+                    out.notes.append(ZONE_NOTE)
     except EmptyPathError:
         out.notes.append(f"zero-length move(s) {', '.join(program.moves[i].label(i) for i in moves)}: the targets "
                          "are where the tips are, nothing to move")
@@ -177,7 +185,7 @@ def _time_sections(planner, solver, Q, path: TipsPath, labels, move_limits, budg
             out.reports.append(MoveReport(index, move.label(index), out.offset + row.start_time,
                                           row.end_time - row.start_time, row.peak_tool_speed,
                                           row.peak_tool_angular_speed, row.limited_by, move.speed,
-                                          move.zone if path.relative is not None and not move.fine else 0.0))
+                                          0.0 if move.fine or index == int(moves[-1]) else move.zone))
         out.parts.append(section.timed.arrays)
         out.timings.append(section.timed.report)
         out.offset += section.timed.arrays.duration

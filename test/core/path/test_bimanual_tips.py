@@ -9,8 +9,10 @@ import pinocchio as pin
 import pytest
 
 from robokin_ros.core.path.tips_chain import TipFk, TipsSpeeds, tip_chain
-from robokin_ros.core.path.tips_geometry import TipMove, carried_paths, per_tip_moves
-from robokin_ros.core.path.tips_solver import TipsIkSolver, stacked_dls
+from robokin_ros.core.path.deviation import pose_deviations
+from robokin_ros.core.path.geometry import build_path
+from robokin_ros.core.path.tips_geometry import TipMove, blended_per_tip, carried_paths, per_tip_moves
+from robokin_ros.core.path.tips_solver import ALL_AXES, TipsIkSolver, stacked_dls
 from robokin_ros.core.path.toppra_constraints import tool_speeds
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.tips.held_object import take_grasp
@@ -147,3 +149,26 @@ def test_the_solver_refuses_a_path_of_other_tips(torso):
     path = per_tip_moves(("a", "b"), (start, start), [{"a": TipMove(pin.SE3(np.eye(3), np.array([0.01, 0, 0])))}])
     with pytest.raises(Exception, match="are not the robot's"):
         solver.solve(path, solver.robot.home())
+
+
+def test_blended_moves_of_two_tips_share_their_stretches():
+    """Two tips through two corners with 20 mm zones: every resampled sample and midpoint lies on the tip's own
+    blended path (to 1e-9 m), both start each stretch toward a target at the same sample, and samples stay within
+    1 mm."""
+    starts = (pin.SE3(np.eye(3), np.array([0.5, 0.15, 0.4])), pin.SE3(np.eye(3), np.array([0.5, -0.15, 0.4])))
+    offsets = ([[0, 0, 0.1], [0.1, 0, 0.1], [0.1, 0, 0]], [[0, -0.05, 0.05], [0.05, -0.05, 0.05], [0.05, 0, 0]])
+    targets = [[pin.SE3(np.eye(3), s.translation + d) for d in o] for s, o in zip(starts, offsets)]
+    moves = [{LEFT: TipMove(targets[0][j]), RIGHT: TipMove(targets[1][j])} for j in range(3)]
+    path = blended_per_tip((LEFT, RIGHT), starts, moves, [0.02, 0.02, 0.0])
+    assert path is not None and path.moving == (True, True)
+    for i, dense in enumerate(path.paths):
+        own = build_path(starts[i], targets[i], [0.02, 0.02, 0.0], clamp_blend=True)
+        for R, p in ((dense.rotations, dense.positions), (dense.mid_rotations, dense.mid_positions)):
+            assert pose_deviations(own, R, p, ALL_AXES, 1.0)[0].max() < 1e-9
+        half = np.r_[np.linalg.norm(dense.mid_positions - dense.positions[:-1], axis=1),
+                     np.linalg.norm(dense.positions[1:] - dense.mid_positions, axis=1)]
+        assert half.max() <= 0.5e-3 + 1e-9
+        assert np.linalg.norm(dense.positions[-1] - targets[i][-1].translation) < 1e-12
+    assert np.array_equal(path.paths[0].segment, path.paths[1].segment)
+    # a tip that moves in one move only: no common stretches, the caller stops at every target
+    assert blended_per_tip((LEFT, RIGHT), starts, [moves[0], {LEFT: TipMove(targets[0][1])}], [0.02, 0.0]) is None

@@ -160,6 +160,35 @@ def test_a_bimanual_arc_brings_both_tips_through_their_vias(robot, planner, star
     assert_sendable(robot, planner, plan.trajectory)
 
 
+def test_bimanual_moves_blend_their_zones_together(robot, planner, start):
+    """Three bimanual moves, 20 mm zones at the two corners: the arms never stop between the first and the last
+    point, each hand stays within 0.1 mm of its lines away from the zones, passes every corner within its zone,
+    and both end at their last targets."""
+    left0, right0 = robot.fk(start, LEFT), robot.fk(start, RIGHT)
+    offsets = {LEFT: [[0, 0, 0.1], [0.1, 0, 0.1], [0.1, 0, 0]],
+               RIGHT: [[0, -0.05, 0.05], [0.05, -0.05, 0.05], [0.05, 0, 0]]}
+    poses = {LEFT: left0, RIGHT: right0}
+
+    def target(tip, j):
+        return TipTarget(tip, pin.SE3(poses[tip].rotation, poses[tip].translation + offsets[tip][j]))
+    moves = tuple(Move(MoveKind.LINEAR, targets=(target(LEFT, j), target(RIGHT, j)), zone=0.02 if j < 2 else 0.0)
+                  for j in range(3))
+    plan = planner.plan(MotionProgram(moves), start)
+    assert plan.success, plan.message
+    assert not plan.notes
+    speed = np.linalg.norm(plan.trajectory.velocities, axis=1)
+    assert speed[1:-1].min() > 0.0
+    for tip in (LEFT, RIGHT):
+        corners = np.vstack([poses[tip].translation, poses[tip].translation + np.array(offsets[tip])])
+        path = np.array([p.translation for p in played(robot, plan.trajectory, tip)])
+        near = np.min([np.linalg.norm(path - c, axis=1) for c in corners[1:3]], axis=0) <= 0.02
+        assert max(distance_to_polyline(p, corners) for p in path[~near]) <= 1e-4
+        for c in corners[1:3]:
+            assert np.linalg.norm(path - c, axis=1).min() <= 0.02
+        assert np.linalg.norm(path[-1] - corners[-1]) < 1e-5
+    assert_sendable(robot, planner, plan.trajectory)
+
+
 def test_a_move_for_one_tip_holds_the_other(robot, planner, start):
     """A MoveL of the right hand 10 cm up: it follows its line; the left hand stays where it is (< 1e-6 m)."""
     right0, left0 = robot.fk(start, RIGHT), robot.fk(start, LEFT)
