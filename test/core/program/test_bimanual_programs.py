@@ -205,6 +205,34 @@ def test_a_move_for_one_tip_holds_the_other(robot, planner, start):
     assert_sendable(robot, planner, plan.trajectory)
 
 
+def test_on_a_shared_torso_the_holding_hand_compensates_the_torso():
+    """dual_panda_torso: the right hand's MoveL turns the shared torso joint, and the left arm keeps its hand where
+    it was (measured 0.2 um; its rows ask for zero motion, so only the timing's spline tolerances remain)."""
+    robot, planner, start = two_arms("dual_panda_torso")
+    right0, left0 = robot.fk(start, RIGHT), robot.fk(start, LEFT)
+    target = pin.SE3(right0.rotation, right0.translation + np.array([0.0, -0.1, 0.1]))
+    plan = planner.plan(MotionProgram((Move(MoveKind.LINEAR, pose=target, tip=RIGHT),)), start)
+    assert plan.success, plan.message
+    assert np.ptp(plan.trajectory.positions[:, 0]) > 0.01                   # the torso turned
+    left = played(robot, plan.trajectory, LEFT)
+    assert max(np.linalg.norm(p.translation - left0.translation) for p in left) < 1e-5
+    assert_sendable(robot, planner, plan.trajectory)
+
+
+def test_a_movej_to_a_tip_pose_moves_that_arm_only(robot, planner, start):
+    left0 = robot.fk(start, LEFT)
+    target = pin.SE3(left0.rotation, left0.translation + np.array([0.0, 0.0, 0.1]))
+    plan = planner.plan(MotionProgram((Move(MoveKind.JOINT, pose=target, tip=LEFT),
+                                       Move(MoveKind.JOINT, joints=start, joint_speed=0.5))), start)
+    assert plan.success, plan.message
+    q = plan.trajectory.positions
+    reached = np.argmin([np.linalg.norm(robot.fk(row, LEFT).translation - target.translation) for row in q])
+    assert np.linalg.norm(robot.fk(q[reached], LEFT).translation - target.translation) < 1e-6
+    assert np.abs(q[:, 7:] - start[7:]).max() < 1e-12                     # the right arm never moved
+    assert np.abs(q[-1] - start).max() < 1e-12
+    assert_sendable(robot, planner, plan.trajectory)
+
+
 def test_a_bimanual_move_brings_both_tips_to_their_targets_at_once(robot, planner, start):
     """Targets for both tips in one move: both arrive at the last point, each along its line in proportion to the
     other all the way (the one with the longer line sets the pace)."""
