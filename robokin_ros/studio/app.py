@@ -7,6 +7,10 @@ batch. The loop only sends when something changed, so an idle studio costs nothi
 The methods without a leading underscore are the app's own API: the panels call them, keyboard shortcuts reach
 them through the panels' buttons, and tests and scripts may call them too (a gizmo drag cannot be scripted in a
 browser without knowing where the gizmo is drawn, so `move_gizmo` does what a drag does).
+
+A robot with several tips (dual_panda, dual_panda_torso, baxter) gets a gizmo per tip and one for the held object
+(tips_session.py, tips_scene.py, tips_gizmos.py, tips_panels.py); `move_tip_gizmo`, `move_object_gizmo` and
+`set_tips_mode` script them. A one-tip robot has none of these: its scene, panels and session are as before.
 """
 from __future__ import annotations
 
@@ -35,6 +39,10 @@ from robokin_ros.studio.render_style import RENDER_STYLES, apply_to_server, page
 from robokin_ros.studio.robot_visuals import RobotVisuals
 from robokin_ros.studio.scene import ArmScene
 from robokin_ros.studio.session import TRACKING, ArmSession
+from robokin_ros.studio.tips_gizmos import TipsGizmos
+from robokin_ros.studio.tips_panels import TipsPanels
+from robokin_ros.studio.tips_scene import TipsScene
+from robokin_ros.studio.tips_session import OBJECT, TipsSession
 
 ARM_VIEW, PLANAR_VIEW = "Arm", "Planar 2R"
 ARM_FOV_DEG, PLANAR_FOV_DEG = 45.0, 75.0    # viser's default 75 degrees make a 1 m arm look distant
@@ -142,7 +150,9 @@ class StudioApp:
                     self._rest_gizmo()
             else:
                 session.advance(dt)
-                if session.mode != TRACKING and not self.gizmo.dragging:
+                if self.tips is not None:
+                    self.tips.rest(session)
+                elif session.mode != TRACKING and not self.gizmo.dragging:
                     self._rest_gizmo()
             self.updater.run(self.server, self.arm, self.settings, self.status_text())
 
@@ -185,7 +195,9 @@ class StudioApp:
         try:
             robot = RobotModel.load(source, base_frame, tip_frame)
             visuals = RobotVisuals(robot, triangle_budget=self.triangles)
-            session, overlays, info = ArmSession(robot), OverlayBuilder(robot), robot_info(robot)
+            several = len(robot.tip_frames) > 1
+            session = TipsSession(robot) if several else ArmSession(robot)
+            overlays, info = OverlayBuilder(robot), robot_info(robot)
         except (RobokinError, OSError, ValueError) as err:
             self.picker.show_error(f"cannot load '{source}': {err}")
             return False
@@ -193,8 +205,9 @@ class StudioApp:
             if self.arm is not None:
                 self.arm.scene.remove()
                 self.arm.panels.remove()
-            scene = ArmScene(self.server, visuals, RENDER_STYLES[self.render])
-            self.arm = ArmView(session, overlays, scene, ArmPanels(self.server, robot, self, self.render))
+            scene = (TipsScene if several else ArmScene)(self.server, visuals, RENDER_STYLES[self.render])
+            panels = (TipsPanels if several else ArmPanels)(self.server, robot, self, self.render)
+            self.arm = ArmView(session, overlays, scene, panels)
             self.picker.show_info(info.markdown())
             self._after_load()
         return True
@@ -208,6 +221,11 @@ class StudioApp:
         panels.show_frame_mode(self._local_axes)
         self.gizmo = Gizmo(self.arm.scene.gizmo, self._local_axes, self._rotate)
         self.gizmo.handle.on_update(self._gizmo_moved)
+        self.tips = None              # a robot with several tips: every gizmo but the first tip's
+        if isinstance(self.arm.session, TipsSession):
+            self.tips = TipsGizmos(self.arm.scene, self.robot.tip_frames, self.gizmo, self._local_axes, self._rotate,
+                                   self._named_gizmo_moved)
+            self.arm.scene.show_mode(coordinated=False)
         self._rest_gizmo()
         self.updater.dirty = True
         if self.live is not None:             # the bridge maps joint states onto the new robot's chain
@@ -219,12 +237,22 @@ class StudioApp:
     # ---- the gizmo ----------------------------------------------------------------------------------------
     def _rest_gizmo(self) -> None:
         self.gizmo.rest_on(self.arm.session.tool_pose(), self.arm.session.positions)
+        if self.tips is not None:
+            self.tips.rest(self.arm.session, everything=True)
 
     def _gizmo_moved(self, event) -> None:
         with self._lock:
             self.gizmo.dragging = event.phase != "end"
             self.gizmo.moved()
             self._drive(self.gizmo.target())
+
+    def _named_gizmo_moved(self, name: str, event) -> None:
+        """A drag of another tip's gizmo or of the object's (robots with several tips)."""
+        with self._lock:
+            gizmo = self.tips.gizmos[name]
+            gizmo.dragging = event.phase != "end"
+            gizmo.moved()
+            self._drive(gizmo.target(), name)
 
     def move_gizmo(self, position, wxyz=None) -> None:
         """Move the gizmo as a drag would (position [m], quaternion w, x, y, z in the gizmo's parent, the base)."""
@@ -236,9 +264,51 @@ class StudioApp:
             self.gizmo.moved()
             self._drive(self.gizmo.target())
 
-    def _drive(self, target: pin.SE3) -> None:
+    def move_tip_gizmo(self, tip: str, position, wxyz=None) -> None:
+        """Move tip `tip`'s gizmo as a drag would (robots with several tips; base frame, quaternion w, x, y, z)."""
+        self._move_named(tip, position, wxyz)
+
+    def move_object_gizmo(self, position, wxyz=None) -> None:
+        """Move the held object's gizmo as a drag would (coordinated mode; base frame, quaternion w, x, y, z)."""
+        self._move_named(OBJECT, position, wxyz)
+
+    def _move_named(self, name: str, position, wxyz) -> None:
+        with self._lock:
+            if self.tips is None or name not in self.tips.gizmos:
+                names = [*self.tips.gizmos] if self.tips is not None else []
+                raise RobokinError(f"no gizmo '{name}' on {self.robot.name}"
+                                   + (f": its gizmos are {names}" if names else ": it has one tip (move_gizmo)"))
+            gizmo = self.tips.gizmos[name]
+            gizmo.handle.position = np.asarray(position, float)
+            if wxyz is not None:
+                gizmo.handle.wxyz = np.asarray(wxyz, float)
+            gizmo.moved()
+            self._drive(gizmo.target(), name)
+
+    def set_tips_mode(self, mode: str) -> None:
+        """Robots with several tips: independent, coordinated (the object gizmo moves both hands as one, the grasp
+        taken now) or relative (a hand moves relative to the first, which holds)."""
+        with self._lock:
+            if self.tips is None:
+                raise RobokinError(f"{self.robot.name} has one tip: it has no tips mode")
+            try:
+                self.arm.session.set_tips_mode(mode)
+            except RobokinError as err:
+                self._say(str(err))
+                self.arm.panels.show_mode(self.arm.session.tips_mode)
+                raise
+            self.arm.scene.show_mode(coordinated=mode == "coordinated")
+            self.arm.panels.show_mode(mode)
+            self._rest_gizmo()
+            self.updater.dirty = True
+
+    def _drive(self, target: pin.SE3, name: str = "") -> None:
         try:
-            if self.live is not None:
+            if name and self.live is not None:
+                raise RobokinError("live ROS mode drives the first tip only: its gizmo sends the pose targets")
+            if name:
+                self.arm.session.drive_target(name, target)
+            elif self.live is not None:
                 self.live.send_target(target, self.arm.session.tool_pose())
                 self._live_sent_at = time.monotonic()
             else:
@@ -251,11 +321,15 @@ class StudioApp:
         with self._lock:
             self._rotate = rotate
             self.gizmo.set_rotate(rotate)
+            for gizmo in self.tips.others() if self.tips is not None else ():
+                gizmo.set_rotate(rotate)
 
     def toggle_gizmo_frame(self) -> None:
         with self._lock:
             self.gizmo.toggle_axes()
             self._local_axes = self.gizmo.local_axes
+            for gizmo in self.tips.others() if self.tips is not None else ():
+                gizmo.toggle_axes()
             self.arm.panels.show_frame_mode(self._local_axes)
 
     # ---- joints, overlays, exports --------------------------------------------------------------------------

@@ -52,6 +52,7 @@ class ArmUpdater:
         self.updates = 0
         self.server_ms = 0.0            # [ms] the last update's time on the server
         self.frame: OverlayFrame | None = None
+        self.other_tips: list[OverlayFrame] = []       # a robot with several tips: the overlays of the others
         self._positions: np.ndarray | None = None
         self._panels_at = -np.inf          # [s] monotonic time the panels were last sent
         self._panels_stale = False
@@ -70,9 +71,13 @@ class ArmUpdater:
         self.dirty, self._positions = False, q.copy()
         shades = joint_shades(session.robot, q, session.locked_joints)
         self.frame = arm.overlays.build(q, settings.shown, settings.direction)
+        self.other_tips = arm.overlays.build_other_tips(q, settings.shown, settings.direction)
         with server.atomic():
             arm.scene.update_arm(q, shades, session.target())
             arm.scene.update_overlays(self.frame, settings.show_direction)
+            if self.other_tips:
+                arm.scene.update_tip_overlays(self.other_tips, settings.show_direction)
+            arm.scene.update_tips(session)
             self._shades, self._panels_stale = shades, True
             if time.monotonic() - self._panels_at >= 1.0 / self.panel_rate:
                 self._send_panels(arm, status)
@@ -83,5 +88,8 @@ class ArmUpdater:
 
     def _send_panels(self, arm: ArmView, status: str) -> None:
         arm.panels.show_arm(self._positions, self._shades, status)
-        arm.panels.show_measures(self.frame)
+        if self.other_tips:
+            arm.panels.show_measures(self.frame, self.other_tips)
+        else:
+            arm.panels.show_measures(self.frame)
         self._panels_at, self._panels_stale = time.monotonic(), False

@@ -15,6 +15,7 @@ import numpy.typing as npt
 from robokin_ros.core.capability.analysis import CapabilityAnalysis, analyze, torque_limits_of
 from robokin_ros.core.capability.config import CapabilityConfig
 from robokin_ros.core.capability.directional import max_tool_speed, unit_direction
+from robokin_ros.core.capability.per_tip import analyze_tip
 from robokin_ros.core.capability.polytope import ForcePolytope, max_force, tool_force_polytope
 from robokin_ros.core.capability.report import (EllipsoidDisplay, PolytopeDisplay, Row, ellipsoid_display,
                                                 measure_rows, polytope_display, shown_ellipsoids)
@@ -76,15 +77,24 @@ class OverlayBuilder:
         self._speed_limits = limits if np.isfinite(limits).all() and (limits > 0).all() else None
 
     def build(self, positions: npt.ArrayLike, shown: frozenset[str] | set[str],
-              direction: npt.ArrayLike = (1.0, 0.0, 0.0)) -> OverlayFrame:
-        """The overlays switched on in `shown` (OVERLAY_ITEMS names) at `positions`.
+              direction: npt.ArrayLike = (1.0, 0.0, 0.0), tip: str = "") -> OverlayFrame:
+        """The overlays switched on in `shown` (OVERLAY_ITEMS names) at `positions`, of `tip` on a robot with several
+        tips ("" = the first): over the joints that move that tip (`capability.per_tip`).
 
         Raises:
-            InvalidInputError: positions of the wrong size or with NaN/inf; a zero or non-finite direction.
+            InvalidInputError: positions of the wrong size or with NaN/inf; a zero or non-finite direction; an
+                unknown tip.
         """
         cfg = self.config
         d = unit_direction(direction)
-        analysis = analyze(self.robot, positions, self.torque.limits, self.torque.reason, cfg.singular_sigma)
+        speed_limits = self._speed_limits
+        if len(self.robot.tip_frames) > 1:
+            analysis = analyze_tip(self.robot, positions, tip or self.robot.tip_frame, self.torque.limits,
+                                   self.torque.reason, cfg.singular_sigma)
+            if speed_limits is not None:
+                speed_limits = speed_limits[analysis.joint_indices]
+        else:
+            analysis = analyze(self.robot, positions, self.torque.limits, self.torque.reason, cfg.singular_sigma)
         polytope = tool_force_polytope(analysis, cfg.polytope_method, cfg.singular_sigma)
         unavailable: dict[str, str] = {}
         ellipsoids: dict[str, EllipsoidDisplay] = {}
@@ -103,4 +113,9 @@ class OverlayBuilder:
             else:
                 polytope_shown = polytope_display(polytope, cfg)
         force = max_force(polytope, d) if polytope is not None else float("nan")
-        return OverlayFrame(analysis, ellipsoids, polytope, polytope_shown, d, force, self._speed_limits, unavailable)
+        return OverlayFrame(analysis, ellipsoids, polytope, polytope_shown, d, force, speed_limits, unavailable)
+
+    def build_other_tips(self, positions: npt.ArrayLike, shown: frozenset[str] | set[str],
+                         direction: npt.ArrayLike = (1.0, 0.0, 0.0)) -> list[OverlayFrame]:
+        """`build` for every tip but the first (none on a robot with one tip)."""
+        return [self.build(positions, shown, direction, tip) for tip in self.robot.tip_frames[1:]]

@@ -7,6 +7,7 @@ callbacks with no client; those are ignored, so only a person's change moves the
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
@@ -69,6 +70,15 @@ def tool_pose_text(pose: pin.SE3) -> str:
             f"roll = {roll:.2f} deg, pitch = {pitch:.2f} deg, yaw = {yaw:.2f} deg")
 
 
+def measures_table(frame: OverlayFrame) -> str:
+    """The measures panel's markdown: the table, then why an overlay switched on is not drawn."""
+    rows = frame.measures()
+    unavailable = [f"{LABELS[item]}: {why}" for item, why in frame.unavailable.items()]
+    table = "\n".join(f"| {r.name} | {r.value} |" for r in rows)
+    notes = "\n\n" + "  \n".join(unavailable) if unavailable else ""
+    return "| measure | value |\n|---|---|\n" + table + notes
+
+
 class ArmPanels:
     """The GUI of one robot (rebuilt when the robot changes)."""
 
@@ -85,6 +95,7 @@ class ArmPanels:
             self.translate = gui.add_button("Translate (T)")
             self.rotate = gui.add_button("Rotate (R)")
             self.frame = gui.add_button("Gizmo axes: tool (Q)")
+            self._add_tool_extras()
             self.status = gui.add_markdown("ready")
         with self._folder("Joints"):
             self.sliders = [self._slider(j) for j in range(robot.n)]
@@ -107,6 +118,9 @@ class ArmPanels:
             self.render = gui.add_dropdown("Rendering", tuple(RENDER_STYLES), initial_value=render)
             self.performance = gui.add_markdown(f"{UPDATE_LINE}0 @ 0")
         self._wire()
+
+    def _add_tool_extras(self) -> None:
+        """More controls in the tool folder (a robot with several tips: tips_panels.py); one tip: none."""
 
     def _folder(self, label: str, expand: bool = True):
         folder = self.server.gui.add_folder(label, expand_by_default=expand)
@@ -180,12 +194,12 @@ class ArmPanels:
     def show_frame_mode(self, local_axes: bool) -> None:
         self.frame.label = f"Gizmo axes: {'tool' if local_axes else 'base'} (Q)"
 
-    def show_measures(self, frame: OverlayFrame) -> None:
-        rows = frame.measures()
-        unavailable = [f"{LABELS[item]}: {why}" for item, why in frame.unavailable.items()]
-        table = "\n".join(f"| {r.name} | {r.value} |" for r in rows)
-        notes = "\n\n" + "  \n".join(unavailable) if unavailable else ""
-        self.measures.content = "| measure | value |\n|---|---|\n" + table + notes
+    def show_measures(self, frame: OverlayFrame, others: Sequence[OverlayFrame] = ()) -> None:
+        """The measures of the first tip, and of the `others` (a robot with several tips) each under its name."""
+        if not others:
+            self.measures.content = measures_table(frame)
+            return
+        self.measures.content = "\n\n".join(f"**{f.analysis.tip}**\n\n{measures_table(f)}" for f in (frame, *others))
 
     def show_keyframes(self, text: str) -> None:
         self.keyframe_text.content = text

@@ -5,6 +5,10 @@ configurations within the joint limits (`core.classroom.workspace`), so it holds
 and rated payload come from the model's own names: the studio's robot name (an embedded name, or a URDF file's
 stem) and then the URDF's `<robot name>`, matched against the arms example-robot-data and the built-in UR
 descriptions ship. A robot none of them names shows "—" for the brand and the payload, and its own name as model.
+
+A robot with several tips (two arms on a table, a torso) has a reach per tip: the largest horizontal radius of that
+tip from the vertical line through the first joint of its chain (its arm's mount, or the torso), over the same
+sampled configurations; the panel shows each and the tips.
 """
 from __future__ import annotations
 
@@ -12,7 +16,10 @@ import math
 import re
 from dataclasses import dataclass
 
-from robokin_ros.core.classroom.workspace import reach_envelope, sample_workspace
+import numpy as np
+import pinocchio as pin
+
+from robokin_ros.core.classroom.workspace import reach_envelope, sample_positions, sample_workspace
 from robokin_ros.core.robot import RobotModel
 
 REACH_SAMPLES = 4000
@@ -84,12 +91,15 @@ class RobotInfo:
     reach: float              # [m] largest sampled tool radius from the base z axis
     payload: float | None     # [kg] rated payload, None when unknown
     joints: tuple[tuple[str, float, float, float, float], ...]   # name, lower, upper, velocity, effort
+    tip_reaches: tuple[tuple[str, float], ...] = ()   # several tips: (tip, reach [m]) each, see the docstring
 
     def markdown(self) -> str:
         payload = f"{self.payload:g} kg (rated)" if self.payload is not None else UNKNOWN
         lines = [f"**{self.name}**: {self.dof} DOF, {self.base_frame} → {self.tip_frame}", "",
                  "| | |", "|---|---|", f"| Model | {self.model} |", f"| Brand | {self.brand} |",
-                 f"| Reach | {self.reach * 1e3:.0f} mm |", f"| Payload | {payload} |", f"| DOF | {self.dof} |", "",
+                 *([f"| Reach | {self.reach * 1e3:.0f} mm |"] if not self.tip_reaches else
+                   [f"| Reach of {tip} | {reach * 1e3:.0f} mm |" for tip, reach in self.tip_reaches]),
+                 f"| Payload | {payload} |", f"| DOF | {self.dof} |", "",
                  "| joint | range [deg] | vel [deg/s] | effort [N m] |", "|---|---|---|---|"]
         for name, lower, upper, velocity, effort in self.joints:
             span = (f"{math.degrees(lower):.0f} … {math.degrees(upper):.0f}" if math.isfinite(lower)
@@ -102,11 +112,36 @@ class RobotInfo:
 
 def robot_info(robot: RobotModel, samples: int = REACH_SAMPLES) -> RobotInfo:
     """The info of `robot` (its reach sampled with a fixed seed, so it is the same every time)."""
-    envelope = reach_envelope(sample_workspace(robot, samples, seed=0).points)
+    tip_reaches = ()
+    if len(robot.tip_frames) > 1:
+        tip_reaches = tuple(zip(robot.tip_frames, tips_reach(robot, samples)))
+        reach = max(r for _, r in tip_reaches)
+    else:
+        reach = reach_envelope(sample_workspace(robot, samples, seed=0).points).max_radius
     limits = robot.limits
     joints = tuple((name, float(limits.lower[j]), float(limits.upper[j]), float(limits.velocity[j]),
                     float(limits.effort[j])) for j, name in enumerate(robot.joint_names))
     product = product_of(robot.name, urdf_robot_name(getattr(robot, "urdf_xml", "")))
     brand, model = (product.brand, product.model) if product else (UNKNOWN, robot.name)
-    return RobotInfo(robot.name, brand, model, robot.base_frame, robot.tip_frame, robot.n, envelope.max_radius,
-                     RATED_PAYLOAD_KG.get(model) if product else None, joints)
+    tips = ", ".join(robot.tip_frames)
+    return RobotInfo(robot.name, brand, model, robot.base_frame, tips, robot.n, reach,
+                     RATED_PAYLOAD_KG.get(model) if product else None, joints, tip_reaches)
+
+
+def tips_reach(robot: RobotModel, samples: int = REACH_SAMPLES) -> list[float]:
+    """[m] per tip of `robot.tip_frames`: the largest horizontal distance of the tip from the vertical line through
+    the first joint of its chain, over `samples` configurations (seed 0)."""
+    positions = sample_positions(robot, samples, False, 0)
+    model, data = robot.model, robot.model.createData()
+    base_T_world = robot.world_T_base.inverse()
+    axes_at = []
+    for indices in robot.tip_joint_indices:
+        pin.forwardKinematics(model, data, robot.to_pinocchio_q(robot.home()))
+        first = model.getJointId(robot.joint_names[int(min(indices))])
+        axes_at.append(base_T_world.act(data.oMi[first].translation)[:2])
+    radii = np.zeros((len(robot.tip_frames), len(positions)))
+    for k, q in enumerate(positions):
+        pin.framesForwardKinematics(model, data, robot.to_pinocchio_q(q))
+        for i, frame_id in enumerate(robot.tip_frame_ids):
+            radii[i, k] = np.linalg.norm(base_T_world.act(data.oMf[frame_id].translation)[:2] - axes_at[i])
+    return [float(r) for r in radii.max(axis=1)]

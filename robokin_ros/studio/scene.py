@@ -49,31 +49,22 @@ class ArmScene:
         self.tool = scene.add_frame(f"{ROOT}/tool", axes_length=0.08, axes_radius=0.004)
         self.target = scene.add_frame(f"{ROOT}/target", axes_length=0.05, axes_radius=0.002, visible=False)
         self.gizmo = scene.add_transform_controls(GIZMO, scale=gizmo_scale, depth_test=False, disable_rotations=True)
-        self.ellipsoids = {item: scene.add_icosphere(f"{ROOT}/overlays/{item}", radius=0.5, subdivisions=3,
-                                                     color=(255, 255, 255), opacity=0.35, visible=False)
-                           for item in ELLIPSOID_ITEMS}
-        self.polytope: viser.MeshHandle | None = None
+        self.overlays = OverlayNodes(server, f"{ROOT}/overlays")
         self.set_style(style)
-        self.direction = scene.add_arrows(f"{ROOT}/overlays/direction", points=np.zeros((1, 2, 3)),
-                                          colors=(30, 30, 30), shaft_radius=0.003, head_radius=0.008,
-                                          head_length=0.02, visible=False)
         self.keyframes: list[viser.FrameHandle] = []
         self.grid = scene.add_grid(f"{ROOT}/grid", width=2.0, height=2.0, cell_size=0.1, section_size=0.5)
 
     def set_style(self, style: RenderStyle) -> None:
         self.style = style
-        apply_to_meshes([*self.links, *self.ellipsoids.values()] + ([self.polytope] if self.polytope else []), style)
+        apply_to_meshes(self.links, style)
+        self.overlays.set_style(style)
 
     def set_visible(self, visible: bool) -> None:
         for handle in [*self.links, self.tool, self.gizmo, self.grid]:
             handle.visible = visible
         if not visible:
             self.target.visible = False
-            for handle in self.ellipsoids.values():
-                handle.visible = False
-            if self.polytope is not None:
-                self.polytope.visible = False
-            self.direction.visible = False
+            self.overlays.hide()
         for frame in self.keyframes:
             frame.visible = visible
 
@@ -93,6 +84,56 @@ class ArmScene:
             self.target.position, self.target.wxyz = target.translation, wxyz(target.rotation)
 
     def update_overlays(self, frame: OverlayFrame | None, show_direction: bool) -> None:
+        self.overlays.update(frame, show_direction)
+
+    def update_tips(self, session) -> None:
+        """What a robot with several tips draws besides the first tip (tips_scene.py); one tip: nothing."""
+
+    def show_keyframes(self, poses: list[pin.SE3]) -> None:
+        for frame in self.keyframes[len(poses):]:
+            frame.remove()
+        del self.keyframes[len(poses):]
+        for k in range(len(self.keyframes), len(poses)):
+            pose = poses[k]
+            self.keyframes.append(self.server.scene.add_frame(
+                f"{ROOT}/keyframes/{k}", axes_length=0.04, axes_radius=0.003, position=pose.translation,
+                wxyz=wxyz(pose.rotation)))
+
+    def remove(self) -> None:
+        """Take every node of this robot out of the scene (before another robot is loaded)."""
+        for handle in [*self.links, self.tool, self.target, self.gizmo, self.grid, *self.keyframes]:
+            handle.remove()
+        self.overlays.remove()
+
+
+class OverlayNodes:
+    """The capability overlays of one tip: an ellipsoid per item, the force polytope and the direction arrow, all
+    under `prefix` and drawn at the tip."""
+
+    def __init__(self, server: viser.ViserServer, prefix: str) -> None:
+        self.server, self.prefix = server, prefix
+        scene = server.scene
+        self.style = RENDER_STYLES["standard"]
+        self.ellipsoids = {item: scene.add_icosphere(f"{prefix}/{item}", radius=0.5, subdivisions=3,
+                                                     color=(255, 255, 255), opacity=0.35, visible=False)
+                           for item in ELLIPSOID_ITEMS}
+        self.polytope: viser.MeshHandle | None = None
+        self.direction = scene.add_arrows(f"{prefix}/direction", points=np.zeros((1, 2, 3)),
+                                          colors=(30, 30, 30), shaft_radius=0.003, head_radius=0.008,
+                                          head_length=0.02, visible=False)
+
+    def set_style(self, style: RenderStyle) -> None:
+        self.style = style
+        apply_to_meshes([*self.ellipsoids.values()] + ([self.polytope] if self.polytope else []), style)
+
+    def hide(self) -> None:
+        for handle in self.ellipsoids.values():
+            handle.visible = False
+        if self.polytope is not None:
+            self.polytope.visible = False
+        self.direction.visible = False
+
+    def update(self, frame: OverlayFrame | None, show_direction: bool) -> None:
         at = frame.analysis.tool_position if frame is not None else np.zeros(3)
         for item, handle in self.ellipsoids.items():
             drawn = frame.ellipsoids.get(item) if frame is not None else None
@@ -114,23 +155,10 @@ class ArmScene:
             return
         # the hull's vertex count changes with the configuration: a new mesh under the same name replaces it
         self.polytope = self.server.scene.add_mesh_simple(
-            f"{ROOT}/overlays/polytope", (shown.points + at).astype(np.float32), shown.triangles.astype(np.uint32),
+            f"{self.prefix}/polytope", (shown.points + at).astype(np.float32), shown.triangles.astype(np.uint32),
             color=_rgb(shown.rgba), opacity=float(shown.rgba[3]), side="double", flat_shading=True,
             material=self.style.material, cast_shadow=False, receive_shadow=False)
 
-    def show_keyframes(self, poses: list[pin.SE3]) -> None:
-        for frame in self.keyframes[len(poses):]:
-            frame.remove()
-        del self.keyframes[len(poses):]
-        for k in range(len(self.keyframes), len(poses)):
-            pose = poses[k]
-            self.keyframes.append(self.server.scene.add_frame(
-                f"{ROOT}/keyframes/{k}", axes_length=0.04, axes_radius=0.003, position=pose.translation,
-                wxyz=wxyz(pose.rotation)))
-
     def remove(self) -> None:
-        """Take every node of this robot out of the scene (before another robot is loaded)."""
-        handles = [*self.links, self.tool, self.target, self.gizmo, *self.ellipsoids.values(), self.direction,
-                   self.grid, *self.keyframes] + ([self.polytope] if self.polytope is not None else [])
-        for handle in handles:
+        for handle in [*self.ellipsoids.values(), self.direction] + ([self.polytope] if self.polytope else []):
             handle.remove()
