@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pinocchio as pin
 
 from robokin_ros.core.errors import EmptyPathError, PathInputError
 from robokin_ros.core.path.surface import (
@@ -121,6 +122,7 @@ def _cartesian_piece(planner, solver, program, kind, moves, q, default_tip, move
     try:
         if kind == "carried":
             grasp = program.grasp or take_grasp(poses)[1]
+            _check_grasp(grasp, poses, solver.tips, c, moves[0])
             path = carried_paths(solver.tips, grasp, grasp.base_T_object(poses[0]), [m.pose for m in targets],
                                  [m.zone for m in targets[:-1]] + [0.0],
                                  [None if m.via is None else np.asarray(m.via, float) for m in targets],
@@ -155,6 +157,20 @@ def _cartesian_piece(planner, solver, program, kind, moves, q, default_tip, move
         failed = int(index[path.lead.segment[min(max(ik.failed_sample, 0), path.size - 1)]])
         out.failure = (failed, ik.status, f"{program.moves[failed].label(failed)}: {ik.message}", ik.failed_tip)
     return ik.positions[-1]
+
+
+def _check_grasp(grasp, poses, tips, config, index: int) -> None:
+    """PathInputError when a given grasp does not hold the tips where they are (beyond the path tolerance)."""
+    base_T_object = grasp.base_T_object(poses[0])
+    for tip, pose, held in zip(tips[1:], poses[1:], grasp.base_T_tips(base_T_object)[1:]):
+        distance = float(np.linalg.norm(held.translation - pose.translation))
+        angle = float(np.linalg.norm(pin.log3(pose.rotation.T @ held.rotation)))
+        if distance > config.max_position_deviation or angle > config.max_orientation_deviation:
+            raise PathInputError(f"move {index}: the program's grasp puts {tip} {distance * 1e3:.2f} mm / "
+                                 f"{angle * 1e3:.2f} mrad from where it is (tolerance "
+                                 f"{config.max_position_deviation * 1e3:g} mm / "
+                                 f"{config.max_orientation_deviation * 1e3:g} mrad): the hands do not hold the "
+                                 "object as grasped", index)
 
 
 def _tip_moves(move, default_tip: str) -> dict:

@@ -189,6 +189,17 @@ def test_bimanual_moves_blend_their_zones_together(robot, planner, start):
     assert_sendable(robot, planner, plan.trajectory)
 
 
+def test_a_given_grasp_is_the_one_taken_at_the_start(robot, planner, start):
+    """The program's grasp, when it holds the hands where they are, plans what the grasp taken at the start does
+    (to rounding: the test's grasp comes from Pinocchio's FK, the planner's from its own chains)."""
+    poses = [robot.fk(start, tip) for tip in (LEFT, RIGHT)]
+    base_T_object, grasp = take_grasp(poses)
+    move = Move(MoveKind.LINEAR, pose=pin.SE3(np.eye(3), base_T_object.translation + [0.0, 0.0, 0.05]), carried=True)
+    taken = planner.plan(MotionProgram((move,)), start)
+    given = planner.plan(MotionProgram((move,), grasp=grasp), start)
+    assert taken.success and np.abs(taken.trajectory.positions - given.trajectory.positions).max() < 1e-9
+
+
 def test_a_move_for_one_tip_holds_the_other(robot, planner, start):
     """A MoveL of the right hand 10 cm up: it follows its line; the left hand stays where it is (< 1e-6 m)."""
     right0, left0 = robot.fk(start, RIGHT), robot.fk(start, LEFT)
@@ -297,6 +308,10 @@ def test_bad_tip_input_is_refused_with_the_reason(robot, planner, start):
                      start)
     with pytest.raises(PathInputError, match="leave pose, via, tip and carried unset"):
         planner.plan(MotionProgram((Move(MoveKind.LINEAR, pose=pose, targets=(TipTarget(LEFT, pose),)),)), start)
+    left0, right0 = robot.fk(start, LEFT), robot.fk(start, RIGHT)
+    wide = take_grasp([left0, pin.SE3(right0.rotation, right0.translation + np.array([0.0, -0.01, 0.0]))])[1]
+    with pytest.raises(PathInputError, match="the program's grasp puts right_panda_hand_tcp 10.00 mm"):
+        planner.plan(MotionProgram((Move(MoveKind.LINEAR, pose=pose, carried=True),), grasp=wide), start)
     with pytest.raises(PathInputError, match="all six axes"):
         planner.plan(MotionProgram((Move(MoveKind.LINEAR, pose=pose, tip=LEFT),)), start,
                      axis_mask=[True, True, True, False, False, True])
