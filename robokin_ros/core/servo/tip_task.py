@@ -2,8 +2,10 @@
 
 A block is the Jacobian (6, n) of one of:
 - a tip origin (`TipBlock`), in base axes, as the single-tip task;
-- a point fixed on a tip's body (`PointBlock`, the held object's origin: `held_object.point_jacobian`);
-- one tip's motion relative to another (`RelativeBlock`, `held_object.relative_jacobian`): zero velocity on these
+- a point fixed on a tip's body (`PointBlock`, the held object's origin: `held_object.point_jacobian`, written by
+  its compiled twin `point_rows_into`);
+- one tip's motion relative to another (`RelativeBlock`, `held_object.relative_jacobian` / `relative_rows_into`):
+  zero velocity on these
   rows keeps the pair's relative pose.
 The blocks are stacked into one (m, n) task for `VelocityIk.solve_task`: every joint of the tree serves every row,
 so a joint shared by two tips (a torso) is resolved by the one damped least-squares solve.
@@ -20,7 +22,7 @@ import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.robot import RobotModel
-from robokin_ros.core.tips.held_object import point_jacobian, relative_jacobian
+from robokin_ros.core.tips.held_object import point_rows_into, relative_rows_into
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 _ANGULAR = np.arange(6) >= 3
@@ -94,15 +96,17 @@ class TipKinematics:
         return self._base_T_world * self._data.oMf[frame_id]
 
 
-def block_jacobian(block: Block, jacobians: Sequence[np.ndarray], poses: Sequence[pin.SE3]) -> np.ndarray:
-    """(6, n) the rows of one block."""
+def block_rows_into(block: Block, jacobians: Sequence[np.ndarray], poses: Sequence[pin.SE3], out: np.ndarray
+                    ) -> None:
+    """out (6, n) = the rows of one block."""
     if isinstance(block, TipBlock):
-        return jacobians[block.tip]
-    if isinstance(block, PointBlock):
+        out[:] = jacobians[block.tip]
+    elif isinstance(block, PointBlock):
         pose = poses[block.tip]
-        return point_jacobian(jacobians[block.tip], pose.translation, pose.act(block.tip_p_point))
-    return relative_jacobian(jacobians[block.reference], jacobians[block.moving], poses[block.reference],
-                             poses[block.moving])
+        point_rows_into(jacobians[block.tip], pose.translation, pose.act(block.tip_p_point), out)
+    else:
+        relative_rows_into(jacobians[block.reference], jacobians[block.moving], poses[block.reference].translation,
+                           poses[block.moving].translation, out)
 
 
 def stack_jacobian(blocks: Sequence[Block], jacobians: Sequence[np.ndarray], poses: Sequence[pin.SE3]
@@ -110,7 +114,7 @@ def stack_jacobian(blocks: Sequence[Block], jacobians: Sequence[np.ndarray], pos
     """(6 len(blocks), n) every block's rows, C-ordered (the compiled solve takes one memory layout)."""
     stacked = np.empty((6 * len(blocks), jacobians[0].shape[1]))
     for i, block in enumerate(blocks):
-        stacked[6 * i:6 * i + 6] = block_jacobian(block, jacobians, poses)
+        block_rows_into(block, jacobians, poses, stacked[6 * i:6 * i + 6])
     return stacked
 
 

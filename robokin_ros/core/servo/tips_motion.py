@@ -44,7 +44,7 @@ from robokin_ros.core.servo.tip_task import (
     stacked_task,
 )
 from robokin_ros.core.servo.types import TwistCommand
-from robokin_ros.core.tips.held_object import relative_pose_error, take_grasp
+from robokin_ros.core.tips.held_object import relative_error_into, take_grasp
 
 _SINGULAR = (ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY, ServoStatus.HALT_FOR_SINGULARITY,
              ServoStatus.DECELERATE_FOR_LEAVING_SINGULARITY)
@@ -89,6 +89,16 @@ def hold_velocity(base_T_tip: pin.SE3, base_T_held: pin.SE3, gain: float) -> np.
     error = np.concatenate((base_T_tip.translation - base_T_held.translation,
                             pin.log3(base_T_tip.rotation @ base_T_held.rotation.T)))
     return -gain * error
+
+
+def hold_relative_velocity(base_T_a: pin.SE3, base_T_b: pin.SE3, a_T_b_held: pin.SE3, gain: float) -> np.ndarray:
+    """(6,) the relative-row velocity that takes b back to its held pose in a's frame at rate `gain` [1/s]
+    (-gain times `held_object.relative_pose_error`, by its compiled twin)."""
+    error = np.empty(6)
+    relative_error_into(base_T_a.rotation, base_T_a.translation, base_T_b.rotation, base_T_b.translation,
+                        a_T_b_held.rotation, a_T_b_held.translation, error)
+    error *= -gain
+    return error
 
 
 class TipsReport(NamedTuple):
@@ -243,7 +253,7 @@ class TipsMotion(TrackedCommand):
         self._moving = ("object",) if fresh else ()
         velocities = [velocity]
         for j in range(1, self._k):
-            velocities.append(-self._gain * relative_pose_error(poses[0], poses[j], held[j - 1]))
+            velocities.append(hold_relative_velocity(poses[0], poses[j], held[j - 1], self._gain))
         return stacked_task(self._kinematics, blocks, velocities, jacobians, poses, linear_speed(velocity))
 
     def _relative(self, positions, now, jacobians, poses) -> StackedTask:
@@ -268,7 +278,7 @@ class TipsMotion(TrackedCommand):
                 moving.append(self._robot.tip_frames[b])
             else:
                 a_T_b = held.setdefault(("relative", b), poses[r].actInv(poses[b]))
-                velocity = -self._gain * relative_pose_error(poses[r], poses[b], a_T_b)
+                velocity = hold_relative_velocity(poses[r], poses[b], a_T_b, self._gain)
             velocities.append(velocity)
             speed = max(speed, linear_speed(velocity))
         self._moving = tuple(moving)

@@ -28,7 +28,7 @@ import numpy.typing as npt
 import pinocchio as pin
 from numba import njit
 
-from robokin_ros.core.dls import bounded_dls_into, scratch_size
+from robokin_ros.core.dls import bounded_dls_fast_into, bounded_dls_into, scratch_size
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.limits import (
     LIMIT_ACCELERATION,
@@ -68,7 +68,7 @@ _OK_ACCELERATION_SENTENCE = f"{_OK_SENTENCE}, acceleration-limited"
 # J_INNER_*: the limits moved inward by each joint's joint_limit_margins entry (where a joint pushed outward locks);
 # J_FREE_*: -inf / +inf, the bounds of a halt-all solve (no joint is fixed; `limits.halt_all_scale` slows them all)
 J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE, J_INNER_LOWER, J_INNER_UPPER, J_FREE_LOWER, J_FREE_UPPER = range(10)
-S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK = range(5)
+S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK, S_CERTIFIED = range(6)
 
 
 @njit(cache=True)
@@ -86,7 +86,7 @@ def _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, o
             previous velocity was decided [s] (the acceleration window).
         joints: (10, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE (avoidance band widths),
             J_INNER_LOWER, J_INNER_UPPER (the limits less the margins), J_FREE_LOWER, J_FREE_UPPER (-inf, inf).
-        scalars: (5,) entries S_LIMIT_GAIN ... S_COND_CHECK.
+        scalars: (6,) entries S_LIMIT_GAIN ... S_CERTIFIED (1 while `solve_task` takes the certified route).
         work: (4 n + scratch_size(n),) scratch: lower bound, upper bound, secondary velocity, unlimited
             DLS velocity (n each), then the `dls.bounded_dls_into` scratch (so a tick allocates nothing).
         fixed: (n,) int8 output of the DLS. out: (n,) final velocity. halt_all: see the module docstring.
@@ -102,8 +102,21 @@ def _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, o
     nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], joints[J_ZONE], scalars[S_LIMIT_GAIN],
                        joints[J_HOME], scalars[S_POSTURE_GAIN], z)
     dls_lo, dls_hi = (joints[J_FREE_LOWER], joints[J_FREE_UPPER]) if halt_all else (lo, hi)
-    s_min, cond, lam = bounded_dls_into(A, b, z, dls_lo, dls_hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
-                                        work[4 * n:])
+    certified = scalars[S_CERTIFIED] > 0.0
+    if certified:
+        # a stacked task: the Cholesky route where it is certified undamped (see `VelocityIk.solve_task`); its
+        # velocity stands when no joint is fixed, with sigma_min its certified lower bound and no condition number
+        s_min = bounded_dls_fast_into(A, b, z, dls_lo, dls_hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
+                                      work[4 * n:])
+        cond, lam = np.nan, 0.0
+        n_fixed = 0
+        for j in range(fixed.shape[0]):
+            n_fixed += fixed[j]
+        if s_min < scalars[S_SIGMA] or n_fixed > 0:         # damped or locked: the exact figures
+            certified = False
+    if not certified:
+        s_min, cond, lam = bounded_dls_into(A, b, z, dls_lo, dls_hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
+                                            work[4 * n:])
     n_fixed = 0
     for j in range(fixed.shape[0]):
         n_fixed += fixed[j]
@@ -149,7 +162,7 @@ class VelocityIk:
         self._halt_all_jog = config.halt_all_joints_in_joint_mode
         cond_check = config.lower_singularity_threshold if config.use_condition_number_thresholds else np.inf
         self._scalars = np.array([config.joint_limit_avoidance_gain, config.posture_gain,
-                                  config.singularity_sigma_threshold, config.max_damping, cond_check])
+                                  config.singularity_sigma_threshold, config.max_damping, cond_check, 0.0])
         # work buffers reused every step (results get fresh arrays): bounds, secondary, unlimited velocity
         # (a robot with several tips may stack six rows per tip: `solve_task`)
         self._work = np.empty(4 * n + scratch_size(n, 6 * len(robot.tip_frames)))
@@ -164,6 +177,8 @@ class VelocityIk:
         self._escape_direction: np.ndarray | None = None      # the escape's direction last step, None = none
         if self._escape:
             self._warm_up_escape()
+        # stacked tasks take the certified Cholesky route unless condition numbers are needed for slowing
+        self._certified_stacked = not config.use_condition_number_thresholds
         self._raw_jacobian = robot.model.nq == robot.model.nv == n > 1 and robot.world_T_base.isIdentity(1e-12)
 
     @property
@@ -288,9 +303,20 @@ class VelocityIk:
         """Joint velocities for a stacked task (several tips' rows, relative rows; `tip_task.StackedTask`), with
         everything `solve` applies: bounded DLS with locking, null-space posture and limit avoidance, singularity
         damping and escape (probing `task.jacobian_at`), velocity and acceleration limits, halt-all and the
-        direction guard (`task.angular_rows`). Inputs are not checked: the task builder made them."""
-        return self.solve(positions, task.velocity, dt=dt, previous_velocities=previous_velocities, check=False,
-                          accel_dt=accel_dt, halt_all=halt_all, stacked=task)
+        direction guard (`task.angular_rows`). Inputs are not checked: the task builder made them.
+
+        The solve takes the path IK's certified Cholesky route (`dls.bounded_dls_fast_into`; the Jacobi
+        eigen-decomposition of a 12-row task costs ~4-8x a 6-row one, measured) while the task is certified undamped
+        and no joint is held at a bound: the result's sigma_min is then a certified lower bound (>=
+        singularity_sigma_threshold) and its condition number NaN (not computed). With
+        use_condition_number_thresholds, or damped, or with a joint held, every figure is exact."""
+        # the certified Cholesky route for this call only: a single-tip solve never reads the flag set
+        self._scalars[S_CERTIFIED] = 1.0 if self._certified_stacked else 0.0
+        try:
+            return self.solve(positions, task.velocity, dt=dt, previous_velocities=previous_velocities, check=False,
+                              accel_dt=accel_dt, halt_all=halt_all, stacked=task)
+        finally:
+            self._scalars[S_CERTIFIED] = 0.0
 
     def limit_joint_velocities(self, positions: np.ndarray, velocities: np.ndarray, *, dt: float,
                                previous_velocities: np.ndarray, accel_dt: float,

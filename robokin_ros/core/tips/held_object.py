@@ -15,6 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
+from numba import njit
+
+from robokin_ros.core.so3 import log3_into
 
 
 class Grasp(NamedTuple):
@@ -88,3 +91,60 @@ def grasp_matrix(object_origin: np.ndarray, tip_origins: Sequence[np.ndarray]) -
         block[3:, :3] = cross_matrix(np.asarray(origin) - object_origin)
         blocks.append(block)
     return np.hstack(blocks)
+
+
+# ---- the same rows, compiled, into caller-owned arrays (the servo's per-tick stacked task) ------------------------
+# `point_jacobian`, `relative_jacobian` and `relative_pose_error` above are the reference; these write the same
+# numbers without allocating (test_tip_task checks them against the reference to rounding): assembled in numpy a
+# two-hand task cost ~35 us a tick, most of it in small temporaries.
+@njit(cache=True)
+def point_rows_into(tip_jacobian, tip_origin, point, out):
+    """out (6, n) = `point_jacobian(tip_jacobian, tip_origin, point)`."""
+    r0, r1, r2 = point[0] - tip_origin[0], point[1] - tip_origin[1], point[2] - tip_origin[2]
+    for j in range(tip_jacobian.shape[1]):
+        wx, wy, wz = tip_jacobian[3, j], tip_jacobian[4, j], tip_jacobian[5, j]
+        out[0, j] = tip_jacobian[0, j] - (r1 * wz - r2 * wy)
+        out[1, j] = tip_jacobian[1, j] - (r2 * wx - r0 * wz)
+        out[2, j] = tip_jacobian[2, j] - (r0 * wy - r1 * wx)
+        out[3, j], out[4, j], out[5, j] = wx, wy, wz
+
+
+@njit(cache=True)
+def relative_rows_into(jacobian_a, jacobian_b, origin_a, origin_b, out):
+    """out (6, n) = `relative_jacobian(jacobian_a, jacobian_b, base_T_a, base_T_b)` from the tips' origins (3,)."""
+    p0, p1, p2 = origin_b[0] - origin_a[0], origin_b[1] - origin_a[1], origin_b[2] - origin_a[2]
+    for j in range(jacobian_a.shape[1]):
+        wx, wy, wz = jacobian_a[3, j], jacobian_a[4, j], jacobian_a[5, j]
+        out[0, j] = jacobian_b[0, j] - jacobian_a[0, j] + (p1 * wz - p2 * wy)
+        out[1, j] = jacobian_b[1, j] - jacobian_a[1, j] + (p2 * wx - p0 * wz)
+        out[2, j] = jacobian_b[2, j] - jacobian_a[2, j] + (p0 * wy - p1 * wx)
+        for i in range(3, 6):
+            out[i, j] = jacobian_b[i, j] - jacobian_a[i, j]
+
+
+@njit(cache=True)
+def relative_error_into(rotation_a, origin_a, rotation_b, origin_b, held_rotation, held_translation, out):
+    """out (6,) = `relative_pose_error(base_T_a, base_T_b, a_T_b_held)` from the poses' rotations (3, 3) and
+    origins (3,)."""
+    d = np.empty(3)
+    for i in range(3):
+        d[i] = origin_b[i] - origin_a[i]
+    position = np.empty(3)
+    for i in range(3):                                   # a's axes: R_a^T (p_b - p_a) - p_held
+        position[i] = rotation_a[0, i] * d[0] + rotation_a[1, i] * d[1] + rotation_a[2, i] * d[2] \
+            - held_translation[i]
+    a_R_b = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            a_R_b[i, j] = rotation_a[0, i] * rotation_b[0, j] + rotation_a[1, i] * rotation_b[1, j] \
+                + rotation_a[2, i] * rotation_b[2, j]
+    drift = np.empty((3, 3))                               # (a_R_b) (a_R_b_held)^T
+    for i in range(3):
+        for j in range(3):
+            drift[i, j] = a_R_b[i, 0] * held_rotation[j, 0] + a_R_b[i, 1] * held_rotation[j, 1] \
+                + a_R_b[i, 2] * held_rotation[j, 2]
+    rotation = np.empty(3)
+    log3_into(drift, rotation)
+    for i in range(3):
+        out[i] = rotation_a[i, 0] * position[0] + rotation_a[i, 1] * position[1] + rotation_a[i, 2] * position[2]
+        out[3 + i] = rotation_a[i, 0] * rotation[0] + rotation_a[i, 1] * rotation[1] + rotation_a[i, 2] * rotation[2]
