@@ -144,6 +144,22 @@ def test_a_held_box_turned_about_its_own_origin_keeps_the_grasp(dual, holding):
     assert turned[2] > 0.05 and np.linalg.norm(turned[:2]) < 1e-3
 
 
+def test_an_object_twist_in_a_hand_s_frame_moves_the_object_along_that_hand_s_axes(dual, holding):
+    """The command's frame gives the axes (about the object origin, as apply_twist_about_tool says for a tool): 5 cm/s
+    along the left hand's approach axis (its z, pointing at the right hand: world -y)."""
+    arm = TwoHands(dual, holding, **{"tips.mode": "coordinated"})
+    left0, right0 = arm.pose(LEFT, None), arm.pose(RIGHT, None)
+    held, centre0 = left0.actInv(right0), 0.5 * (left0.translation + right0.translation)
+    for _ in range(250):
+        arm.tick([("", (0.0, 0.0, 0.05), (0.0, 0.0, 0.0))], frame=LEFT)
+        drift = relative_drift(arm.pose(LEFT).actInv(arm.pose(RIGHT)), held)
+        assert drift[0] <= 1e-4 and drift[1] <= 1e-3, drift
+    moved = 0.5 * (arm.pose(LEFT).translation + arm.pose(RIGHT).translation) - centre0
+    direction = left0.rotation[:, 2]
+    assert float(moved @ direction) > 0.01
+    assert np.linalg.norm(moved - (moved @ direction) * direction) <= 1e-4
+
+
 # ---- relative -----------------------------------------------------------------------------------------------------
 def test_relative_mode_moves_one_hand_relative_to_the_other_which_drifts_at_most_0_1_mm(dual, holding):
     """The right hand moves 5 cm/s along the left hand's x axis for 1 s; the left hand holds still in the world."""
