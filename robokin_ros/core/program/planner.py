@@ -166,6 +166,7 @@ class MotionPlanner:
                 `config.planning_timeout` (TIMEOUT); the exception says in which phase and how far it got.
         """
         if self.several_tips:
+            ensure_compiled(self)            # outside the budget, as below
             budget = PlanningBudget(self.config.planning_timeout, should_stop) if budget is None else budget
             return plan_tips_program(self, program, start_positions, tip_frame, axis_mask, velocity_scaling,
                                      acceleration_scaling, budget)
@@ -336,17 +337,18 @@ def _zero_length_notes(program: MotionProgram, zero_length: list[int]) -> tuple[
     return (f"zero-length move(s) {names}: the target is where the move starts, nothing to move",)
 
 
-_COMPILED = False
+_COMPILED: set[bool] = set()        # planner.several_tips of the kinds compiled
 
 
 def ensure_compiled(planner: MotionPlanner) -> None:
     """Compile every numba kernel a plan uses, once per process, by planning a 2 mm / 2 mrad path without a time
     budget. On a fresh install (empty numba cache) that takes seconds (12 s on this 2-core machine), which a first
-    request would otherwise spend out of its planning_timeout; afterwards numba's cache makes it ~0.3 s per process."""
-    global _COMPILED
-    if _COMPILED:
+    request would otherwise spend out of its planning_timeout; afterwards numba's cache makes it ~0.3 s per process.
+    A robot with several tips plans the same path for its first tip, the others holding, once per process too."""
+    kind = planner.several_tips          # one tip and several tips use different kernels: each compiled once
+    if kind in _COMPILED:
         return
-    _COMPILED = True
+    _COMPILED.add(kind)
     robot = planner.robot
     unlimited = dataclasses.replace(planner.config, planning_timeout=3600.0, max_cartesian_speed=1.0)
     start = robot.fk(robot.home())
