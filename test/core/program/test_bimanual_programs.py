@@ -14,6 +14,7 @@ from robokin_ros.core.ik.pose_ik import solve_pose
 from robokin_ros.core.path.deviation import controller_positions
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind, TipTarget
 from robokin_ros.core.program.planner import MotionPlanner
+from robokin_ros.core.program.program_file import program_from_mapping
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.tips.held_object import relative_pose_error, take_grasp
 from robokin_ros.core.trajectory.controller_rules import PointFacts, TrajectoryFacts
@@ -335,3 +336,28 @@ def test_a_one_tip_robot_refuses_moves_of_several_tips():
 def test_warm_up_plans_a_short_move_on_two_arms():
     """The path node warms its planner up at start: on two arms that is a 2 mm move of the first tip."""
     MotionPlanner(RobotModel.load("dual_panda")).warm_up()
+
+
+def test_a_program_file_names_tips_targets_and_the_carried_object(robot, planner, start):
+    """The YAML form: relative positions of a tip's move from that tip's start, of a carried move from the object's
+    (the tips' centroid), of each bimanual target from its own tip's start."""
+    tip_starts = {tip: robot.fk(start, tip) for tip in (LEFT, RIGHT)}
+    data = {"relative": True, "moves": [
+        {"type": "MoveL", "carried": True, "position": [0, 0, 0.05], "zone": "z10"},
+        {"type": "MoveL", "carried": True, "position": [0.05, 0, 0.05]},
+        {"type": "MoveL", "tip": RIGHT, "position": [0.05, -0.05, 0.05]},
+        {"type": "MoveL", "targets": [{"tip": LEFT, "position": [0, 0, 0]}, {"tip": RIGHT, "position": [0, 0, 0]}]},
+    ]}
+    program = program_from_mapping(data, tip_starts[LEFT], robot.n, tip_starts=tip_starts)
+    centre = take_grasp(list(tip_starts.values()))[0].translation
+    assert program.moves[0].carried and np.allclose(program.moves[0].pose.translation, centre + [0, 0, 0.05])
+    assert program.moves[2].tip == RIGHT
+    assert np.allclose(program.moves[2].pose.translation, tip_starts[RIGHT].translation + [0.05, -0.05, 0.05])
+    assert [t.tip for t in program.moves[3].targets] == [LEFT, RIGHT]
+    plan = planner.plan(program, start)
+    assert plan.success, plan.message
+    for tip, pose in tip_starts.items():                                      # back where both hands started
+        assert np.linalg.norm(robot.fk(plan.trajectory.positions[-1], tip).translation - pose.translation) < 1e-5
+    with pytest.raises(PathInputError, match=r"moves\[0\]: tip 'right_panda_hand_tcp' needs the tips' start poses"):
+        program_from_mapping({"moves": [{"type": "MoveL", "tip": RIGHT, "position": [0.5, 0, 0.5]}]},
+                             tip_starts[LEFT], robot.n)
