@@ -82,6 +82,11 @@ class PoseMotion(TrackedCommand):
         tracker.set_target(base_T_target, target.received_at, target.stamp)
         return cls(target, tracker, robot)
 
+    @property
+    def reached(self) -> bool:
+        """True while the tip is within the target's tolerances."""
+        return self._tracker.reached
+
     def twist(self, positions: np.ndarray, now: float) -> np.ndarray:
         return self._tracker.twist(positions, now)
 
@@ -116,9 +121,8 @@ class PoseMotion(TrackedCommand):
         What counts is the error along the tool's motion (a tool moving away from the target, toward a stream's
         previous target, has none left to cover: its window brakes after two periods), plus the target's own
         progress along that motion while it is extrapolated (a moving target followed with feed-forward)."""
-        robot = self._robot
-        J = robot.frame_jacobian_fast(robot.to_pinocchio_q(positions), robot.tip_frame_id)     # (6, n)
-        tracker = self._tracker
+        robot, tracker = self._robot, self._tracker
+        J = robot.frame_jacobian_fast(robot.to_pinocchio_q(positions), tracker.tip_id)         # (6, n) its tip
         target_velocity, left = tracker.target_motion
         config = tracker.config
         reach = reach_time(J @ velocities, tracker.error_vector, target_velocity, left,

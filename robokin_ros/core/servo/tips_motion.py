@@ -213,6 +213,9 @@ class TipsMotion(TrackedCommand):
         return any(motion is not None and motion.pending(now) for motion in self._inputs)
 
     def twist(self, positions: np.ndarray, now: float) -> StackedTask:
+        # a pose target halts only the blocking joint (PoseMotion.halt_all, as MoveIt's POSE mode); twists as configured
+        self.halt_all = False if any(isinstance(motion, PoseMotion) and self._fresh(motion, now)
+                                     for motion in self._inputs) else None
         jacobians, poses = self._kinematics(positions)
         if self._mode == "coordinated":
             task = self._coordinated(positions, now, jacobians, poses)
@@ -324,9 +327,20 @@ class TipsMotion(TrackedCommand):
             return None, None
         return status, "; ".join([message, *notes])
 
+    def window_grid(self, positions: np.ndarray, velocities: np.ndarray, grid: np.ndarray, amax: np.ndarray,
+                    dt: float) -> np.ndarray:
+        """The shortest of the grids the tips' pending pose targets ask for (`PoseMotion.window_grid`: a window a
+        stalled servo leaves must not carry a tip past its target), else `grid`."""
+        for motion in self._inputs:
+            if isinstance(motion, PoseMotion):
+                candidate = motion.window_grid(positions, velocities, grid, amax, dt)
+                if candidate[-1] < grid[-1]:
+                    grid = candidate
+        return grid
+
     def idle(self) -> tuple[ServoStatus, str] | None:
         pose = [(i, motion) for i, motion in enumerate(self._inputs) if isinstance(motion, PoseMotion)]
-        if pose and all(motion._tracker.reached for _, motion in pose):
+        if pose and all(motion.reached for _, motion in pose):
             i, motion = pose[-1]
             status, text = motion.idle()
             return status, f"{self._robot.tip_frames[i]}: {text}"

@@ -323,6 +323,28 @@ def test_a_pose_target_for_one_tip_is_reached_while_the_other_holds(dual, holdin
     assert out.status == ServoStatus.TARGET_REACHED and RIGHT in out.message
 
 
+def test_a_tip_s_pose_target_runs_as_the_single_panda_s_from_the_same_arm_configuration(dual, holding, panda):
+    """The right hand's pose target through the stacked solve (the left hand's rows held) against a one-tip Panda servo
+    started at the right arm's joints (the right Panda stands at y = -0.3 with the world's axes): the same tip path,
+    and the same window ends, which a stalled servo would leave the arm to follow (PoseMotion.window_grid per tip)."""
+    arms = (TwoHands(dual, holding), TwoHands(panda, holding[7:]))
+    ends, paths = ([], []), ([], [])
+    for i, (arm, tip) in enumerate(zip(arms, (RIGHT, ""))):
+        frame = tip or panda.tip_frame
+        start = arm.pose(frame, None)
+        goal = pin.SE3(start.rotation, start.translation + np.array([0.05, 0.0, 0.0]))
+        x, y, z, w = pin.Quaternion(goal.rotation).coeffs()
+        arm.servo.set_pose_target(PoseTarget(goal.translation, np.array([x, y, z, w]), "", 0, 0.0, tip=tip))
+        for _ in range(600):
+            out = arm.tick()
+            paths[i].append(arm.robot.fk(out.positions, frame).translation - start.translation)
+            ends[i].append(arm.robot.fk(out.window.positions[-1], frame).translation - start.translation)
+    difference = np.abs(np.array(paths[0]) - np.array(paths[1])).max(axis=1)
+    assert difference.max() <= 1e-6
+    assert np.abs(np.array(ends[0]) - np.array(ends[1])).max() <= 1e-6
+    assert np.abs(arms[0].outputs[-1].positions[:7] - holding[:7]).max() <= 1e-9       # the left arm held
+
+
 def test_a_joint_jog_names_one_arm_s_joints_and_moves_only_them(dual, holding):
     arm = TwoHands(dual, holding)
     for k in range(1, 101):
