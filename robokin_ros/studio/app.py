@@ -49,6 +49,18 @@ ARM_FOV_DEG, PLANAR_FOV_DEG = 45.0, 75.0    # viser's default 75 degrees make a 
 LIVE_STALE_AFTER = 0.5    # [s] an older joint state is called out in the status line (live mode)
 LIVE_GIZMO_HOLD = 2.0     # [s] in live mode the gizmo stays where it was put this long before resting on the tool
 ARM_CAMERA = ((1.7, -1.45, 1.05), (0.2, 0.0, 0.4))      # [m] position, look-at: a Panda-sized arm fills the view
+TIPS_CAMERA_OFFSET = (1.8, -0.9, 0.75)    # [m] from the hands' centroid: two arms 0.6 m apart fill the view
+
+
+def arm_camera(robot: RobotModel) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """(position, look-at) [m] framing `robot`: ARM_CAMERA for one tip; several tips are framed around the centroid
+    of their home poses (two arms side by side are wider than one)."""
+    if len(robot.tip_frames) == 1:
+        return ARM_CAMERA
+    home = robot.home()
+    centre = np.mean([robot.fk(home, tip).translation for tip in robot.tip_frames], axis=0)
+    centre[2] -= 0.1
+    return tuple(float(c) for c in centre + TIPS_CAMERA_OFFSET), tuple(float(c) for c in centre)
 
 
 class StudioApp:
@@ -89,7 +101,7 @@ class StudioApp:
         # unequal links, so the reachable set is a true annulus (a 0.2 m hole) for the clamping lesson
         self.planar = PlanarView(self.server, self.server.gui.add_folder("Planar 2R"), arm=Planar2R(0.6, 0.4))
         self.planar.set_visible(False)
-        self.server.initial_camera.position, self.server.initial_camera.look_at = ARM_CAMERA
+        self.server.initial_camera.position, self.server.initial_camera.look_at = arm_camera(self.robot)
         self.server.initial_camera.fov = math.radians(ARM_FOV_DEG)
 
     @property
@@ -184,7 +196,7 @@ class StudioApp:
 
     def _frame_camera(self, client: viser.ClientHandle) -> None:
         planar = self.view.value == PLANAR_VIEW
-        position, look_at = self.planar.camera_view() if planar else ARM_CAMERA
+        position, look_at = self.planar.camera_view() if planar else arm_camera(self.robot)
         client.camera.position, client.camera.look_at = position, look_at
         # the 2R view is framed for viser's default field of view, the arm for a narrower one
         client.camera.fov = math.radians(PLANAR_FOV_DEG if planar else ARM_FOV_DEG)
@@ -202,6 +214,7 @@ class StudioApp:
             self.picker.show_error(f"cannot load '{source}': {err}")
             return False
         with self._lock:
+            reframe = self.arm is not None and arm_camera(self.robot) != arm_camera(robot)
             if self.arm is not None:
                 self.arm.scene.remove()
                 self.arm.panels.remove()
@@ -210,6 +223,10 @@ class StudioApp:
             self.arm = ArmView(session, overlays, scene, panels)
             self.picker.show_info(info.markdown())
             self._after_load()
+        if reframe:             # one arm to two or back: the view is framed again
+            self.server.initial_camera.position, self.server.initial_camera.look_at = arm_camera(robot)
+            for client in self.server.get_clients().values():
+                self._frame_camera(client)
         return True
 
     def _after_load(self) -> None:

@@ -199,3 +199,17 @@ def test_bad_gizmo_input_is_refused_naming_what_is_wrong_and_the_target_stays(fr
 def test_a_robot_with_one_tip_is_not_a_tips_session(panda):
     with pytest.raises(RobokinError, match="several tips"):
         TipsSession(panda)
+
+
+def test_on_a_shared_torso_the_still_hand_holds_while_the_other_hand_s_gizmo_is_followed():
+    """dual_panda_torso: a joint both arms share; the right hand's target moves it, the left arm compensates."""
+    robot = RobotModel.load("dual_panda_torso")
+    session = TipsSession(robot)
+    left0, right0 = session.tip_poses()
+    goal = pin.SE3(right0.rotation, right0.translation + np.array([0.03, -0.05, 0.02]))
+    session.drive_target(RIGHT, goal)
+    worst, torso = [0.0], robot.joint_index("torso_joint")
+    path = run(session, 750, lambda s: worst.__setitem__(0, max(worst[0], drift(s.tip_poses()[0], left0)[0])))
+    assert drift(session.tip_poses()[1], goal)[0] <= session.servo_config.pose_tracking.linear_tolerance
+    assert worst[0] < 1e-4, worst
+    assert np.abs(path[:, torso] - path[0, torso]).max() > 1e-4          # the shared joint did take part
