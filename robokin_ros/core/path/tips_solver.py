@@ -272,7 +272,9 @@ class TipsIkSolver:
                 status, tip = PathStatus.SINGULARITY, int(np.argmin(sigma[k]))
         name = self.tips[tip] if tip >= 0 else ""
         joint_name = self.robot.joint_names[joint] if joint >= 0 else ""
-        where = (f"at dense sample {k} of {path.size} ({lead.progress[k] * 100:.1f} % of the path)")
+        own = path.paths[tip] if tip >= 0 else lead
+        where = (f"at dense sample {k} of {path.size} ({own.arc_length[k] * 1e3:.1f} mm of {own.length * 1e3:.1f} mm"
+                 f"{' of its path' if tip >= 0 else ''}, {lead.progress[k] * 100:.1f} % of the path)")
         text = f"{tip_sentence(status, name, self.tips)} {where}"
         if status == PathStatus.JOINT_LIMIT and joint >= 0:
             text += f": joint '{joint_name}' at {Q[k, joint]:.4f} reaches its limit (margin included)"
