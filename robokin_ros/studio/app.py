@@ -426,7 +426,7 @@ class StudioApp:
     def record_keyframe(self) -> None:
         with self._lock:
             count = self.arm.session.record_keyframe()
-            self.arm.scene.show_keyframes([k.tool_pose for k in self.arm.session.keyframes.frames])
+            self.arm.scene.show_keyframes([pose for k in self.arm.session.keyframes.frames for pose in k.shown_poses])
             self.arm.panels.show_keyframes(f"{count} keyframes")
 
     def play_keyframes(self) -> None:

@@ -6,6 +6,9 @@ pose (zones between keyframes, an exact stop at the last), so the tool runs on s
 joint limit on the way) becomes a MoveJ to the keyframe's recorded joints, and the program is planned again; the
 playback says which moves fell back and why. The played trajectory is sampled the way a JointTrajectoryController
 does (cubic Hermite through positions and velocities).
+
+On a robot with several tips a keyframe records every tip's pose, and its move is a bimanual MoveL: every tip on its
+own straight line, all reaching the keyframe at the same time (core/program/bimanual.py).
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import numpy.typing as npt
 import pinocchio as pin
 
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.program.moves import FINE, MotionProgram, Move, MoveKind
+from robokin_ros.core.program.moves import FINE, MotionProgram, Move, MoveKind, TipTarget
 from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.program.result import ProgramPlan
 from robokin_ros.core.sim.trajectory_follower import TrajectoryFollower, TrajectoryPoints
@@ -31,6 +34,12 @@ class Keyframe:
 
     positions: np.ndarray      # (n,) [rad | m]
     tool_pose: pin.SE3
+    tips: tuple[tuple[str, pin.SE3], ...] = ()      # several tips: (tip, pose) each, the first tip's included
+
+    @property
+    def shown_poses(self) -> tuple[pin.SE3, ...]:
+        """The frames the scene draws for it: the tool, or every tip."""
+        return tuple(pose for _, pose in self.tips) if self.tips else (self.tool_pose,)
 
 
 @dataclass(frozen=True)
@@ -65,8 +74,9 @@ class KeyframeList:
     def __len__(self) -> int:
         return len(self.frames)
 
-    def record(self, positions: npt.ArrayLike, tool_pose: pin.SE3) -> Keyframe:
-        frame = Keyframe(np.array(positions, float), tool_pose.copy())
+    def record(self, positions: npt.ArrayLike, tool_pose: pin.SE3,
+               tips: tuple[tuple[str, pin.SE3], ...] = ()) -> Keyframe:
+        frame = Keyframe(np.array(positions, float), tool_pose.copy(), tuple((tip, pose.copy()) for tip, pose in tips))
         self.frames.append(frame)
         return frame
 
@@ -81,6 +91,9 @@ def _program(frames: list[Keyframe], joint_moves: set[int], speed: float, zone: 
         blend = FINE if i == last else zone
         if i in joint_moves:
             moves.append(Move(MoveKind.JOINT, joints=frame.positions, zone=blend, name=f"keyframe {i + 1}"))
+        elif frame.tips:
+            moves.append(Move(MoveKind.LINEAR, targets=tuple(TipTarget(tip, pose) for tip, pose in frame.tips),
+                              speed=speed, zone=blend, name=f"keyframe {i + 1}"))
         else:
             moves.append(Move(MoveKind.LINEAR, pose=frame.tool_pose, speed=speed, zone=blend,
                               name=f"keyframe {i + 1}"))

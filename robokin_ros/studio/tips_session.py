@@ -97,6 +97,11 @@ class TipsSession(ArmSession):
     def object_target(self) -> pin.SE3 | None:
         return self._targets.get(OBJECT) if self.mode == TRACKING else None
 
+    def record_keyframe(self) -> int:
+        """Record the current state with every tip's pose (played as a bimanual MoveL); returns the count."""
+        self.keyframes.record(self.positions, self.tool_pose(), tuple(zip(self.robot.tip_frames, self.tip_poses())))
+        return len(self.keyframes)
+
     # ---- the mode -----------------------------------------------------------------------------------
     def set_tips_mode(self, mode: str) -> None:
         """Start `mode` (independent, coordinated, relative) from where the hands are: the arm stops, and in

@@ -213,3 +213,26 @@ def test_on_a_shared_torso_the_still_hand_holds_while_the_other_hand_s_gizmo_is_
     assert drift(session.tip_poses()[1], goal)[0] <= session.servo_config.pose_tracking.linear_tolerance
     assert worst[0] < 1e-4, worst
     assert np.abs(path[:, torso] - path[0, torso]).max() > 1e-4          # the shared joint did take part
+
+
+def test_keyframes_record_every_hand_and_play_back_as_bimanual_lines(fresh, dual):
+    """A keyframe holds both hands' poses; the playback (a bimanual MoveL per keyframe) ends with each hand on its
+    recorded pose (the planner's 1 mm), and the hand whose pose is the same in both keyframes stays within it."""
+    left0, right0 = fresh.tip_poses()
+    fresh.clear_keyframes()
+    fresh.record_keyframe()
+    goal = pin.SE3(right0.rotation, right0.translation + np.array([0.06, 0.0, -0.04]))
+    fresh.drive_target(RIGHT, goal)
+    run(fresh, 500)
+    assert fresh.record_keyframe() == 2
+    assert [tip for tip, _ in fresh.keyframes.frames[1].tips] == [LEFT, RIGHT]
+    fresh.set_positions(dual.home())
+    playback = fresh.play()
+    assert playback.kinds == ("MoveL", "MoveL") and not playback.fallbacks
+    worst = [0.0]
+    run(fresh, int(playback.duration / SERVO_PERIOD) + 10,
+        lambda s: worst.__setitem__(0, max(worst[0], drift(s.tip_poses()[0], left0)[0])))
+    assert fresh.mode == IDLE and "finished" in fresh.message
+    for hand, (_, recorded) in zip(fresh.tip_poses(), fresh.keyframes.frames[1].tips):
+        assert drift(hand, recorded)[0] <= 1e-3
+    assert worst[0] <= 1e-3, worst
