@@ -10,9 +10,9 @@ Targets: core tick median <= 10 us and p99 <= 40 us; >= 8x faster than pink, >= 
 
 Two tips (issue 26; `--two-tips` runs these rows alone, and the full run ends with them): the dual Panda (14 joints)
 holding a box, its object moving along TWIST: robokin's stacked task (both tips' kinematics, the object point and
-the relative rows) and its solve, the full servo tick, and pink with two FrameTasks plus a RelativeFrameTask (and a
-PostureTask), in the same process. Goal: <= 20 us per tick for the stacked solve. Peers are skipped with a printed
-reason when they do not import (a peer goes in its own venv, e.g. one that adds .venv's site-packages by a .pth).
+the relative rows) and its solve, the full servo tick, and pink and mink with two FrameTasks plus a RelativeFrameTask
+(and a PostureTask), in the same process. Goal: <= 20 us per tick for the stacked solve. Peers are skipped with a
+printed reason when they do not import (a peer goes in its own venv, e.g. one adding .venv's site-packages by a .pth).
 """
 from __future__ import annotations
 
@@ -213,12 +213,13 @@ LEFT, RIGHT = "left_panda_hand_tcp", "right_panda_hand_tcp"
 
 
 def hands_holding_a_box(robot) -> np.ndarray:
-    """The dual Panda's positions with the hands facing each other 0.3 m apart, 0.5 m in front (pose IK)."""
+    """The dual Panda's positions with the hands facing each other 0.3 m apart, 0.4 m in front at 0.6 m (pose IK;
+    test_multi_tip's start, clear of singularities)."""
     from robokin_ros.core.ik.pose_ik import solve_pose
     q = robot.home()
     for tip, side in ((LEFT, 1.0), (RIGHT, -1.0)):
         z, x = np.array([0.0, -side, 0.0]), np.array([0.0, 0.0, -1.0])
-        target = pin.SE3(np.column_stack((x, np.cross(z, x), z)), np.array([0.5, side * 0.15, 0.45]))
+        target = pin.SE3(np.column_stack((x, np.cross(z, x), z)), np.array([0.4, side * 0.15, 0.6]))
         q = solve_pose(robot, target, q, robot.frame_id(tip), margin=0.2).positions
     return q
 
@@ -256,18 +257,21 @@ def robokin_stacked_solve(robot, start, mode: str):
 
 
 def robokin_two_tip_servo(robot, start):
-    """Servo.step carrying the box (coordinated); the callbacks run untimed in `prepare`."""
-    servo = Servo(robot, servo_config(command_in_type="speed_units", publish_period=DT,
-                                      **{"tips.mode": "coordinated"}))
-    last = [start]
+    """Servo.step carrying the box (coordinated); the callbacks run untimed in `prepare`. Every 500 ticks a new servo
+    starts from the start (untimed): a measurement alone would not bring one back (it integrates its own command and
+    re-anchors only at rest), and the box would wander into the arms' limits and singularities."""
+    config = servo_config(command_in_type="speed_units", publish_period=DT, **{"tips.mode": "coordinated"})
+    servo, last = [None], [start]
 
     def prepare(k):
         now = k * DT
-        servo.set_command(TwistCommand(TWIST[:3], TWIST[3:], "", now))
-        servo.set_measurement(JointMeasurement(start if k % 500 == 0 else last[0], now))
+        if k % 500 == 0:
+            servo[0] = Servo(robot, config)
+        servo[0].set_command(TwistCommand(TWIST[:3], TWIST[3:], "", now))
+        servo[0].set_measurement(JointMeasurement(start if k % 500 == 0 else last[0], now))
 
     def step(k):
-        last[0] = servo.step(k * DT).positions
+        last[0] = servo[0].step(k * DT).positions
     return step, prepare
 
 
@@ -292,6 +296,41 @@ def pink_two_tips(robot, start):
     return step
 
 
+def mink_two_tips(robot, start):
+    """mink on a MuJoCo model compiled from the dual Panda's URDF (geometry stripped; MuJoCo fuses the fixed hand
+    links into link7, so the frames are the link7 bodies, and the fingers add 4 joints): FrameTask per hand,
+    RelativeFrameTask right-in-left, PostureTask, daqp."""
+    import re
+
+    import mink
+    import mujoco
+    xml = re.sub(r"<(visual|collision)>.*?</\1>", "", robot.urdf_xml, flags=re.S)
+    model = mujoco.MjModel.from_xml_string(xml)
+    configuration = mink.Configuration(model)
+    address = [model.joint(name).qposadr[0] for name in robot.joint_names]
+    q_full = configuration.q.copy()
+    q_full[address] = start
+    bodies = ("left_panda_link7", "right_panda_link7")
+    hands = [mink.FrameTask(body, "body", position_cost=1.0, orientation_cost=1.0) for body in bodies]
+    relative = mink.RelativeFrameTask(bodies[1], "body", bodies[0], "body", position_cost=1.0, orientation_cost=1.0)
+    configuration.update(q_full)
+    relative.set_target(configuration.get_transform(bodies[1], "body", bodies[0], "body"))
+    posture = mink.PostureTask(model, cost=1e-3)
+    posture.set_target(q_full)
+    state = MovingFrom(start)
+
+    def step(k):
+        q_full[address] = state.q
+        configuration.update(q_full)
+        for task, body in zip(hands, bodies):
+            pose = configuration.get_transform_frame_to_world(body, "body")
+            moved = target_after(pin.SE3(pose.as_matrix()))
+            task.set_target(mink.SE3.from_matrix(moved.homogeneous))
+        velocity = mink.solve_ik(configuration, [*hands, relative, posture], DT, solver="daqp")
+        state.advance(k, velocity[address])
+    return step
+
+
 def two_tip_rows(ticks: int) -> None:
     """The two-tip rows, each as (median, p99) [us], peers skipped with the reason when they do not import."""
     robot = RobotModel.load("dual_panda")
@@ -307,6 +346,11 @@ def two_tip_rows(ticks: int) -> None:
                      pink_two_tips(robot, start), None))
     except ImportError as error:
         print(f"pink skipped: {error} (install pin-pink and daqp in a venv of their own)")
+    try:
+        rows.append(("mink solve_ik, 2 tips", "2 FrameTask + RelativeFrameTask + PostureTask, daqp (MuJoCo)",
+                     mink_two_tips(robot, start), None))
+    except ImportError as error:
+        print(f"mink skipped: {error} (install mink in a venv of their own)")
     print(f"\ndual Panda ({robot.n} joints, 2 tips), {ticks} ticks per row after warm-up; times in microseconds\n")
     print(f"| {'row':38} | {'option':62} | median | p99 |")
     print(f"|{'-' * 40}|{'-' * 64}|--------|-----|")
@@ -316,8 +360,9 @@ def two_tip_rows(ticks: int) -> None:
         print(f"| {name:38} | {how:62} | {results[name][0]:6.1f} | {results[name][1]:.1f} |", flush=True)
     core = results["robokin stacked solve, coordinated"][0]
     print(f"\nstacked solve (coordinated): median {core:.1f} us (goal <= 20)")
-    if "pink solve_ik, 2 tips" in results:
-        print(f"speed-up vs pink with two tips: {results['pink solve_ik, 2 tips'][0] / core:.1f}x")
+    for peer in ("pink solve_ik, 2 tips", "mink solve_ik, 2 tips"):
+        if peer in results:
+            print(f"speed-up vs {peer.split()[0]} with two tips: {results[peer][0] / core:.1f}x")
 
 
 # ---- kernel options --------------------------------------------------------------------------------------

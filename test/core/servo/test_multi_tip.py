@@ -30,11 +30,12 @@ def facing(z_axis, centre):
     return pin.SE3(np.column_stack((x, np.cross(z, x), z)), np.asarray(centre, float))
 
 
-def hands_facing(robot, gap=0.3):
-    """Positions with the hands facing each other `gap` apart, 0.5 m in front of the robot (found by pose IK)."""
+def hands_facing(robot, gap=0.3, ahead=0.4, height=0.6):
+    """Positions with the hands facing each other `gap` apart, `ahead` in front of the robot at `height` (found by pose
+    IK; the default branch is well clear of singularities: sigma_min 0.21 per arm, 0.13 for the held box's rows)."""
     q = robot.home()
     for tip, side in ((LEFT, 1.0), (RIGHT, -1.0)):
-        target = facing([0.0, -side, 0.0], [0.5, side * gap / 2, 0.45])
+        target = facing([0.0, -side, 0.0], [ahead, side * gap / 2, height])
         result = solve_pose(robot, target, q, robot.frame_id(tip), margin=0.2)
         assert result.success
         q = result.positions
@@ -326,7 +327,8 @@ def test_a_pose_target_for_one_tip_is_reached_while_the_other_holds(dual, holdin
 def test_a_tip_s_pose_target_runs_as_the_single_panda_s_from_the_same_arm_configuration(dual, holding, panda):
     """The right hand's pose target through the stacked solve (the left hand's rows held) against a one-tip Panda servo
     started at the right arm's joints (the right Panda stands at y = -0.3 with the world's axes): the same tip path,
-    and the same window ends, which a stalled servo would leave the arm to follow (PoseMotion.window_grid per tip)."""
+    and the same window ends, which a stalled servo would leave the arm to follow (PoseMotion.window_grid per tip);
+    the left hand holds."""
     arms = (TwoHands(dual, holding), TwoHands(panda, holding[7:]))
     ends, paths = ([], []), ([], [])
     for i, (arm, tip) in enumerate(zip(arms, (RIGHT, ""))):
@@ -342,7 +344,8 @@ def test_a_tip_s_pose_target_runs_as_the_single_panda_s_from_the_same_arm_config
     difference = np.abs(np.array(paths[0]) - np.array(paths[1])).max(axis=1)
     assert difference.max() <= 1e-6
     assert np.abs(np.array(ends[0]) - np.array(ends[1])).max() <= 1e-6
-    assert np.abs(arms[0].outputs[-1].positions[:7] - holding[:7]).max() <= 1e-9       # the left arm held
+    # the left hand held (its arm may move in its own null space, away from its joint limits)
+    assert np.linalg.norm(arms[0].pose(LEFT).translation - arms[0].pose(LEFT, None).translation) <= 1e-6
 
 
 def test_a_joint_jog_names_one_arm_s_joints_and_moves_only_them(dual, holding):
