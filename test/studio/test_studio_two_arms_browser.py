@@ -54,8 +54,10 @@ def test_two_arms_from_the_picker_gizmos_per_tip_and_the_object_gizmo(studio, br
 
     # coordinated, from hands facing each other as if holding a box: the object gizmo moves both hands 5 cm
     studio.set_positions(hands_facing(robot))
-    studio.set_tips_mode("coordinated")
+    choose(browser, "Hands", "coordinated")                   # the panel's mode control, as a person picks it
+    browser.wait_until(lambda: studio.session.tips_mode == "coordinated", what="coordinated mode from the page")
     browser.wait_for_text("the object gizmo")
+    assert studio.arm.scene.object_gizmo.visible
     before = shown_hands(browser)
     step = np.array([0.0, 0.0, 0.05])
     studio.move_object_gizmo(studio.session.object_pose().translation + step)
@@ -67,6 +69,16 @@ def test_two_arms_from_the_picker_gizmos_per_tip_and_the_object_gizmo(studio, br
     studio.move_object_gizmo(object_pose.translation, (c, 0.0, 0.0, s))
     time.sleep(2.0)
     two_arms_screenshot(studio, browser)
+
+
+def choose(browser, label: str, option: str) -> None:
+    """Pick `option` in the GUI dropdown labelled `label` (viser's is a Mantine select: open it, click the option)."""
+    from selenium.webdriver.common.by import By
+    browser.click(browser.control(label))
+    browser.wait_until(lambda: browser.driver.find_elements(By.XPATH, f"//*[@role='option'][normalize-space(.)="
+                                                                      f"'{option}']"), what=f"option '{option}'")
+    found = browser.driver.find_element(By.XPATH, f"//*[@role='option'][normalize-space(.)='{option}']")
+    browser.click(found)
 
 
 def hands_facing(robot, gap: float = 0.3) -> np.ndarray:
