@@ -2,6 +2,8 @@
 `Servo.step` with an ideal follower (the measurement is the command). Figures measured on the commanded state's
 forward kinematics at every tick: the held box's relative pose, the object frame's travel, the still hand's drift,
 every published window against the acceleration limits (the outgoing check's own peaks)."""
+from dataclasses import replace
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -360,6 +362,23 @@ def test_a_joint_jog_names_one_arm_s_joints_and_moves_only_them(dual, holding):
     assert np.abs(np.delete(moved, index)).max() == 0.0
 
 
+def test_the_mode_changes_at_run_time_and_the_grasp_is_taken_where_the_hands_are_then(dual, holding):
+    arm = TwoHands(dual, holding)
+    for _ in range(200):
+        arm.tick([(LEFT, (0.0, 0.0, 0.05), (0, 0, 0))])             # the hands no longer at their start
+    for _ in range(100):
+        arm.tick()
+    config = arm.servo.config
+    arm.servo.update_config(replace(config, tips=replace(config.tips, mode="coordinated")))
+    left0, right0 = arm.pose(LEFT), arm.pose(RIGHT)
+    held = left0.actInv(right0)
+    for _ in range(250):
+        arm.tick([("", (0.05, 0.0, 0.0), (0, 0, 0))])
+        drift = relative_drift(arm.pose(LEFT).actInv(arm.pose(RIGHT)), held)
+        assert drift[0] <= 1e-4 and drift[1] <= 1e-3, drift
+    assert arm.pose(LEFT).translation[0] - left0.translation[0] > 0.01
+
+
 # ---- bad input --------------------------------------------------------------------------------------------------
 def test_a_twist_for_an_unknown_tip_is_refused_naming_the_tips_and_the_previous_command_stays(dual, holding):
     arm = TwoHands(dual, holding)
@@ -381,6 +400,10 @@ def test_a_tip_on_a_one_tip_robot_and_modes_it_cannot_have_are_refused(panda):
         Servo(panda, servo_config(publish_period=DT, **{"tips.mode": "coordinated"}))
     with pytest.raises(ConfigError, match="tips.mode"):
         servo_config(**{"tips.mode": "coordinatd"})
+    config = servo.config
+    with pytest.raises(ConfigError, match="needs a robot with several tips"):
+        servo.update_config(replace(config, tips=replace(config.tips, mode="relative")))
+    assert servo.config is config                                   # the old configuration stays
 
 
 def test_coordinated_mode_refuses_a_twist_that_names_a_tip_and_relative_mode_a_frame_it_cannot_use(dual, holding):
