@@ -68,7 +68,7 @@ _OK_ACCELERATION_SENTENCE = f"{_OK_SENTENCE}, acceleration-limited"
 # J_INNER_*: the limits moved inward by each joint's joint_limit_margins entry (where a joint pushed outward locks);
 # J_FREE_*: -inf / +inf, the bounds of a halt-all solve (no joint is fixed; `limits.halt_all_scale` slows them all)
 J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE, J_INNER_LOWER, J_INNER_UPPER, J_FREE_LOWER, J_FREE_UPPER = range(10)
-S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK, S_CERTIFIED = range(6)
+S_LIMIT_GAIN, S_POSTURE_GAIN, S_SIGMA, S_DAMPING, S_COND_CHECK = range(5)
 
 
 @njit(cache=True)
@@ -86,7 +86,7 @@ def _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, o
             previous velocity was decided [s] (the acceleration window).
         joints: (10, n) rows J_LOWER, J_UPPER, J_VMAX, J_AMAX, J_HOME, J_ZONE (avoidance band widths),
             J_INNER_LOWER, J_INNER_UPPER (the limits less the margins), J_FREE_LOWER, J_FREE_UPPER (-inf, inf).
-        scalars: (6,) entries S_LIMIT_GAIN ... S_CERTIFIED (1 while `solve_task` takes the certified route).
+        scalars: (5,) entries S_LIMIT_GAIN ... S_COND_CHECK.
         work: (4 n + scratch_size(n),) scratch: lower bound, upper bound, secondary velocity, unlimited
             DLS velocity (n each), then the `dls.bounded_dls_into` scratch (so a tick allocates nothing).
         fixed: (n,) int8 output of the DLS. out: (n,) final velocity. halt_all: see the module docstring.
@@ -102,21 +102,8 @@ def _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, o
     nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], joints[J_ZONE], scalars[S_LIMIT_GAIN],
                        joints[J_HOME], scalars[S_POSTURE_GAIN], z)
     dls_lo, dls_hi = (joints[J_FREE_LOWER], joints[J_FREE_UPPER]) if halt_all else (lo, hi)
-    certified = scalars[S_CERTIFIED] > 0.0
-    if certified:
-        # a stacked task: the Cholesky route where it is certified undamped (see `VelocityIk.solve_task`); its
-        # velocity stands when no joint is fixed, with sigma_min its certified lower bound and no condition number
-        s_min = bounded_dls_fast_into(A, b, z, dls_lo, dls_hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
-                                      work[4 * n:])
-        cond, lam = np.nan, 0.0
-        n_fixed = 0
-        for j in range(fixed.shape[0]):
-            n_fixed += fixed[j]
-        if s_min < scalars[S_SIGMA] or n_fixed > 0:         # damped or locked: the exact figures
-            certified = False
-    if not certified:
-        s_min, cond, lam = bounded_dls_into(A, b, z, dls_lo, dls_hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
-                                            work[4 * n:])
+    s_min, cond, lam = bounded_dls_into(A, b, z, dls_lo, dls_hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
+                                        work[4 * n:])
     n_fixed = 0
     for j in range(fixed.shape[0]):
         n_fixed += fixed[j]
@@ -128,6 +115,36 @@ def _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, o
     scale, outcome = limit_velocity(dq, halt, prev, use_prev, joints[J_VMAX], joints[J_AMAX], accel_dt, lo, hi,
                                     out)
     return s_min, cond, lam, scale, outcome, True, n_fixed, halt, blocking
+
+
+@njit(cache=True)
+def _step_certified(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, out, halt_all):
+    """`_step` for a stacked task of several tips, with the DLS by the path IK's certified Cholesky route
+    (`dls.bounded_dls_fast_into`): the Jacobi eigen-decomposition of a 12-row task costs 18-20 us, this 2.4 us. Its
+    velocity stands while the first pass is certified undamped and no joint is fixed: sigma_min is then its certified
+    lower bound (>= the damping threshold) and the condition number NaN (not computed). Otherwise (damped, a joint
+    held) the result is `_step`'s, exact. Only for configurations without condition-number slowing (the caller's
+    choice): no condition number here. A separate function, so the one-tip `_step` is compiled as before.
+    """
+    n = q.shape[0]
+    lo, hi, z, dq = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n]
+    position_velocity_bounds(q, joints[J_INNER_LOWER], joints[J_INNER_UPPER], 0.0, dt, joints[J_AMAX], lo, hi)
+    nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], joints[J_ZONE], scalars[S_LIMIT_GAIN],
+                       joints[J_HOME], scalars[S_POSTURE_GAIN], z)
+    dls_lo, dls_hi = (joints[J_FREE_LOWER], joints[J_FREE_UPPER]) if halt_all else (lo, hi)
+    s_min = bounded_dls_fast_into(A, b, z, dls_lo, dls_hi, scalars[S_SIGMA], scalars[S_DAMPING], dq, fixed,
+                                  work[4 * n:])
+    for j in range(n):
+        if fixed[j]:
+            s_min = 0.0
+    if s_min < scalars[S_SIGMA]:            # damped or locked: the exact step and figures
+        return _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, out, halt_all)
+    halt, blocking = 1.0, -1
+    if halt_all:
+        halt, blocking = halt_all_scale(dq, q, joints[J_INNER_LOWER], joints[J_INNER_UPPER], joints[J_AMAX], dt)
+    scale, outcome = limit_velocity(dq, halt, prev, use_prev, joints[J_VMAX], joints[J_AMAX], accel_dt, lo, hi,
+                                    out)
+    return s_min, np.nan, 0.0, scale, outcome, True, 0, halt, blocking
 
 
 class VelocityIk:
@@ -162,7 +179,7 @@ class VelocityIk:
         self._halt_all_jog = config.halt_all_joints_in_joint_mode
         cond_check = config.lower_singularity_threshold if config.use_condition_number_thresholds else np.inf
         self._scalars = np.array([config.joint_limit_avoidance_gain, config.posture_gain,
-                                  config.singularity_sigma_threshold, config.max_damping, cond_check, 0.0])
+                                  config.singularity_sigma_threshold, config.max_damping, cond_check])
         # work buffers reused every step (results get fresh arrays): bounds, secondary, unlimited velocity
         # (a robot with several tips may stack six rows per tip: `solve_task`)
         self._work = np.empty(4 * n + scratch_size(n, 6 * len(robot.tip_frames)))
@@ -245,7 +262,8 @@ class VelocityIk:
         prev = previous_velocities if use_prev else self._zeros
         halt_all = self._halt_all_twist if halt_all is None else halt_all
         out = _empty(self._n)
-        sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = _step(
+        step = _step if stacked is None or not self._certified_stacked else _step_certified
+        sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = step(
             A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed, out,
             halt_all)
         sing_status, pre_scale, verdict = ServoStatus.OK, 1.0, None
@@ -305,18 +323,12 @@ class VelocityIk:
         damping and escape (probing `task.jacobian_at`), velocity and acceleration limits, halt-all and the
         direction guard (`task.angular_rows`). Inputs are not checked: the task builder made them.
 
-        The solve takes the path IK's certified Cholesky route (`dls.bounded_dls_fast_into`; the Jacobi
-        eigen-decomposition of a 12-row task costs ~4-8x a 6-row one, measured) while the task is certified undamped
-        and no joint is held at a bound: the result's sigma_min is then a certified lower bound (>=
+        The solve takes the path IK's certified Cholesky route (`_step_certified`) while the task is certified
+        undamped and no joint is held at a bound: the result's sigma_min is then a certified lower bound (>=
         singularity_sigma_threshold) and its condition number NaN (not computed). With
         use_condition_number_thresholds, or damped, or with a joint held, every figure is exact."""
-        # the certified Cholesky route for this call only: a single-tip solve never reads the flag set
-        self._scalars[S_CERTIFIED] = 1.0 if self._certified_stacked else 0.0
-        try:
-            return self.solve(positions, task.velocity, dt=dt, previous_velocities=previous_velocities, check=False,
-                              accel_dt=accel_dt, halt_all=halt_all, stacked=task)
-        finally:
-            self._scalars[S_CERTIFIED] = 0.0
+        return self.solve(positions, task.velocity, dt=dt, previous_velocities=previous_velocities, check=False,
+                          accel_dt=accel_dt, halt_all=halt_all, stacked=task)
 
     def limit_joint_velocities(self, positions: np.ndarray, velocities: np.ndarray, *, dt: float,
                                previous_velocities: np.ndarray, accel_dt: float,
