@@ -6,6 +6,9 @@
   topic, stop within the acceleration limits on cancel, preemption and timeout). One goal at a time: a new one is
   rejected or preempts (`preempt`; ros/goals.py); every accepted goal gets a filled result (ros/goal_runs.py).
 - `~/path` (nav_msgs/Path): planned with the defaults and sent without following; `~/markers`: the planned tool path.
+- Robots with several tips (`tip_frames`, e.g. dual_panda): a move names its tip, a bimanual move gives every
+  moving tip's target, a carried move the held object's (ros/tips_conversions.py); the result names the failed tip
+  and gives each tip's deviation and the held relative pose's; `~/markers` shows every tip's path.
 - Parameters change at run time: the whole new PathConfig is validated and swapped with a rebuilt planner.
 The execute callback blocks while following the arm: a MultiThreadedExecutor with a reentrant callback group; the
 joint-state callback only stores. Interfaces and parameters: docs/path_ik_node.md.
@@ -35,7 +38,7 @@ from robokin_ros.ros.joint_state_cache import JointStateCache
 from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.path_conversions import approach_from_goal, goal_outcome, joint_trajectory_msg, plan_options, \
     program_from_goal, program_plan_options, waypoints_in_base
-from robokin_ros.ros.path_markers import path_markers
+from robokin_ros.ros.path_markers import path_markers, tips_path_markers
 from robokin_ros.ros.rclpy_compat import action_server
 from robokin_ros.ros.runtime import LATEST_ONLY, RobokinNode, SideSubscription, run_node
 from robokin_ros.ros.tf_frames import TfFrames
@@ -73,8 +76,9 @@ class PathIkNode(RobokinNode):
                                      cancel_callback=lambda _: CancelResponse.ACCEPT, callback_group=group)
         watch_config(self, lambda: self._config, self._apply_config)
         target = cfg.follow_joint_trajectory_action if cfg.execution == "action" else cfg.command_out_topic
-        self.get_logger().info(f"path IK for {self._robot.name} ({self._robot.base_frame} -> "
-                               f"{self._robot.tip_frame}) ready; preempt={cfg.preempt}; executes via {target}")
+        tips = ", ".join(self._robot.tip_frames)
+        self.get_logger().info(f"path IK for {self._robot.name} ({self._robot.base_frame} -> {tips}) ready; "
+                               f"preempt={cfg.preempt}; executes via {target}")
 
     def _warm_planner(self, cfg: PathConfig) -> MotionPlanner:
         """The planner for `cfg`, having solved once (ConfigError for bad per-joint lists); poses as joint targets
@@ -143,13 +147,24 @@ class PathIkNode(RobokinNode):
         approach, options = (Approach.PATH, {}) if goal is None else (approach_from_goal(goal), plan_options(goal))
         plan = planner.plan(waypoint_program(poses, blend, approach), q0, should_stop=should_stop,
                             solved_part=goal is not None, **options)
-        self._marker_pub.publish(path_markers(plan.path_ik, self._robot.base_frame, self.get_clock().now().to_msg()))
+        self._publish_markers(plan)
         return plan
+
+    def _publish_markers(self, plan) -> None:
+        """The planned tool path (a waypoint path on one tip), or every tip's path (robots with several tips)."""
+        stamp, frame = self.get_clock().now().to_msg(), self._robot.base_frame
+        if plan.path_ik is not None:
+            self._marker_pub.publish(path_markers(plan.path_ik, frame, stamp))
+        elif len(self._robot.tip_frames) > 1:
+            self._marker_pub.publish(tips_path_markers(self._robot, plan.trajectory, frame, stamp))
 
     def _plan_program(self, planner: MotionPlanner, q0: np.ndarray, goal, cfg: PathConfig, should_stop):
         """Plan a program goal (frames resolved as for waypoints; malformed moves raise PathInputError)."""
         program = program_from_goal(self._robot, q0, goal, self._tf_frames.lookup, cfg)
-        return planner.plan(program, q0, should_stop=should_stop, **program_plan_options(goal))
+        plan = planner.plan(program, q0, should_stop=should_stop, **program_plan_options(goal))
+        if len(self._robot.tip_frames) > 1:              # one-tip programs publish no markers, as before
+            self._publish_markers(plan)
+        return plan
 
     def _interruption(self, goal_handle):
         return interruption(goal_handle, self._goals, self.context.ok())

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
-from geometry_msgs.msg import Pose, PoseStamped
+from geometry_msgs.msg import PointStamped, Pose, PoseStamped
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robokin_interfaces.action import ExecuteCartesianPath
@@ -27,6 +27,8 @@ from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.scaling import resolve_scaling
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 from robokin_ros.ros.conversions import duration_msg
+from robokin_ros.ros.tips_conversions import fill_tip_result, grasp_from_goal, tip_fields, tip_move_fields, \
+    tips_summary
 
 Result = ExecuteCartesianPath.Result
 
@@ -191,18 +193,23 @@ def program_from_goal(robot: RobotModel, positions: np.ndarray, goal, lookup: Ca
     / acceleration_scaling become the program's fractions by the rule of core/scaling.py (0 = `config`'s; NaN, inf,
     negative or above 1: InvalidInputError); the planner checks the moves (`core/program/moves.check_program`).
 
+    Robots with several tips: a move's `tip`, `target_*` and `carried` fields and the goal's grasp
+    (ros/tips_conversions.py); the planner judges the tips they name.
+
     Raises:
         InvalidInputError: a goal scaling outside the rule.
-        PathInputError: naming the move: a bad type, a pose or via in an unknown frame (or one TF cannot give),
-            a non-finite pose or a non-unit quaternion, a MOVE_J whose joints are missing, unknown, repeated,
-            not one value each, or not finite.
+        PathInputError: naming the move: target_tips and target_poses (or a MOVE_C's target_vias) of different
+            lengths, a grasp that does not name every tip once; a bad type, a pose or via in an unknown frame (or
+            one TF cannot give), a non-finite pose or a non-unit quaternion, a MOVE_J whose joints are missing,
+            unknown, repeated, not one value each, or not finite.
     """
     resolve = frame_resolver(robot, positions, lookup)
     moves = tuple(_move(robot, resolve, msg, i) for i, msg in enumerate(goal.program))
     return MotionProgram(moves, resolve_scaling("velocity_scaling", goal.velocity_scaling, config.velocity_scaling,
                                                 "path_ik_node's velocity_scaling"),
                          resolve_scaling("acceleration_scaling", goal.acceleration_scaling, config.acceleration_scaling,
-                                         "path_ik_node's acceleration_scaling"))
+                                         "path_ik_node's acceleration_scaling"),
+                         grasp=grasp_from_goal(robot, goal))
 
 
 def motion_move_msgs(program: MotionProgram, robot: RobotModel) -> list[MotionMove]:
@@ -222,8 +229,24 @@ def motion_move_msgs(program: MotionProgram, robot: RobotModel) -> list[MotionMo
         if move.joints is not None:
             msg.joint_names = list(robot.joint_names)
             msg.joint_positions = [float(v) for v in move.joints]
+        for name, value in tip_move_fields(move, robot, lambda pose: _stamped_pose(pose, robot.base_frame),
+                                           lambda p: _stamped_point(p, robot.base_frame)).items():
+            setattr(msg, name, value)
         out.append(msg)
     return out
+
+
+def _stamped_pose(pose: pin.SE3, frame: str) -> PoseStamped:
+    msg = PoseStamped(pose=pose_msg(pose))
+    msg.header.frame_id = frame
+    return msg
+
+
+def _stamped_point(p: np.ndarray, frame: str) -> PointStamped:
+    msg = PointStamped()
+    msg.point.x, msg.point.y, msg.point.z = (float(v) for v in p)
+    msg.header.frame_id = frame
+    return msg
 
 
 def _move(robot: RobotModel, resolve, msg: MotionMove, index: int) -> Move:
@@ -235,11 +258,14 @@ def _move(robot: RobotModel, resolve, msg: MotionMove, index: int) -> Move:
     where = f"move {index} ({kind.value}{f' {msg.name}' if msg.name else ''})"
     joint_space = kind is MoveKind.JOINT and bool(msg.joint_names or len(msg.joint_positions))
     joints = _joints(robot, msg, where, index) if joint_space else None
-    pose = None if joint_space else _pose(resolve, msg.pose, where, index)
-    via = _via(resolve, msg.via, where, index) if kind is MoveKind.CIRCULAR else None
+    tips = tip_fields(msg, kind, where, index, lambda stamped, what: _pose(resolve, stamped, what, index),
+                      lambda stamped, what: _via(resolve, stamped, what, index))
+    # a bimanual move gives every moving tip's target in `targets`: its `pose` and `via` are unused
+    pose = None if joint_space or "targets" in tips else _pose(resolve, msg.pose, where, index)
+    via = _via(resolve, msg.via, where, index) if kind is MoveKind.CIRCULAR and "targets" not in tips else None
     return Move(kind, pose=pose, joints=joints, via=via, speed=msg.speed, angular_speed=msg.angular_speed,
                 joint_speed=msg.joint_speed_scaling, acceleration=msg.acceleration_scaling, zone=msg.zone,
-                name=msg.name)
+                name=msg.name, **tips)
 
 
 def _base_T(resolve, frame: str, what: str, index: int) -> pin.SE3 | None:
@@ -250,12 +276,13 @@ def _base_T(resolve, frame: str, what: str, index: int) -> pin.SE3 | None:
 
 
 def _pose(resolve, stamped, where: str, index: int) -> pin.SE3:
+    what = where if " target " in where else f"{where} pose"
     try:
         frame_T_pose = pose_from_msg(stamped.pose, index)
     except PathInputError as err:
         # the pose check words its message for waypoints: "waypoint <i>..." -> "move <i> (...) pose..."
-        raise PathInputError(str(err).replace(f"waypoint {index}", f"{where} pose", 1), index) from None
-    base_T_frame = _base_T(resolve, stamped.header.frame_id, f"{where} pose", index)
+        raise PathInputError(str(err).replace(f"waypoint {index}", what, 1), index) from None
+    base_T_frame = _base_T(resolve, stamped.header.frame_id, what, index)
     return frame_T_pose if base_T_frame is None else base_T_frame * frame_T_pose
 
 
@@ -308,6 +335,7 @@ def goal_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
     """Fill an ExecuteCartesianPath result from the plan of its goal and say what to execute: a waypoint path's by
     `waypoint_outcome`; a program's trajectory unless plan_only, on failure its solved part (which ends at rest) with
     execute_partial."""
+    fill_tip_result(result, plan)
     if plan.path_ik is not None:
         return waypoint_outcome(result, plan, goal)
     result.fraction, result.failed_move, result.failed_sample = float(plan.fraction), int(plan.failed_move), -1
@@ -326,7 +354,7 @@ def goal_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
         return GoalOutcome(Result.SUCCESS, plan.message)
     deviation = (f", max deviation {plan.max_position_deviation * 1e3:.3f} mm"
                  if np.isfinite(plan.max_position_deviation) else "")
-    summary = f"{count} moves, cycle time {plan.trajectory.duration:.3f} s{deviation}" + \
+    summary = f"{count} moves, cycle time {plan.trajectory.duration:.3f} s{deviation}{tips_summary(plan)}" + \
         "".join(f"; note: {note}" for note in plan.notes)
     if goal.plan_only:
         return GoalOutcome(Result.SUCCESS, f"planned (plan_only): {summary}")
