@@ -77,16 +77,16 @@ class TipKinematics:
         """([J (6, n) per tip], [base_T_tip per tip]) at positions (n,)."""
         model, data = self._model, self._data
         pin.computeJointJacobians(model, data, self.robot.to_pinocchio_q(positions))     # runs the FK too
-        pin.updateFramePlacements(model, data)
         jacobians, poses = [], []
         for frame_id in self._ids:
+            world_T_tip = pin.updateFramePlacement(model, data, frame_id)       # the tips only, not every frame
             J = pin.getFrameJacobian(model, data, frame_id, _LWA)                       # (6, n)
             if self._base_is_world:
-                poses.append(data.oMf[frame_id].copy())
+                poses.append(world_T_tip.copy())
             else:
                 R = self._base_R_world
                 J = np.vstack((R @ J[:3], R @ J[3:]))
-                poses.append(self._base_T_world * data.oMf[frame_id])
+                poses.append(self._base_T_world * world_T_tip)
             jacobians.append(J)
         return jacobians, poses
 
