@@ -180,6 +180,11 @@ def _planner_and_start(args, request: dict, path: str, one_chain: bool = False) 
     except InvalidInputError as err:
         source = "--start" if args.start else where(path, line_of(request, "start_positions"))
         raise InvalidInputError(f"{source}: {err}") from None
+    if len(robot.tip_frames) > 1:                  # a program on several tips: the solvers of one chain do not apply
+        tip = args.tip or robot.tip_frame
+        if tip not in robot.tip_frames:
+            raise InvalidInputError(f"--tip {tip!r} is not one of {robot_name}'s tips {list(robot.tip_frames)}")
+        return planner, start, robot.fk(start, tip)
     R, p = planner.solver(args.tip).fk(start[None])
     return planner, start, pin.SE3(R[0], p[0])
 
@@ -264,6 +269,34 @@ def _program_line(data: dict, err: PathInputError) -> int:
     return line_of(data, re.split(r"[:.\[ ]", str(err), maxsplit=1)[0])
 
 
+def _tool_fk(robot: RobotModel, solver, tip: str):
+    """q -> the tool pose after a MoveJ to joint values: the program's tip on a robot with several tips."""
+    if solver is None:
+        return lambda q: robot.fk(np.asarray(q, float), tip or robot.tip_frame)
+    return lambda q: pin.SE3(*(a[0] for a in solver.fk(np.asarray(q)[None])))
+
+
+def _tip_starts(robot: RobotModel, start: np.ndarray) -> dict:
+    """Every tip's start pose: moves that name a tip, target several or carry the object are written relative to
+    them (a one-tip robot's program parses them too, so that the planner refuses a carried move with its reason;
+    moves without these fields do not use them)."""
+    return {tip: robot.fk(start, tip) for tip in robot.tip_frames}
+
+
+def tips_report_text(plan) -> str:
+    """The per-tip lines of a plan on several tips ("" on one tip): each tip's deviation, the held relative pose's
+    drift and the tip that failed."""
+    if not plan.tip_deviations and not plan.failed_tip:
+        return ""
+    lines = [f"tip {name}: max deviation {p * 1e3:.4f} mm / {o * 1e3:.4f} mrad" for name, p, o in plan.tip_deviations]
+    if plan.relative_deviation is not None:
+        lines.append(f"held relative pose: max drift {plan.relative_deviation[0] * 1e3:.4f} mm / "
+                     f"{plan.relative_deviation[1] * 1e3:.4f} mrad")
+    if plan.failed_tip:
+        lines.append(f"failed tip: {plan.failed_tip}")
+    return "\n" + "\n".join(lines)
+
+
 def program_main(args) -> int:
     """Plan one or more motion programs, print their cycle-time reports and compare them."""
     plans, written = {}, []
@@ -271,10 +304,12 @@ def program_main(args) -> int:
         for path in args.files:
             data = load_program_file(path)
             paths, start, start_pose = _planner_and_start(args, data, path)
-            robot, solver = paths.robot, paths.solver(args.tip)
+            robot = paths.robot
+            several = len(robot.tip_frames) > 1
+            solver = None if several else paths.solver(args.tip)
             try:
-                program = program_from_mapping(
-                    data, start_pose, robot.n, lambda q, s=solver: pin.SE3(*(a[0] for a in s.fk(np.asarray(q)[None]))))
+                program = program_from_mapping(data, start_pose, robot.n, _tool_fk(robot, solver, args.tip),
+                                               tip_starts=_tip_starts(robot, start))
             except PathInputError as err:
                 raise PathInputError(f"{where(path, _program_line(data, err))}: {err}", err.waypoint) from None
             program = _with_scalings(program, args)
@@ -282,7 +317,7 @@ def program_main(args) -> int:
                               axis_frame=args.axis_frame)
             name = Path(path).stem
             plans[name] = plan
-            print(f"== {path}\n{cycle_report_text(plan)}")
+            print(f"== {path}\n{cycle_report_text(plan)}" + tips_report_text(plan))
             prefix = (Path(args.out).with_name(f"{Path(args.out).name}_{name}") if args.out and len(args.files) > 1
                       else Path(args.out) if args.out else Path(path).with_suffix(""))
             written += write_trajectory(plan.trajectory, prefix)
@@ -296,7 +331,11 @@ def program_main(args) -> int:
             print(f"cycle time {name}: {other:.3f} s vs {names[0]}: {base:.3f} s "
                   f"({(other - base) / base * 100:+.1f} %)" if base > 0 else "")
     png = Path(args.out).with_suffix(".png") if args.out else Path(args.files[0]).with_suffix(".png")
-    written.append(program_png(plans, solver.fk.arrays(), solver.fk, png))
+    if solver is not None:
+        written.append(program_png(plans, solver.fk.arrays(), solver.fk, png))
+    else:
+        print("plan_path: the PNG draws one tool's path and speed; on a robot with several tips it is not drawn "
+              "(the per-tip deviations are above, the trajectory in the CSV / JSON)", file=sys.stderr)
     for path in written:
         print(f"wrote {path}")
     return 0 if all(p.success for p in plans.values()) else 1
