@@ -22,6 +22,7 @@ from rclpy.executors import SingleThreadedExecutor
 from ros_helpers import spin_until
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
+from visualization_msgs.msg import Marker, MarkerArray
 
 from robokin_interfaces.action import ExecuteCartesianPath
 from robokin_interfaces.msg import MotionMove
@@ -29,11 +30,13 @@ from robokin_ros.core.errors import PathInputError
 from robokin_ros.core.ik.pose_ik import solve_pose
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.deviation import controller_positions
+from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind, TipTarget
 from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.tips.held_object import relative_pose_error, take_grasp
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
-from robokin_ros.ros.path_conversions import program_from_goal
+from robokin_ros.launch_support import arm_nodes
+from robokin_ros.ros.path_conversions import motion_move_msgs, pose_msg, program_from_goal
 
 Goal, Result = ExecuteCartesianPath.Goal, ExecuteCartesianPath.Result
 PARAMS = str(PACKAGE_DIR / "config" / "dual_panda_path_ik.yaml")
@@ -77,6 +80,8 @@ class TwoArmGraph:
         self.executor.add_node(self.node)
         self.states: list[JointState] = []
         self.node.create_subscription(JointState, "/joint_states", self.states.append, 100)
+        self.markers: list[MarkerArray] = []
+        self.node.create_subscription(MarkerArray, "/path_ik_node/markers", self.markers.append, 10)
         self.client = ActionClient(self.node, ExecuteCartesianPath, ACTION)
 
     def wait_ready(self) -> None:
@@ -187,6 +192,13 @@ def test_carried_square_holds_each_tip_and_the_relative_pose_within_a_tenth_of_a
         assert all(d <= DEVIATION for d in deviation.values()), (what, deviation)
         assert rel_position <= DEVIATION, (what, rel_position)
         assert rel_orientation <= 1e-3, (what, rel_orientation)
+    # RViz gets every tip's path: one line strip per tip through its planned positions
+    strips = {m.ns: m for m in arms.markers[-1].markers if m.type == Marker.LINE_STRIP}
+    assert set(strips) == {f"robokin_path/{LEFT}", f"robokin_path/{RIGHT}"}, set(strips)
+    for tip in (LEFT, RIGHT):
+        drawn = np.array([[p.x, p.y, p.z] for p in strips[f"robokin_path/{tip}"].points])
+        corners = np.vstack([starts[tip].translation, starts[tip].translation + SQUARE])
+        assert max(polyline_distance(p, corners) for p in drawn) <= DEVIATION
     # the square was travelled: every tip reached its far corner (the object's + (0, -0.1, 0.2))
     for tip, start in starts.items():
         far = start.translation + SQUARE[2]
@@ -265,3 +277,54 @@ def test_carried_on_a_one_tip_robot_is_refused_naming_the_move():
     program = program_from_goal(panda, q, goal, None, PathConfig())
     with pytest.raises(PathInputError, match="carried-object move needs a robot with several tips"):
         MotionPlanner(panda, PathConfig()).plan(program, q)
+
+
+def test_path_ik_launch_on_dual_panda_takes_the_two_arm_file_and_gives_the_sim_both_tips():
+    """`ros2 launch robokin_ros path_ik.launch.py robot:=dual_panda sim:=true`: the node's parameters come from
+    config/dual_panda_path_ik.yaml (tip_frames, one acceleration per joint of both arms) and sim_robot gets the
+    same tips; the file builds a PathConfig that fits the model's 14 joints."""
+    arguments = {"robot": "dual_panda", "sim": "true"}
+
+    def value(name: str) -> str:
+        return arguments.get(name, "")
+
+    nodes, effective = arm_nodes(lambda **kw: kw, value, "path_ik_node", "path_ik")
+    assert nodes[0]["parameters"][0].endswith("dual_panda_path_ik.yaml")
+    assert list(effective["tip_frames"]) == [LEFT, RIGHT]
+    sim_overrides = nodes[1]["parameters"][-1]
+    assert list(sim_overrides["tip_frames"]) == [LEFT, RIGHT] and sim_overrides["robot"] == "dual_panda"
+    config = PathConfig(max_joint_acceleration=tuple(effective["max_joint_acceleration"]))
+    config.check_joint_lists(RobotModel.load("dual_panda").joint_names)
+
+
+def test_tip_fields_round_trip_between_program_and_messages(robot, start_q):
+    """motion_move_msgs (what a client sends) and program_from_goal (what the node reads) are inverse on every tip
+    field: a one-tip move, a bimanual MoveC with a via per tip, a carried move; the grasp comes in the robot's tip
+    order whatever order the goal names the tips in."""
+    left, right = robot.fk(start_q, LEFT), robot.fk(start_q, RIGHT)
+    up = np.array([0.0, 0.0, 0.05])
+    moves = (Move(MoveKind.LINEAR, pose=pin.SE3(right.rotation, right.translation + up), tip=RIGHT, speed=0.1),
+             Move(MoveKind.CIRCULAR, targets=(TipTarget(LEFT, left, left.translation + [0.02, 0, 0.02]),
+                                              TipTarget(RIGHT, right, right.translation + [0.02, 0, 0.02]))),
+             Move(MoveKind.LINEAR, pose=pin.SE3(np.eye(3), np.array([0.5, 0.0, 0.45])), carried=True))
+    grasp = take_grasp([left, right])[1]
+    goal = Goal(program=motion_move_msgs(MotionProgram(moves), robot), grasp_tips=[RIGHT, LEFT],
+                grasp_object_to_tip=[pose_msg(grasp.object_T_tips[1]), pose_msg(grasp.object_T_tips[0])])
+    program = program_from_goal(robot, start_q, goal, None, PathConfig())
+    for sent, read in zip(moves, program.moves):
+        assert (read.kind, read.tip, read.carried, read.speed) == (sent.kind, sent.tip, sent.carried, sent.speed)
+        assert (read.pose is None) == (sent.pose is None) and (read.via is None) == (sent.via is None)
+        if sent.pose is not None:
+            assert np.allclose(read.pose.homogeneous, sent.pose.homogeneous, atol=1e-12)
+        assert [t.tip for t in read.targets] == [t.tip for t in sent.targets]
+        for a, b in zip(read.targets, sent.targets):
+            assert np.allclose(a.pose.homogeneous, b.pose.homogeneous, atol=1e-12)
+            np.testing.assert_allclose(a.via, b.via, atol=1e-12)
+    for got, want in zip(program.grasp.object_T_tips, grasp.object_T_tips):
+        assert np.allclose(got.homogeneous, want.homogeneous, atol=1e-12)
+    one_tip = Goal(program=[MotionMove(type=MotionMove.MOVE_L, pose=stamped(right))])
+    assert program_from_goal(robot, start_q, one_tip, None, PathConfig()).grasp is None
+    for tips, words in (([LEFT, "middle"], "'middle' is not one of"), ([LEFT, LEFT], "name each of the robot's")):
+        bad = Goal(program=[], grasp_tips=tips, grasp_object_to_tip=[pose_msg(left)] * 2)
+        with pytest.raises(PathInputError, match=words):
+            program_from_goal(robot, start_q, bad, None, PathConfig())
