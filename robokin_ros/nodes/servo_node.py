@@ -7,6 +7,15 @@ Interfaces (MoveIt Servo names where it has them):
                         (topic: joint_command_in_topic)
     ~/pose_target_cmds  geometry_msgs/PoseStamped in: the tip frame's target in any model or TF frame; one message
                         is enough, a stamped stream is followed with feed-forward (topic: pose_command_in_topic)
+    Robots with several tips (tip_frames; ros/servo_tips.py names the topics), by the dynamic parameter tips.mode:
+    ~/<tip>/delta_twist_cmds  TwistStamped in: that tip's twist (independent: in its header frame; relative: the
+                        moving tip's twist in the reference tip's axes, the reference tip's own in its header frame;
+                        coordinated: refused, the held object takes no tip's twist)
+    ~/<tip>/pose_target_cmds  PoseStamped in: that tip's pose target (independent mode; the other tips hold)
+    ~/delta_twist_cmds and ~/pose_target_cmds keep their meaning for the first tip (tip_frames[0]); in coordinated
+                        mode ~/delta_twist_cmds is the held object's twist (object frame: the tips' centroid with
+                        the base axes, taken when the mode starts; header.frame_id gives the twist's axes).
+                        ~/delta_joint_cmds jogs any joint of either arm by name
     ~/separation_distance  std_msgs/Float64 in: a person's distance [m] (used when separation.enabled)
     ~/wrench            geometry_msgs/WrenchStamped in: the tool force/torque sensor (header.frame_id = its frame)
     ~/scene_objects     robokin_interfaces/SceneObject in: add, move or remove a collision scene object (pose in any
@@ -63,7 +72,7 @@ from robokin_ros.core.servo.status_report import StatusReporter
 from robokin_ros.core.servo.tick_clock import TickStamps, TickWatchdog
 from robokin_ros.core.servo.types import JointMeasurement, ServoOutput
 from robokin_ros.core.stamp_order import StampOrder
-from robokin_ros.ros.collision_markers import collision_markers
+from robokin_ros.ros.collision_markers import collision_markers, tip_markers
 from robokin_ros.ros.conversions import (
     concerns_chain,
     float64_array_msg,
@@ -74,6 +83,7 @@ from robokin_ros.ros.conversions import (
     status_msg,
     time_msg,
     time_nanoseconds,
+    TipsStatus,
     trajectory_msg,
     twist_command_from_msg,
     wrench_from_msg,
@@ -82,6 +92,7 @@ from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.rclpy_compat import events_executor
 from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, receive_time, run_node
 from robokin_ros.ros.serialized_trajectory import SerializedTrajectory
+from robokin_ros.ros.servo_tips import TipsOfLinks, limiting_tips, tip_topics
 from robokin_ros.ros.tf_frames import TfFrames
 from robokin_ros.ros.tick_inboxes import PolledSubscription, SceneInbox
 
@@ -118,6 +129,7 @@ class ServoNode(RobokinNode):
         watch_config(self, lambda: self._config, self._apply_config)
         self._joint_state: JointMeasurement | None = None      # checked on arrival, applied at the next tick
         self._joint_state_rejection: str | None = None
+        self._measured_positions = None                         # the last joint state the servo took (markers)
         self._stamp_order = StampOrder()
         self._status = StatusReporter()
         self._stamps = TickStamps()
@@ -139,6 +151,18 @@ class ServoNode(RobokinNode):
                                                 LATEST_ONLY)
         self._distances = PolledSubscription(self, "separation", Float64, cfg.separation.distance_topic, LATEST_ONLY)
         self._wrenches = PolledSubscription(self, "wrench", WrenchStamped, cfg.wrench_topic, LATEST_ONLY)
+        # several tips: a twist and a pose topic per tip, taken by the tick like the standard ones
+        self._tip_inputs: list[tuple[str, PolledSubscription, PolledSubscription]] = []
+        self._tips_of_links: TipsOfLinks | None = None
+        if len(robot.tip_frames) > 1:
+            for i, (tip, (twist_topic, pose_topic)) in enumerate(tip_topics(robot.tip_frames).items()):
+                self._tip_inputs.append((tip, PolledSubscription(self, f"tip{i}_commands", TwistStamped, twist_topic,
+                                                                 LATEST_ONLY),
+                                         PolledSubscription(self, f"tip{i}_pose_commands", PoseStamped, pose_topic,
+                                                            LATEST_ONLY)))
+            guard = self._servo.collision_guard
+            if guard is not None:
+                self._tips_of_links = TipsOfLinks(robot, guard.checker.geometry.geometry_model.geometryObjects)
         # several publishers may share the joint-state topic (arm driver, gripper): with a queue of one a gripper's
         # message could evict the arm's before it is taken, so every message is looked at
         self.create_subscription(JointState, cfg.joint_topic, self._on_joint_state, QUEUE_DEPTH)
@@ -168,7 +192,10 @@ class ServoNode(RobokinNode):
             else:
                 self.get_logger().warning(f"process: {sentence}")
         self._timer = self.create_timer(cfg.publish_period, self._tick)
-        self.get_logger().info(f"servo for {robot.name}: {robot.base_frame} -> {robot.tip_frame}, joints "
+        tips = robot.tip_frame if len(robot.tip_frames) == 1 else \
+            f"{list(robot.tip_frames)} (tips.mode {cfg.tips.mode}; per-tip topics " \
+            f"{[sub.topic for _, *subs in self._tip_inputs for sub in subs]})"
+        self.get_logger().info(f"servo for {robot.name}: {robot.base_frame} -> {tips}, joints "
                                f"{list(self._joint_names)}, {cfg.rate_hz:.0f} Hz, output "
                                f"{cfg.command_out_type} on {self._command_pub.topic_name}")
 
@@ -212,7 +239,8 @@ class ServoNode(RobokinNode):
         # rclpy's context shutdown also destroys a node whose __init__ raised, before _tf_frames existed
         for side in (getattr(self, "_tf_frames", None), getattr(self, "_twists", None),
                      getattr(self, "_joint_jogs", None), getattr(self, "_pose_targets", None),
-                     getattr(self, "_distances", None), getattr(self, "_wrenches", None)):
+                     getattr(self, "_distances", None), getattr(self, "_wrenches", None),
+                     *(sub for _, *subs in getattr(self, "_tip_inputs", ()) for sub in subs)):
             if side is not None:
                 side.close()
         super().destroy_node()
@@ -225,7 +253,8 @@ class ServoNode(RobokinNode):
             response.message = "servo paused: commands are ignored until resumed"
         else:
             self._servo.resume()
-            for commands in (self._twists, self._joint_jogs, self._pose_targets):
+            for commands in (self._twists, self._joint_jogs, self._pose_targets,
+                             *(sub for _, *subs in self._tip_inputs for sub in subs)):
                 commands.drop_pending()     # a command that arrived while paused must not move the arm now
             response.message = "servo resumed from the measured joint state"
         response.success = True
@@ -326,6 +355,7 @@ class ServoNode(RobokinNode):
             measurement, self._joint_state = self._joint_state, None
             try:
                 self._servo.set_measurement(measurement)
+                self._measured_positions = measurement.positions
             except RobokinError as err:
                 self._reject(ServoStatus.JOINT_STATE_MISSING, f"joint state rejected: {err}", now)
         self._take_sensors(now)
@@ -334,6 +364,11 @@ class ServoNode(RobokinNode):
         self._take_command(self._twists, CommandType.TWIST, now, self._apply_twist)
         self._take_command(self._joint_jogs, CommandType.JOINT_JOG, now, self._apply_joint_jog)
         self._take_command(self._pose_targets, CommandType.POSE, now, self._apply_pose_target)
+        for tip, twists, poses in self._tip_inputs:
+            self._take_command(twists, CommandType.TWIST, now,
+                               lambda msg, received_at, tip=tip: self._apply_twist(msg, received_at, tip))
+            self._take_command(poses, CommandType.POSE, now,
+                               lambda msg, received_at, tip=tip: self._apply_pose_target(msg, received_at, tip))
 
     def _take_scene_change(self, now: float) -> None:
         guard = self._servo.collision_guard
@@ -363,8 +398,15 @@ class ServoNode(RobokinNode):
         if collision is None:
             return
         warning = 2.0 * self._config.collision.min_allowable_collision_distance
-        self._marker_pub.publish(collision_markers(collision.clearance, collision.checker.objects, warning,
-                                                   self._robot.base_frame, self.get_clock().now().to_msg()))
+        stamp = self.get_clock().now().to_msg()
+        markers = collision_markers(collision.clearance, collision.checker.objects, warning, self._robot.base_frame,
+                                    stamp)
+        if self._tip_inputs:          # several tips: each named at its pose (the commanded state's)
+            robot, positions = self._robot, self._measured_positions
+            if positions is not None:
+                markers.markers += tip_markers([(tip, robot.fk(positions, tip)) for tip in robot.tip_frames],
+                                               robot.base_frame, stamp)
+        self._marker_pub.publish(markers)
 
     def _take_sensors(self, now: float) -> None:
         distance = self._distances.take_newest()
@@ -392,16 +434,16 @@ class ServoNode(RobokinNode):
         except RobokinError as err:
             self._reject(ServoStatus.INVALID_COMMAND, f"{ServoStatus.INVALID_COMMAND.sentence}: {err}", now)
 
-    def _apply_twist(self, msg: TwistStamped, received_at: float) -> None:
-        command = twist_command_from_msg(msg, received_at)
+    def _apply_twist(self, msg: TwistStamped, received_at: float, tip: str = "") -> None:
+        command = twist_command_from_msg(msg, received_at, tip)
         # a frame outside the model is looked up in TF (never blocks: "waiting for TF" until it arrives)
         self._servo.set_command(command, self._tf_frames.pose_if_external(command.frame))
 
     def _apply_joint_jog(self, msg: JointJog, received_at: float) -> None:
         self._servo.set_joint_command(joint_jog_command_from_msg(msg, received_at))
 
-    def _apply_pose_target(self, msg: PoseStamped, received_at: float) -> None:
-        target = pose_target_from_msg(msg, received_at)
+    def _apply_pose_target(self, msg: PoseStamped, received_at: float, tip: str = "") -> None:
+        target = pose_target_from_msg(msg, received_at, tip)
         self._servo.set_pose_target(target, self._tf_frames.pose_if_external(target.frame))
 
     def _admit(self, kind: CommandType, now: float) -> bool:
@@ -446,15 +488,32 @@ class ServoNode(RobokinNode):
         report = self._status.report(output, now, self._config.status_period)
         if report is None:
             return
+        message, tips = report.message, None
+        if self._tip_inputs:
+            message, tips = self._tips_status(report.code, message)
         if report.changed:
-            text = f"status {report.code.name}: {report.message}"
+            text = f"status {report.code.name}: {message}"
             log = self._log.info if report.code.routine else self._log.warning
             log(f"status {report.code.name}", text)
-        self._moveit_status_pub.publish(moveit_status_msg(report.code.moveit_code, report.message))
-        self._status_pub.publish(status_msg(report.code, report.message, output.locked_joints, output.sigma_min,
+        self._moveit_status_pub.publish(moveit_status_msg(report.code.moveit_code, message))
+        self._status_pub.publish(status_msg(report.code, message, output.locked_joints, output.sigma_min,
                                             output.condition_number, output.velocity_scale,
                                             self.get_clock().now().to_msg(), self._robot.base_frame,
-                                            self._watchdog.figures(now)))
+                                            self._watchdog.figures(now), tips))
+
+    def _tips_status(self, code: ServoStatus, message: str) -> tuple[str, TipsStatus]:
+        """Several tips: the status fields naming the tips, and the sentence naming the arms of a collision pair."""
+        report = self._servo.tips_report
+        collision = self._servo.collision_guard
+        clearance = collision.clearance if collision is not None else None
+        pair = clearance.names if clearance is not None else None
+        limiting = limiting_tips(code, report, pair, self._tips_of_links)
+        if code in (ServoStatus.DECELERATE_FOR_COLLISION, ServoStatus.HALT_FOR_COLLISION) and pair is not None:
+            arms = [" and ".join(self._tips_of_links(name)) or "fixed" for name in pair] \
+                if self._tips_of_links is not None else []
+            if len(arms) == 2 and arms[0] != arms[1]:
+                message = f"{message} (arm against arm: {arms[0]} vs {arms[1]})"
+        return message, TipsStatus(report.mode, report.moving, limiting)
 
 
 def main(args: list[str] | None = None) -> int:

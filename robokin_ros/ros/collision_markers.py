@@ -1,10 +1,14 @@
 """The servo's collision picture as visualization_msgs/MarkerArray (for RViz): the nearest pair's witness points
-joined by a line with its distance, and the scene objects."""
+joined by a line with its distance, and the scene objects; on a robot with several tips, each tip's axes and name
+(`tip_markers`), so the pair's text reads against the hands it names."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
+import pinocchio as pin
 from geometry_msgs.msg import Point
+from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from robokin_ros.core.collision.clearance import Clearance
@@ -12,6 +16,8 @@ from robokin_ros.core.collision.scene import SceneObject
 
 NAMESPACE = "robokin_collision"
 SCENE_NAMESPACE = "robokin_scene"
+TIPS_NAMESPACE = "robokin_tips"
+TIP_AXIS_LENGTH = 0.08          # [m]
 _PRIMITIVES = {"box": Marker.CUBE, "sphere": Marker.SPHERE, "cylinder": Marker.CYLINDER}
 NEAR = (1.0, 0.2, 0.1)          # colour of a pair within the warning distance
 CLEAR = (0.2, 0.8, 0.3)
@@ -52,6 +58,26 @@ def collision_markers(clearance: Clearance | None, objects: tuple[SceneObject, .
         m.text = obj.id
         markers.append(m)
     return MarkerArray(markers=markers)
+
+
+def tip_markers(tips: Sequence[tuple[str, pin.SE3]], frame_id: str, stamp) -> list[Marker]:
+    """Per tip (name, base_T_tip): its x, y, z axes (red, green, blue lines) and its name above it, in `frame_id`.
+    Appended after `collision_markers`' DELETEALL of its own namespaces, so a DELETEALL of this one leads them."""
+    markers = [Marker(action=Marker.DELETEALL, ns=TIPS_NAMESPACE)]
+    for index, (name, pose) in enumerate(tips):
+        origin = pose.translation
+        axes = _marker(TIPS_NAMESPACE, 2 * index + 1, Marker.LINE_LIST, frame_id, stamp, (1.0, 1.0, 1.0))
+        axes.scale.x = 0.005
+        for column, rgb in enumerate(((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))):
+            axes.points += [_point(origin), _point(origin + TIP_AXIS_LENGTH * pose.rotation[:, column])]
+            axes.colors += [ColorRGBA(r=rgb[0], g=rgb[1], b=rgb[2], a=1.0)] * 2
+        label = _marker(TIPS_NAMESPACE, 2 * index + 2, Marker.TEXT_VIEW_FACING, frame_id, stamp, (1.0, 1.0, 1.0))
+        label.pose.position = _point(origin)
+        label.pose.position.z += 0.05
+        label.scale.z = 0.025
+        label.text = name
+        markers += [axes, label]
+    return markers
 
 
 def _marker(ns: str, marker_id: int, kind: int, frame_id: str, stamp, rgb, alpha: float = 1.0) -> Marker:

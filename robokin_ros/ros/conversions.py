@@ -8,6 +8,7 @@ from __future__ import annotations
 import array
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -114,12 +115,13 @@ def joint_state_msg(joint_names: Sequence[str], positions: np.ndarray, velocitie
 
 
 # ---- TwistStamped <-> TwistCommand ----------------------------------------------------------------
-def twist_command_from_msg(msg: TwistStamped, received_at: float) -> TwistCommand:
-    """TwistStamped -> TwistCommand; `header.frame_id` is the command frame ("" = base). Not validated here:
-    `Servo.set_command` checks values and frame."""
+def twist_command_from_msg(msg: TwistStamped, received_at: float, tip: str = "") -> TwistCommand:
+    """TwistStamped -> TwistCommand; `header.frame_id` is the command frame ("" = base); `tip`: the tip it moves on
+    a robot with several ("" = the first, or the held object). Not validated here: `Servo.set_command` checks values,
+    frame and tip."""
     linear, angular = msg.twist.linear, msg.twist.angular
     return TwistCommand(np.array((linear.x, linear.y, linear.z)), np.array((angular.x, angular.y, angular.z)),
-                        msg.header.frame_id, received_at)
+                        msg.header.frame_id, received_at, tip)
 
 
 def joint_jog_command_from_msg(msg: JointJog, received_at: float) -> JointJogCommand:
@@ -129,13 +131,14 @@ def joint_jog_command_from_msg(msg: JointJog, received_at: float) -> JointJogCom
                            float(msg.duration), received_at)
 
 
-def pose_target_from_msg(msg: PoseStamped, received_at: float) -> PoseTarget:
+def pose_target_from_msg(msg: PoseStamped, received_at: float, tip: str = "") -> PoseTarget:
     """PoseStamped -> PoseTarget; `header.frame_id` is the target's frame ("" = base), `header.stamp` times a
-    target stream (zero = unstamped). Not validated here: `Servo.set_pose_target` checks values and frame."""
+    target stream (zero = unstamped); `tip`: the tip it moves ("" = the first). Not validated here:
+    `Servo.set_pose_target` checks values, frame and tip."""
     p, o = msg.pose.position, msg.pose.orientation
     stamp = time_nanoseconds(msg.header.stamp)
     return PoseTarget(np.array((p.x, p.y, p.z)), np.array((o.x, o.y, o.z, o.w)), msg.header.frame_id, stamp,
-                      received_at)
+                      received_at, tip)
 
 
 def wrench_from_msg(msg: WrenchStamped) -> tuple[np.ndarray, str]:
@@ -255,10 +258,20 @@ def transform_msg(parent: str, child: str, parent_T_child: pin.SE3, stamp: Time)
 
 
 # ---- ServoStatus message ---------------------------------------------------------------------------
+class TipsStatus(NamedTuple):
+    """The several-tips fields of robokin_interfaces/ServoStatus (see the message's comments)."""
+
+    mode: str
+    moving: tuple[str, ...]
+    limiting: tuple[str, ...]
+
+
 def status_msg(code: ServoStatus, message: str, locked_joints: Sequence[str] = (), sigma_min: float = np.nan,
                condition_number: float = np.nan, velocity_scale: float = 1.0, stamp: Time | None = None,
-               frame_id: str = "", watchdog: WatchdogFigures | None = None) -> ServoStatusMsg:
-    """Status fields -> robokin_interfaces/ServoStatus (header: `stamp`, `frame_id` = the base frame)."""
+               frame_id: str = "", watchdog: WatchdogFigures | None = None,
+               tips: TipsStatus | None = None) -> ServoStatusMsg:
+    """Status fields -> robokin_interfaces/ServoStatus (header: `stamp`, `frame_id` = the base frame; `tips`: the
+    several-tips fields, left empty without)."""
     msg = ServoStatusMsg(code=int(code), message=message, locked_joints=list(locked_joints),
                          sigma_min=float(sigma_min), condition_number=float(condition_number),
                          velocity_scale=float(velocity_scale))
@@ -266,6 +279,8 @@ def status_msg(code: ServoStatus, message: str, locked_joints: Sequence[str] = (
         msg.worst_tick_lateness = float(watchdog.worst_lateness)
         msg.ticks_last_second = int(watchdog.ticks_last_second)
         msg.late_ticks, msg.overruns = int(watchdog.late_ticks), int(watchdog.overruns)
+    if tips is not None:
+        msg.tips_mode, msg.moving_tips, msg.limiting_tips = tips.mode, list(tips.moving), list(tips.limiting)
     if stamp is not None:
         msg.header.stamp = stamp
     msg.header.frame_id = frame_id
