@@ -122,3 +122,18 @@ def test_08_toolbox_dh_fk_every_ik_branch_and_statics_agree_with_pinocchio():
     assert worst <= 1e-9 and seed <= 1e-9
     assert numbers(rf"the batched FK vs Pinocchio's on 200 samples: max difference {NUMBER} m", out)[0] <= 1e-12
     assert numbers(rf"Pinocchio's rnea with the push applied differs by {NUMBER} N m", out)[0] <= 1e-9
+
+
+def test_09_two_arms_carry_the_box_with_the_grasp_held():
+    out = run("09_two_arms.py")
+    assert "carried square: SUCCESS" in out
+    position, angle, off_plane, span_x, span_z = numbers(
+        rf"relative pose held within {NUMBER} mm / {NUMBER} mrad; the box stays in its plane within {NUMBER} mm; "
+        rf"it spans {NUMBER} mm x {NUMBER} mm", out)
+    assert position <= 0.1 and angle <= 1.0 and off_plane <= 0.1          # issue 26: 0.1 mm (and ~1 mrad)
+    assert abs(span_x - 200.0) <= 0.2 and abs(span_z - 200.0) <= 0.2
+    moved, across, speed, held_mm, held_mrad = numbers(
+        rf"the box moved {NUMBER} mm along x \({NUMBER} mm across\) for {NUMBER} mm/s over 1 s; relative pose held "
+        rf"within {NUMBER} mm / {NUMBER} mrad", out)
+    assert abs(moved - speed * 1.0) <= 1.0 and across <= 0.1
+    assert held_mm <= 0.1 and held_mrad <= 1.0
