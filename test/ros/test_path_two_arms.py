@@ -7,13 +7,14 @@ it (quintic between the points, 1 kHz); never the plan's own deviation numbers. 
 to the module's start with a joint-space MOVE_J, so they do not depend on their order.
 """
 import math
+import os
 
 import numpy as np
 import pinocchio as pin
 import pytest
 from geometry_msgs.msg import PoseStamped
 from node_process import PACKAGE_DIR, Process
-from path_graph import ACTION, READY_TIMEOUT, send, wait_still
+from path_graph import ACTION, READY_TIMEOUT, PathGraph, send, wait_still
 
 import rclpy
 from rclpy.action import ActionClient
@@ -31,7 +32,6 @@ from robokin_ros.core.ik.pose_ik import solve_pose
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.deviation import controller_positions
 from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind, TipTarget
-from robokin_ros.core.program.planner import MotionPlanner
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.tips.held_object import relative_pose_error, take_grasp
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
@@ -270,13 +270,30 @@ def test_bad_tip_input_is_an_invalid_goal_with_a_reason_and_the_node_runs_on(arm
     assert plan_only.error_code == Result.SUCCESS, plan_only.message
 
 
-def test_carried_on_a_one_tip_robot_is_refused_naming_the_move():
-    panda = RobotModel.load("panda")
-    q = panda.home()
-    goal = Goal(program=[MotionMove(type=MotionMove.MOVE_L, pose=stamped(panda.fk(q), ""), carried=True)])
-    program = program_from_goal(panda, q, goal, None, PathConfig())
-    with pytest.raises(PathInputError, match="carried-object move needs a robot with several tips"):
-        MotionPlanner(panda, PathConfig()).plan(program, q)
+def test_carried_on_a_one_tip_robot_is_an_invalid_goal_and_single_arm_goals_run_on(tmp_path, monkeypatch):
+    """path_ik_node on the Panda (config/panda_path_ik.yaml): a carried move or a bimanual move is refused with the
+    reason, a move naming the Panda's own tip plans as the move without it, and the node runs on. Its processes
+    and client run in another ROS domain than the module's two-arm graph (same node and topic names)."""
+    monkeypatch.setenv("ROS_DOMAIN_ID", str((int(os.environ.get("ROS_DOMAIN_ID", "0")) + 50) % 100 + 1))
+    graph = PathGraph(tmp_path, "one_tip_client")
+    try:
+        graph.wait_ready()
+        panda = RobotModel.load("panda")
+        q = np.array(positions(panda, graph.states[-1]))
+        target = stamped(pin.SE3(panda.fk(q).rotation, panda.fk(q).translation + [0.0, 0.0, 0.03]), "")
+        carried = send(graph, Goal(program=[MotionMove(type=MotionMove.MOVE_L, pose=target, carried=True)]))
+        assert carried.error_code == Result.INVALID_GOAL
+        assert "carried-object move needs a robot with several tips" in carried.message, carried.message
+        bimanual = send(graph, Goal(program=[MotionMove(type=MotionMove.MOVE_L, target_tips=["panda_hand_tcp"],
+                                                        target_poses=[target])]))
+        assert bimanual.error_code == Result.INVALID_GOAL and "needs a robot with several tips" in bimanual.message
+        plain, named = (send(graph, Goal(program=[MotionMove(type=MotionMove.MOVE_L, pose=target, **tip)],
+                                         plan_only=True)) for tip in ({}, {"tip": "panda_hand_tcp"}))
+        assert plain.error_code == named.error_code == Result.SUCCESS, (plain.message, named.message)
+        assert [p.positions for p in plain.trajectory.points] == [p.positions for p in named.trajectory.points]
+        assert list(plain.tip_names) == [] and math.isnan(plain.relative_position_deviation)
+    finally:
+        graph.close()
 
 
 def test_path_ik_launch_on_dual_panda_takes_the_two_arm_file_and_gives_the_sim_both_tips():
