@@ -2,9 +2,12 @@
 rectangle and a pick-and-place motion program (exact stops, then zones) through the path action, then drives
 the arm with a scripted twist sequence, and prints a report
 (tracking error, status transitions, locked joints, time to stop) plus a PNG plot.
+Then a second launch on two Pandas (demo/two_arms.py): both hands carry a box through a 20 cm square, then move it
+with the servo in coordinated mode; its report follows, its plot is two_arms.png.
 
-    robokin_demo                 # start the node graph itself (what scripts/demo.sh runs)
-    robokin_demo --attach        # drive nodes that are already running (demo.launch.py)
+    robokin_demo                 # start the node graphs itself (what scripts/demo.sh runs)
+    robokin_demo --attach        # drive nodes that are already running (demo.launch.py): the Panda only
+    robokin_demo --skip-two-arms # the Panda only
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from robokin_ros.demo.report import (
     write_plot,
 )
 from robokin_ros.demo.script import SCALE_LINEAR, SCALE_ROTATIONAL, SILENCE, Recording, demo_phases, time_to_stop
+from robokin_ros.demo.two_arms import run_two_arms
 from robokin_ros.share_files import config_file
 
 ROBOT = "panda"
@@ -101,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--attach", action="store_true", help="drive already running nodes (demo.launch.py)")
     parser.add_argument("--out", type=Path, default=Path("out/demo"), help="folder for the plot and node logs")
+    parser.add_argument("--skip-two-arms", action="store_true",
+                        help="leave out the second launch on two Pandas (always left out with --attach)")
     args, _ros_args = parser.parse_known_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)      # --attach starts no graph, whose log folder made it before
     robot = RobotModel.from_name(ROBOT)
@@ -115,7 +121,17 @@ def main(argv: list[str] | None = None) -> int:
         driver = make_driver(robot, recording)
         executor = SingleThreadedExecutor()
         executor.add_node(driver)
-        return _run(executor, driver, robot, recording, graph, args.out)
+        code = _run(executor, driver, robot, recording, graph, args.out)
+        if args.attach or args.skip_two_arms:
+            if args.attach:
+                print("\nrobokin_demo --attach drives the Panda it was given; the two-arm phase (a launch of its "
+                      "own) runs in robokin_demo without --attach")
+            return code
+        # the Panda's nodes go before the two arms' come: they share the topic and action names
+        executor.remove_node(driver)
+        driver.destroy_node()
+        graph.stop()
+        return run_two_arms(executor, args.out) or code
     except (RuntimeError, KeyboardInterrupt) as err:
         print(f"robokin_demo: {err}", file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ LAG_S = 0.005           # [s] how long the arm lags the command: a phase's sampl
 END_WINDOW_S = 0.05     # [s] half-width of the window the capability takes the end-of-phase pose from
 
 
-def _status_name(code: int) -> str:
+def status_name(code: int) -> str:
     """The ServoStatus name of a code, or the number when the code is unknown."""
     return ServoStatus(code).name if code in ServoStatus._value2member_map_ else str(code)
 
@@ -35,7 +35,7 @@ def analyse_phase(robot: RobotModel, recording: Recording, phase: Phase, start: 
         commanded, measured = np.array(phase.linear) * scale_linear, lin
     errors = np.linalg.norm(measured[steady] - commanded, axis=1) if steady.any() else np.array([np.nan])
     statuses = [s for s in recording.status if start <= s.time <= end]
-    names = tuple(dict.fromkeys(_status_name(s.code) for s in statuses))
+    names = tuple(dict.fromkeys(status_name(s.code) for s in statuses))
     locked = tuple(dict.fromkeys(j for s in statuses for j in s.locked_joints))
     sigma = min((s.sigma_min for s in statuses), default=np.nan)
     # rotations: origin travel after the RAMP_S transition (the previous phase's tail is not this phase's
@@ -67,7 +67,7 @@ def status_transitions(recording: Recording, t0: float) -> list[str]:
     for sample in recording.status:
         key = (sample.code, sample.locked_joints)
         if key != last:
-            lines.append(f"t={sample.time - t0:6.2f} s  {_status_name(sample.code):<40s} {sample.message}")
+            lines.append(f"t={sample.time - t0:6.2f} s  {status_name(sample.code):<40s} {sample.message}")
             last = key
     return lines
 
