@@ -32,6 +32,8 @@ from robokin_ros.core.collision.clearance import ClearanceChecker
 from robokin_ros.core.collision.geometry import build_robot_geometry
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.status import ServoStatus
+from robokin_ros.launch_sim_start import sim_section, with_sim_section
+from robokin_ros.launch_support import arm_nodes, parameter_files
 from robokin_ros.nodes.servo_node import ServoNode
 from robokin_ros.ros.servo_tips import tip_token, tip_topics
 
@@ -301,3 +303,29 @@ def test_arm_against_arm_the_hands_slow_and_halt_at_the_minimum_distance_and_the
     assert all(set(s.limiting_tips) == {LEFT, RIGHT} for s in halted), [s.limiting_tips for s in halted]
     assert all("arm against arm" in s.message and LEFT in s.message and RIGHT in s.message for s in halted), \
         halted[0].message
+
+
+# ---- launch -----------------------------------------------------------------------------------------------------
+def test_servo_launch_on_dual_panda_takes_the_two_arm_file_and_starts_the_sim_around_the_box(dual):
+    """`ros2 launch robokin_ros servo.launch.py robot:=dual_panda sim:=true` (its nodes as launch/servo.launch.py makes
+    them: arm_nodes through with_sim_section): servo_node reads
+    config/dual_panda_servo.yaml (both tips, one acceleration per joint of both arms); sim_robot gets both tips and
+    the file's start configuration, the launch's own settings after it (they win); a one-arm file adds nothing."""
+    arguments = {"robot": "dual_panda", "sim": "true"}
+
+    def value(name: str) -> str:
+        return arguments.get(name, "")
+
+    files = parameter_files(value, "servo")
+    nodes, effective = arm_nodes(with_sim_section(lambda **kw: kw, files), value, "servo_node", "servo")
+    assert nodes[0]["parameters"][0].endswith("dual_panda_servo.yaml")
+    assert list(effective["tip_frames"]) == [LEFT, RIGHT] and len(effective["max_joint_acceleration"]) == dual.n
+    start, *_, sim_overrides = nodes[1]["parameters"]
+    assert len(start["initial_positions"]) == dual.n
+    assert list(sim_overrides["tip_frames"]) == [LEFT, RIGHT] and sim_overrides["robot"] == "dual_panda"
+    # the start holds the hands 0.3 m apart, facing each other
+    q = np.array(start["initial_positions"])
+    left, right = dual.fk(q, LEFT), dual.fk(q, RIGHT)
+    assert np.linalg.norm(left.translation - right.translation) == pytest.approx(0.3, abs=1e-4)
+    assert left.rotation[:, 2] @ right.rotation[:, 2] == pytest.approx(-1.0, abs=1e-6)
+    assert sim_section([str(PACKAGE_DIR / "config" / "panda_servo.yaml")]) == {}
