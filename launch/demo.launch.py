@@ -32,7 +32,8 @@ FIXED = {"robot": ROBOT, "xacro_args": "", "base_frame": "", "tip_frame": "", "p
 DEMO_NAMES = ("/joint_states", "/joint_trajectory_controller/joint_trajectory", "/sim_robot/rejected",
               "/servo_node/delta_twist_cmds", "/servo_node/delta_joint_cmds", "/servo_node/pose_target_cmds",
               "/servo_node/wrench", "/servo_node/enable_hand_guiding", "/servo_node/scene_objects",
-              "/servo_node/robokin_status", "/path_ik_node/execute_cartesian_path")
+              "/servo_node/robokin_status", "/path_ik_node/execute_cartesian_path",
+              "/servo_node/set_parameters")     # the two-arm phase's mode switch (that phase never runs --attach)
 
 
 def _nodes(context):
