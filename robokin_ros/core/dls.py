@@ -385,3 +385,122 @@ def bounded_dls_fast_into(A, b, z, dq_lo, dq_hi, sigma_threshold, max_damping, d
             break
     _clip_into_bounds(dq_out, dq_lo, dq_hi)
     return s_min0
+
+
+# ---- two priority levels (a held object: the grasp rows first, the object's in their null space) --------------
+@njit(cache=True)
+def prioritized_scratch_size(n, rows):
+    """Length of the float64 scratch vector of `prioritized_dls_into` for n joints and `rows` task rows: the
+    `bounded_dls_into` layout, then the secondary rows projected into the primary's null space (rows n), the
+    primary velocity and the secondary null-space part (2 n), the secondary's remaining task (rows), and a second
+    set of eigen buffers (2 rows^2 + 6 rows)."""
+    rows = max(rows, 6)
+    return scratch_size(n, rows) + rows * n + 2 * n + rows + 2 * rows * rows + 6 * rows
+
+
+@njit(cache=True)
+def _project_rows_into(W1, U1, e1, rank_tol, W2, P, t, c):
+    """P = W2 N1, with N1 = I - W1^T (W1 W1^T)^+ W1 the orthogonal projector onto W1's null space, from the
+    eigen-decomposition (U1, e1) of W1 W1^T (eigenvalues at or below rank_tol dropped, as `_solve_pass` does).
+    t, c: (p,) scratch."""
+    p, n = W1.shape
+    for i in range(W2.shape[0]):
+        for k in range(p):                                  # t = W1 w_i
+            acc = 0.0
+            for j in range(n):
+                acc += W1[k, j] * W2[i, j]
+            t[k] = acc
+        for k in range(p):                                  # c = diag(1/e) U1^T t
+            acc = 0.0
+            for q in range(p):
+                acc += U1[q, k] * t[q]
+            c[k] = acc / e1[k] if e1[k] > rank_tol else 0.0
+        for k in range(p):                                  # t = U1 c
+            acc = 0.0
+            for q in range(p):
+                acc += U1[k, q] * c[q]
+            t[k] = acc
+        for j in range(n):
+            acc = W2[i, j]
+            for k in range(p):
+                acc -= W1[k, j] * t[k]
+            P[i, j] = acc
+
+
+@njit(cache=True)
+def _prioritized_pass(W, r, p, z, sigma_threshold, max_damping, out, nz1, G, U, v6, P, dq1, nz2, r2, G2, U2, v62):
+    """One two-level pass on the working Jacobian W (m, n): rows [0, p) first (damped only by their own
+    sigma_min), rows [p, m) projected into their null space (P = W2 N1, damped by sigma_min(P)), the null-space
+    term z last (in the null space of both, faded by each level's damping). out = the whole velocity.
+    Returns (s_min, s_max, lambda): the smaller sigma_min, the larger sigma_max and lambda of the two levels."""
+    m, n = W.shape
+    W1, W2 = W[:p], W[p:]
+    # nz1 = fade1 * N1 z: the posture already in the primary's null space, handed down to the secondary level
+    s1, smax1, lam1 = _solve_pass(W1, r[:p], z, sigma_threshold, max_damping, dq1, nz1, G, U, v6)
+    e1 = v6[0]
+    e_max = 0.0
+    for i in range(p):
+        e_max = max(e_max, e1[i])
+    _project_rows_into(W1, U, e1, max(_RANK_RTOL * e_max, 1e-300), W2, P, v6[1], v6[2])
+    for i in range(m - p):                                  # the secondary rows' task left by the primary velocity
+        acc = r[p + i]
+        for j in range(n):
+            acc -= W2[i, j] * dq1[j]
+        r2[i] = acc
+    s2, smax2, lam2 = _solve_pass(P, r2, nz1, sigma_threshold, max_damping, out, nz2, G2, U2, v62)
+    for j in range(n):
+        out[j] += dq1[j] + nz2[j]
+    return min(s1, s2), max(smax1, smax2), max(lam1, lam2)
+
+
+@njit(cache=True)
+def prioritized_dls_into(A, b, primary, z, dq_lo, dq_hi, sigma_threshold, max_damping, dq_out, fixed_out, scratch):
+    """`bounded_dls_into` with two priority levels: the first `primary` rows of A (0 < primary < m) are solved
+    first, the other rows in their null space, z in the null space of both. Near a singularity of the secondary
+    rows their damping slows or deflects only their motion; the primary rows keep their velocity (unless they are
+    near a singularity themselves, where they are damped by their own sigma_min).
+
+    Bounds: the same active set as `bounded_dls_into` (a hierarchical bounded DLS): each pass solves both levels
+    on the free joints' columns; the joint that leaves its bound by the most is fixed there, its contribution
+    moved to the task side of both levels, and the pass repeated. When the stacked A is certified well
+    conditioned (sigma_min(A) >= sigma_threshold) both levels are undamped and the result equals the plain solve's
+    (the minimum-norm solution of the whole task), since sigma_min(A) <= sigma_min of each level.
+
+    scratch: >= prioritized_scratch_size(n, m). Returns DlsOutcome: sigma_min = the smaller of the two levels'
+    (sigma_min(A1), sigma_min(A2 N1)) in the first pass; condition_number = the larger sigma_max over that
+    sigma_min; damping = the larger lambda of the last pass.
+    """
+    m, n = A.shape
+    W, r, fixed_val, dq, nz, _, _, _ = _active_set_views(A, b, scratch)
+    rows, p, m2 = max(m, 6), primary, m - primary
+    at = rows * n + 3 * n                                   # the eigen buffers of the base layout, for level 1
+    G1 = scratch[at:at + p * p].reshape((p, p))
+    U1 = scratch[at + rows * rows:at + rows * rows + p * p].reshape((p, p))
+    at += 2 * rows * rows
+    v61 = scratch[at:at + 6 * p].reshape((6, p))            # (r follows at 6 m: p < m keeps them apart)
+    at = scratch_size(n, rows)                              # the additions, for level 2
+    P = scratch[at:at + m2 * n].reshape((m2, n))
+    at += rows * n
+    dq1, nz2 = scratch[at:at + n], scratch[at + n:at + 2 * n]
+    at += 2 * n
+    r2 = scratch[at:at + m2]
+    at += rows
+    G2 = scratch[at:at + m2 * m2].reshape((m2, m2))
+    U2 = scratch[at + rows * rows:at + rows * rows + m2 * m2].reshape((m2, m2))
+    at += 2 * rows * rows
+    v62 = scratch[at:at + 6 * m2].reshape((6, m2))
+    for j in range(n):
+        fixed_out[j] = 0
+    s_min0 = 0.0
+    cond0 = np.inf
+    lam = 0.0
+    for it in range(n + 1):
+        s_min, s_max, lam = _prioritized_pass(W, r, primary, z, sigma_threshold, max_damping, dq, nz, G1, U1, v61,
+                                              P, dq1, nz2, r2, G2, U2, v62)
+        if it == 0:
+            s_min0 = s_min
+            cond0 = s_max / s_min if s_min > 0.0 else np.inf
+        if not _fix_worst_violator(dq, dq_lo, dq_hi, W, r, fixed_out, fixed_val, dq_out):
+            break
+    _clip_into_bounds(dq_out, dq_lo, dq_hi)
+    return DlsOutcome(s_min0, cond0, lam)

@@ -60,6 +60,9 @@ class StackedTask(NamedTuple):
     jacobian_at: Callable[[np.ndarray], np.ndarray]     # positions (n,) -> (m, n): the singularity probes
     blocks: tuple[Block, ...]
     speed: float                                    # [m/s] the fastest commanded linear velocity of a block
+    # rows [0, primary_rows) are solved first and the others in their null space (`dls.prioritized_dls_into`): a
+    # held object's grasp rows; 0 = one damped solve of every row
+    primary_rows: int = 0
 
 
 class TipKinematics:
@@ -131,11 +134,13 @@ _ANGULAR_ROWS: dict[int, np.ndarray] = {}
 
 
 def stacked_task(kinematics: TipKinematics, blocks: tuple[Block, ...], velocities: Sequence[np.ndarray],
-                 jacobians: Sequence[np.ndarray], poses: Sequence[pin.SE3], speed: float) -> StackedTask:
+                 jacobians: Sequence[np.ndarray], poses: Sequence[pin.SE3], speed: float,
+                 primary_blocks: int = 0) -> StackedTask:
     """The task of `blocks` with their velocities (6,) each, from the tips' `jacobians` and `poses` at the current
-    positions; `speed`: the fastest commanded linear speed [m/s] of a block (feedback left out)."""
+    positions; `speed`: the fastest commanded linear speed [m/s] of a block (feedback left out); the first
+    `primary_blocks` blocks have priority over the others (StackedTask.primary_rows)."""
     def jacobian_at(positions: np.ndarray) -> np.ndarray:
         return stack_jacobian(blocks, *kinematics(positions))
 
     return StackedTask(stack_jacobian(blocks, jacobians, poses), np.concatenate(velocities),
-                       angular_rows(len(blocks)), jacobian_at, blocks, speed)
+                       angular_rows(len(blocks)), jacobian_at, blocks, speed, 6 * primary_blocks)

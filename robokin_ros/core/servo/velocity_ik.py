@@ -28,11 +28,18 @@ import numpy.typing as npt
 import pinocchio as pin
 from numba import njit
 
-from robokin_ros.core.dls import bounded_dls_fast_into, bounded_dls_into, scratch_size
+from robokin_ros.core.dls import (
+    bounded_dls_fast_into,
+    bounded_dls_into,
+    prioritized_dls_into,
+    prioritized_scratch_size,
+    scratch_size,
+)
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.limits import (
     LIMIT_ACCELERATION,
     LIMIT_ACCELERATION_CLIP,
+    LIMIT_POSITION_CLIP,
     LIMIT_VELOCITY,
     avoidance_zone_widths,
     halt_all_scale,
@@ -118,13 +125,68 @@ def _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, o
 
 
 @njit(cache=True)
-def _step_certified(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, out, halt_all):
+def _primary_in_window(A, primary, dq, scale, prev, vmax, amax, accel_dt, lo, hi, sigma, damping, out, scratch):
+    """Where the acceleration window clipped a prioritized velocity (`limits.limit_velocity` moves from `prev`
+    toward `scale * dq`, which keeps only what `prev` keeps), solve the change from `prev` again with both priority
+    levels inside the window: out = prev + d, rows [0, primary) of A d toward A (scale dq - prev) first, the rest in
+    their null space, each joint's d within its acceleration window, its velocity limit and its position bounds (a
+    bound that excludes d = 0 is met by the final clip, as in `limit_velocity`). The grasp rows then keep their
+    velocity while the other joints' windows allow it. scratch: >= prioritized_scratch_size(n, m)."""
+    m, n = A.shape
+    target = np.empty(n)
+    d_lo, d_hi, zero = np.empty(n), np.empty(n), np.zeros(n)
+    for j in range(n):
+        target[j] = scale * dq[j] - prev[j]
+        window = amax[j] * accel_dt
+        d_lo[j] = min(max(-window, -vmax[j] - prev[j], lo[j] - prev[j]), 0.0)
+        d_hi[j] = max(min(window, vmax[j] - prev[j], hi[j] - prev[j]), 0.0)
+    r = A @ target
+    held = np.zeros(n, dtype=np.int8)
+    prioritized_dls_into(A, r, primary, zero, d_lo, d_hi, sigma, damping, out, held, scratch)
+    for j in range(n):
+        out[j] = min(max(prev[j] + out[j], lo[j]), hi[j])
+
+
+@njit(cache=True)
+def _step_prioritized(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, out, halt_all, primary):
+    """`_step` for a stacked task whose first `primary` rows come first (a held object's grasp rows): the DLS is
+    `dls.prioritized_dls_into`, everything else as `_step` (a separate function, so `_step` is compiled as before).
+    work: (4 n + prioritized_scratch_size(n, m),)."""
+    n = q.shape[0]
+    lo, hi, z, dq = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n]
+    position_velocity_bounds(q, joints[J_INNER_LOWER], joints[J_INNER_UPPER], 0.0, dt, joints[J_AMAX], lo, hi)
+    nullspace_velocity(q, joints[J_LOWER], joints[J_UPPER], joints[J_ZONE], scalars[S_LIMIT_GAIN],
+                       joints[J_HOME], scalars[S_POSTURE_GAIN], z)
+    dls_lo, dls_hi = (joints[J_FREE_LOWER], joints[J_FREE_UPPER]) if halt_all else (lo, hi)
+    s_min, cond, lam = prioritized_dls_into(A, b, primary, z, dls_lo, dls_hi, scalars[S_SIGMA], scalars[S_DAMPING],
+                                            dq, fixed, work[4 * n:])
+    n_fixed = 0
+    for j in range(fixed.shape[0]):
+        n_fixed += fixed[j]
+    halt, blocking = 1.0, -1
+    if halt_all:
+        halt, blocking = halt_all_scale(dq, q, joints[J_INNER_LOWER], joints[J_INNER_UPPER], joints[J_AMAX], dt)
+    if cond > scalars[S_COND_CHECK]:
+        return s_min, cond, lam, 1.0, 0, False, n_fixed, halt, blocking
+    scale, outcome = limit_velocity(dq, halt, prev, use_prev, joints[J_VMAX], joints[J_AMAX], accel_dt, lo, hi,
+                                    out)
+    if outcome == LIMIT_ACCELERATION_CLIP or outcome == LIMIT_POSITION_CLIP:
+        _primary_in_window(A, primary, dq, scale, prev, joints[J_VMAX], joints[J_AMAX], accel_dt, lo, hi,
+                           scalars[S_SIGMA], scalars[S_DAMPING], out, work[4 * n:])
+    return s_min, cond, lam, scale, outcome, True, n_fixed, halt, blocking
+
+
+@njit(cache=True)
+def _step_certified(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, out, halt_all, primary):
     """`_step` for a stacked task of several tips, with the DLS by the path IK's certified Cholesky route
     (`dls.bounded_dls_fast_into`): the Jacobi eigen-decomposition of a 12-row task costs 18-20 us, this 2.4 us. Its
     velocity stands while the first pass is certified undamped and no joint is fixed: sigma_min is then its certified
     lower bound (>= the damping threshold) and the condition number NaN (not computed). Otherwise (damped, a joint
     held) the result is `_step`'s, exact. Only for configurations without condition-number slowing (the caller's
     choice): no condition number here. A separate function, so the one-tip `_step` is compiled as before.
+    With `primary` > 0 rows first (`_step_prioritized`) the certified velocity stands too: sigma_min(A) bounds each
+    priority level's sigma_min from below, so both are undamped and the two-level solution is this minimum-norm one;
+    the fallback is then `_step_prioritized`.
     """
     n = q.shape[0]
     lo, hi, z, dq = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n]
@@ -138,6 +200,9 @@ def _step_certified(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work
         if fixed[j]:
             s_min = 0.0
     if s_min < scalars[S_SIGMA]:            # damped or locked: the exact step and figures
+        if primary > 0:
+            return _step_prioritized(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, out,
+                                     halt_all, primary)
         return _step(A, b, q, prev, use_prev, dt, accel_dt, joints, scalars, work, fixed, out, halt_all)
     halt, blocking = 1.0, -1
     if halt_all:
@@ -181,8 +246,9 @@ class VelocityIk:
         self._scalars = np.array([config.joint_limit_avoidance_gain, config.posture_gain,
                                   config.singularity_sigma_threshold, config.max_damping, cond_check])
         # work buffers reused every step (results get fresh arrays): bounds, secondary, unlimited velocity
-        # (a robot with several tips may stack six rows per tip: `solve_task`)
-        self._work = np.empty(4 * n + scratch_size(n, 6 * len(robot.tip_frames)))
+        # (a robot with several tips may stack six rows per tip, `solve_task`, with two priority levels)
+        rows = 6 * len(robot.tip_frames)
+        self._work = np.empty(4 * n + (scratch_size(n, rows) if rows == 6 else prioritized_scratch_size(n, rows)))
         self._lo, self._hi, self._dq = self._work[:n], self._work[n:2 * n], self._work[3 * n:4 * n]
         self._fixed = np.zeros(n, dtype=np.int8)
         # hot-path shortcut: `robot.frame_jacobian_fast` returns Pinocchio's Jacobian untouched when the
@@ -262,16 +328,25 @@ class VelocityIk:
         prev = previous_velocities if use_prev else self._zeros
         halt_all = self._halt_all_twist if halt_all is None else halt_all
         out = _empty(self._n)
-        step = _step if stacked is None or not self._certified_stacked else _step_certified
-        sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = step(
-            A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed, out,
-            halt_all)
+        primary = 0 if stacked is None else stacked.primary_rows
+        if stacked is not None and self._certified_stacked:
+            sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = _step_certified(
+                A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed,
+                out, halt_all, primary)
+        elif primary > 0:
+            sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = _step_prioritized(
+                A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed,
+                out, halt_all, primary)
+        else:
+            sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = _step(
+                A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed,
+                out, halt_all)
         sing_status, pre_scale, verdict = ServoStatus.OK, 1.0, None
         if damping > 0.0 and self._escape:
             jacobian_at = self._probe(stacked, fid, axis_mask, axis_frame)
             verdict = damping_status(jacobian_at, positions, A, b)        # also the status, below
             if verdict == _LEAVING and self._escape_step(jacobian_at, positions, A, b, prev, sigma_min, accel_dt,
-                                                         halt_all):
+                                                         halt_all, primary):
                 n_fixed, limited = int(self._fixed.sum()), False
             else:
                 self._escape_direction = None
@@ -283,6 +358,10 @@ class VelocityIk:
                 halt, blocking = self._halt_all_scale(positions, self._dq, dt)
             scale, outcome = limit_velocity(self._dq, pre_scale * halt, prev, use_prev, self._vmax, self._amax,
                                             accel_dt, self._lo, self._hi, out)
+            if primary > 0 and (outcome == LIMIT_ACCELERATION_CLIP or outcome == LIMIT_POSITION_CLIP):
+                _primary_in_window(A, primary, self._dq, scale, prev, self._vmax, self._amax, accel_dt, self._lo,
+                                   self._hi, self._scalars[S_SIGMA], self._scalars[S_DAMPING], out,
+                                   self._work[4 * self._n:])
         if outcome == 0 and sing_status == _OK and n_fixed == 0 and damping == 0.0 and blocking < 0:  # the hot path
             return frozen(VelocityIkResult, {"velocities": out, "status": _OK, "_prefix": _OK_SENTENCE,
                                              "locked_joints": (), "sigma_min": sigma_min, "condition_number": cond,
@@ -382,8 +461,11 @@ class VelocityIk:
         warm_up_escape(n)
         bounded_dls_into(np.ones((1, n)), np.ones(1), np.zeros(n), -np.ones(n), np.ones(n), 1.0, 1.0, np.empty(n),
                          np.empty(n, dtype=np.int8), np.empty(scratch_size(n)))
+        if len(self.robot.tip_frames) > 1:  # a held object's escape re-solves with two priority levels
+            prioritized_dls_into(np.ones((2, n)), np.ones(2), 1, np.zeros(n), -np.ones(n), np.ones(n), 1.0, 1.0,
+                                 np.empty(n), np.empty(n, dtype=np.int8), np.empty(prioritized_scratch_size(n, 2)))
 
-    def _escape_step(self, jacobian_at, positions, A, b, prev, sigma_min, accel_dt, halt_all) -> bool:
+    def _escape_step(self, jacobian_at, positions, A, b, prev, sigma_min, accel_dt, halt_all, primary=0) -> bool:
         """Re-solve with the escape velocity added (`singularity.escape_velocity`); False when there is none.
 
         Called only while the command leaves the singularity (the probe that also sets the status), so pushing
@@ -403,8 +485,13 @@ class VelocityIk:
         kick = np.minimum(np.maximum(escape.velocity, lo), hi)                                     # (n,)
         if halt_all:
             lo, hi = self._joints[J_FREE_LOWER], self._joints[J_FREE_UPPER]
-        bounded_dls_into(A, b - A @ kick, self._work[2 * n:3 * n], lo - kick, hi - kick, self._scalars[S_SIGMA],
-                         self._scalars[S_DAMPING], self._dq, self._fixed, self._work[4 * n:])
+        if primary > 0:                     # a stacked task's first rows keep their priority in the rest
+            prioritized_dls_into(A, b - A @ kick, primary, self._work[2 * n:3 * n], lo - kick, hi - kick,
+                                 self._scalars[S_SIGMA], self._scalars[S_DAMPING], self._dq, self._fixed,
+                                 self._work[4 * n:])
+        else:
+            bounded_dls_into(A, b - A @ kick, self._work[2 * n:3 * n], lo - kick, hi - kick, self._scalars[S_SIGMA],
+                             self._scalars[S_DAMPING], self._dq, self._fixed, self._work[4 * n:])
         self._dq += kick
         return True
 
