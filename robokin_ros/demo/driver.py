@@ -16,8 +16,8 @@ SPIN_SLICE = 0.01       # [s] longest single spin while pacing: the twist rate n
 WAIT_SLICE = 0.05       # [s] longest single spin while waiting for a condition
 
 
-def make_driver(robot: RobotModel, recording: Recording):
-    """The demo's node: publishes `send(phase)` twists and records /joint_states and the servo status."""
+def make_driver(robot: RobotModel, recording: Recording, name: str = "robokin_demo"):
+    """The demo's node `name`: publishes `send(phase)` twists and records /joint_states and the servo status."""
     from geometry_msgs.msg import TwistStamped
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
@@ -29,7 +29,7 @@ def make_driver(robot: RobotModel, recording: Recording):
 
     class DemoDriver(Node):
         def __init__(self) -> None:
-            super().__init__("robokin_demo")
+            super().__init__(name)
             self.twist_pub = self.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
             # deep enough for 10 s at 500 Hz: on a busy CPU this process may not run for seconds, and every state
             # counts for the checks

@@ -70,7 +70,7 @@ def run_two_arms(executor, out: Path) -> int:
     recording = Recording()
     print(f"\n=== Two arms: a second launch on {ROBOT} (sim_robot, path_ik_node, servo_node) ===", flush=True)
     graph = start_two_arm_graph(out / "logs" / "two_arms")
-    driver = make_driver(robot, recording)
+    driver = make_driver(robot, recording, "robokin_demo_two_arms")   # a new name: rosout keeps one per name
     executor.add_node(driver)
     try:
         report = _run(executor, driver, robot, recording, graph, out, t0)

@@ -205,7 +205,8 @@ def print_object_move(figures: ObjectMoveFigures, asked: float, statuses: Sequen
 
 def print_verdict(report: TwoArmReport) -> None:
     """The controller check and the phase's verdict."""
-    print(f"\n  Controller check: sim_robot judged {report.path_goals} path goal(s) and {report.trajectories_sent} "
+    goals = f"{report.path_goals} path goal{'' if report.path_goals == 1 else 's'}"
+    print(f"\n  Controller check: sim_robot judged {goals} and {report.trajectories_sent} "
           f"JointTrajectory messages by a default joint_trajectory_controller's rules; it refused "
           f"{len(report.rejections)}")
     for reason in dict.fromkeys(report.rejections):
@@ -237,7 +238,7 @@ def write_two_arm_plot(robot: RobotModel, times: np.ndarray, positions: np.ndarr
     ax_top.set_xlabel("x [m]")
     ax_top.set_ylabel("y [m]")
     ax_top.set_title("top view: both hands carry the box")
-    ax_top.legend(fontsize=6, loc="best")
+    ax_top.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
     drift = relative_drift(robot, positions, start)
     ax_drift.plot(times - t0, drift[:, 0] * 1e3, color="tab:green", label="position [mm]")
     ax_drift.plot(times - t0, drift[:, 1] * 1e3, color="tab:purple", label="orientation [mrad]")
