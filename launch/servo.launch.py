@@ -18,7 +18,7 @@ from launch_ros.actions import Node
 
 from launch import LaunchDescription
 from robokin_ros.core.embedded import default_base_frame
-from robokin_ros.launch_sim_start import with_sim_section
+from robokin_ros.ros.launch_sim_start import with_sim_section
 from robokin_ros.launch_support import arm_nodes, parameter_files, robot_arguments, viewer_arguments, viewer_nodes
 
 

@@ -92,7 +92,7 @@ from robokin_ros.ros.params import watch_config
 from robokin_ros.ros.rclpy_compat import events_executor
 from robokin_ros.ros.runtime import LATEST_ONLY, QUEUE_DEPTH, RobokinNode, receive_time, run_node
 from robokin_ros.ros.serialized_trajectory import SerializedTrajectory
-from robokin_ros.ros.servo_tips import TipsOfLinks, limiting_tips, tip_topics
+from robokin_ros.ros.servo_tips import TipsOfLinks, limiting_tips, tip_topics, warm_up_tip_modes
 from robokin_ros.ros.tf_frames import TfFrames
 from robokin_ros.ros.tick_inboxes import PolledSubscription, SceneInbox
 
@@ -124,6 +124,8 @@ class ServoNode(RobokinNode):
         cfg, robot = self._config, self._robot
         self._servo = Servo(robot, cfg)
         warm_up(robot, cfg)
+        if len(robot.tip_frames) > 1:
+            warm_up_tip_modes(robot, cfg)
         self._joint_names = tuple(self._servo.joint_names)
         self._chain_joints = frozenset(self._joint_names)
         watch_config(self, lambda: self._config, self._apply_config)

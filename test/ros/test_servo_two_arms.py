@@ -32,7 +32,7 @@ from robokin_ros.core.collision.clearance import ClearanceChecker
 from robokin_ros.core.collision.geometry import build_robot_geometry
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.status import ServoStatus
-from robokin_ros.launch_sim_start import sim_section, with_sim_section
+from robokin_ros.ros.launch_sim_start import sim_section, with_sim_section
 from robokin_ros.launch_support import arm_nodes, parameter_files
 from robokin_ros.nodes.servo_node import ServoNode
 from robokin_ros.ros.servo_tips import tip_token, tip_topics
@@ -189,7 +189,7 @@ def test_independent_each_tip_follows_its_own_topic(cell):
     assert 0.025 < left_moved[2] < 0.045 and np.linalg.norm(left_moved[:2]) < 1e-3, left_moved
     assert 0.025 < right_moved[0] < 0.045 and np.linalg.norm(right_moved[1:]) < 1e-3, right_moved
     # the standard topic is the first tip's: only the left hand moves
-    cell.stream(0.3, [("", (0.0, 0.0, -0.05), (0.0, 0.0, 0.0), "")])
+    cell.stream(0.5, [("", (0.0, 0.0, -0.05), (0.0, 0.0, 0.0), "")])
     cell.settle()
     q2 = cell.positions()
     assert cell.pose(q2, LEFT).translation[2] - cell.pose(q1, LEFT).translation[2] < -0.01
