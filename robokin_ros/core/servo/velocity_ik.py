@@ -328,19 +328,22 @@ class VelocityIk:
         prev = previous_velocities if use_prev else self._zeros
         halt_all = self._halt_all_twist if halt_all is None else halt_all
         out = _empty(self._n)
-        primary = 0 if stacked is None else stacked.primary_rows
-        if stacked is not None and self._certified_stacked:
-            sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = _step_certified(
-                A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed,
-                out, halt_all, primary)
-        elif primary > 0:
-            sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = _step_prioritized(
-                A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed,
-                out, halt_all, primary)
-        else:
+        if stacked is None:
+            primary = 0
             sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = _step(
                 A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed,
                 out, halt_all)
+        else:
+            primary = stacked.primary_rows
+            step = _step_certified if self._certified_stacked else _step_prioritized if primary > 0 else None
+            if step is None:
+                sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = _step(
+                    A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work,
+                    self._fixed, out, halt_all)
+            else:
+                sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = step(
+                    A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work,
+                    self._fixed, out, halt_all, primary)
         sing_status, pre_scale, verdict = ServoStatus.OK, 1.0, None
         if damping > 0.0 and self._escape:
             jacobian_at = self._probe(stacked, fid, axis_mask, axis_frame)
