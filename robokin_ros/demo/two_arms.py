@@ -182,8 +182,8 @@ def _report_carry(robot, recording, result, start, box_corners, stamp_start, sta
             + f"; relative {result.relative_position_deviation * 1e3:.4f} mm")
     if result.error_code != 0:
         return None
-    q = recording.between_stamps(stamp_start, stamp_end).positions
-    carry = carry_figures(robot, q, start, SQUARE_OFFSETS)
+    samples = recording.between_stamps(stamp_start, stamp_end)
+    carry = carry_figures(robot, samples.positions, start, SQUARE_OFFSETS, samples.times)
     print_carry(carry, box_corners)
     return carry
 
