@@ -14,7 +14,7 @@ import pinocchio as pin
 import pytest
 import rclpy
 from control_msgs.msg import JointJog
-from geometry_msgs.msg import TwistStamped
+from geometry_msgs.msg import PoseStamped, TwistStamped
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
@@ -22,7 +22,7 @@ from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from ros_helpers import spin_for, spin_until
+from ros_helpers import se3_pose_stamped, spin_for, spin_until
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import MarkerArray
 
@@ -215,6 +215,25 @@ def test_a_joint_jog_moves_joints_of_both_arms_by_name(cell):
     i, j = names.index("left_panda_joint1"), names.index("right_panda_joint7")
     assert moved[i] > 0.03 and moved[j] < -0.06, moved
     assert np.abs(np.delete(moved, [i, j])).max() < 1e-9, moved
+
+
+def test_a_pose_target_on_a_tip_s_topic_moves_that_hand_there_and_the_other_holds(cell):
+    cell.set_mode("independent")
+    cell.settle(0.3)
+    q0 = cell.positions()
+    right0, left0 = cell.pose(q0, RIGHT), cell.pose(q0, LEFT)
+    target = pin.SE3(right0.rotation, right0.translation + np.array([0.0, 0.0, 0.02]))
+    publisher = cell.node.create_publisher(PoseStamped, f"/servo_node/{tip_token(RIGHT)}/pose_target_cmds", 10)
+    assert spin_until(cell.executor, lambda: publisher.get_subscription_count() > 0)
+    start = time.monotonic()
+    publisher.publish(se3_pose_stamped(target))          # one message is enough
+    spin_for(cell.executor, 1.5)
+    cell.settle()
+    right1 = cell.pose(cell.positions(), RIGHT)
+    assert np.linalg.norm(right1.translation - target.translation) < 1e-3, right1.translation - target.translation
+    drift = max(np.linalg.norm(cell.pose(q, LEFT).translation - left0.translation) for q in cell.since(start))
+    assert drift < 1e-4, drift
+    assert any(s.code == ServoStatus.TARGET_REACHED and RIGHT in s.message for s in cell.statuses)
 
 
 def test_relative_the_still_hand_drifts_at_most_0_1_mm(cell):
