@@ -8,6 +8,7 @@ import pytest
 
 import robokin_ros.core.servo.tips_motion as tips_motion
 from robokin_ros.core.dls import bounded_dls_into, prioritized_dls_into, prioritized_scratch_size, scratch_size
+from robokin_ros.core.servo.status import ServoStatus
 from test_multi_tip import LEFT, RIGHT, TwoHands, hands_facing, relative_drift
 
 TICKS = 3000                # 6 s at 0.5 rad/s: through the damped zone to a joint's limit margin
@@ -20,28 +21,39 @@ def dual():
 
 
 def turn_into_singularity(robot, monkeypatch, priority):
+    """Drive the box; ((worst drift [m], [rad]) in the damped zone, over the whole drive), the messages, the arm.
+    The damped zone: from the first tick whose status names the tip nearest the singularity to the first tick a
+    joint bound (the halt-all joint limit) speaks."""
     monkeypatch.setattr(tips_motion, "GRASP_PRIORITY", priority)
     arm = TwoHands(robot, hands_facing(robot), **{"tips.mode": "coordinated"})
     held = arm.pose(LEFT, None).actInv(arm.pose(RIGHT, None))
-    worst, messages = np.zeros(2), []
+    zone, whole, messages = np.zeros(2), np.zeros(2), []
+    damped = bound = False
     for _ in range(TICKS):
         out = arm.tick([("", (0.0, 0.0, 0.0), (0.0, 0.0, 0.5))])
-        worst = np.maximum(worst, relative_drift(arm.pose(LEFT).actInv(arm.pose(RIGHT)), held))
+        drift = relative_drift(arm.pose(LEFT).actInv(arm.pose(RIGHT)), held)
+        damped = damped or "nearest the singularity" in out.message
+        bound = bound or out.status == ServoStatus.JOINT_BOUND
+        if damped and not bound:
+            zone = np.maximum(zone, drift)
+        whole = np.maximum(whole, drift)
         messages.append(out.message)
-    return worst, messages, arm
+    assert damped
+    return zone, whole, messages, arm
 
 
 def test_the_unprioritized_solve_breaks_the_grasp_in_the_singularity(dual, monkeypatch):
-    worst, messages, _ = turn_into_singularity(dual, monkeypatch, False)
-    assert worst[0] > 1e-3, worst                                   # the author's 3.6 mm
-    assert any("nearest the singularity" in m for m in messages)
+    zone, whole, messages, _ = turn_into_singularity(dual, monkeypatch, False)
+    assert zone[0] > 1e-3, zone                                     # measured 3.56 mm / 6.7 mrad (the author's 3.6)
 
 
 def test_the_grasp_first_keeps_it_through_the_singularity_and_the_status_says_the_object_slowed(dual, monkeypatch):
-    worst, messages, arm = turn_into_singularity(dual, monkeypatch, True)
-    # measured 0.46 mm / 1.37 mrad (3.56 mm without the priority); the brief's 0.1 mm / 1 mrad is not reached yet
-    # (what is left: the joint-limit halt at the end of the drive and the escape's re-solve, see tips_motion)
-    assert worst[0] <= 0.6e-3 and worst[1] <= 2e-3, worst
+    zone, whole, messages, arm = turn_into_singularity(dual, monkeypatch, True)
+    # measured: damped zone 0.18 mm / 0.29 mrad; whole drive (with the halt at the joint limit) 0.46 mm / 1.37 mrad.
+    # The brief's 0.1 mm / 1 mrad is not reached yet: what is left is the acceleration window's re-solve missing
+    # the grasp rows when too many joints sit at their windows (see velocity_ik._primary_in_window)
+    assert zone[0] <= 0.25e-3 and zone[1] <= 0.5e-3, zone
+    assert whole[0] <= 0.6e-3 and whole[1] <= 2e-3, whole
     assert any("the held object slowed to" in m and "the grasp holds" in m and
                f"nearest the singularity: the held object on {LEFT}" in m for m in messages)
     assert arm.worst_acceleration_share() <= 1.0 + 1e-6
