@@ -24,6 +24,7 @@ from robokin_ros.demo.path import ACTION, NO_STATE_RETRIES, RETRY_PAUSE_S, execu
 from robokin_ros.demo.script import Recording
 from robokin_ros.demo.two_arms_report import (
     CarryFigures,
+    COMMAND_TIMEOUT,
     Span,
     TwoArmReport,
     carry_figures,
@@ -44,7 +45,6 @@ BOX_AXIS = (1.0, 0.0, 0.0)
 # the twist is streamed this long; the servo follows the last one until it is stale (dual_panda_servo.yaml's
 # incoming_command_timeout, 0.1 s), so the box moves for 2 s: 100 mm
 STREAM_S = 1.9
-COMMAND_TIMEOUT_S = 0.1
 TWIST_PERIOD_S = 0.01          # [s] 100 Hz, as a client would
 START_TIMEOUT_S = 60.0         # [s] for the three nodes (the 14-joint model and its collision pairs load slower)
 STILL_TIMEOUT_S = 10.0         # [s] for the arms to come to rest
@@ -121,16 +121,18 @@ def _run(executor, driver, robot: RobotModel, recording: Recording, graph: NodeG
     spans.append(Span("carried square", t_start, t_end))
     carry = _report_carry(robot, recording, result, start, box_corners, stamp_start, stamp_end, t_end - t_start)
 
-    servo, servo_error, asked = None, "", BOX_SPEED * (STREAM_S + COMMAND_TIMEOUT_S)
+    servo, servo_error, stream_gap, asked = None, "", 0.0, BOX_SPEED * (STREAM_S + COMMAND_TIMEOUT)
     if result is not None and result.error_code == 0:
-        servo, servo_error = _coordinated_box_move(executor, driver, parameters, robot, recording, spans)
+        servo, servo_error, stream_gap = _coordinated_box_move(executor, driver, parameters, robot, recording,
+                                                               spans)
         if servo is not None:
-            print_object_move(servo, asked, _statuses(recording, spans[-1].start, spans[-1].end))
+            print_object_move(servo, asked, _statuses(recording, spans[-1].start, spans[-1].end), stream_gap)
     else:
         servo_error = "not run: the carried square failed"
     report = TwoArmReport(tuple(robot.tip_frames), None if result is None else result.error_code,
                           "" if result is None else result.message, carry, servo, asked, goals,
-                          recording.trajectories_sent, tuple(recording.rejections), tuple(graph.dead()), servo_error)
+                          recording.trajectories_sent, tuple(recording.rejections), tuple(graph.dead()), servo_error,
+                          stream_gap)
     print_verdict(report)
     t, q, _ = recording.arrays()
     plot = out / "two_arms.png"
@@ -189,30 +191,30 @@ def _report_carry(robot, recording, result, start, box_corners, stamp_start, sta
 
 
 def _coordinated_box_move(executor, driver, parameters, robot, recording, spans):
-    """Switch the servo to the coordinated mode, move the box out along BOX_AXIS and back: (figures, '') or
-    (None, why) when the mode could not be set."""
+    """Switch the servo to the coordinated mode, move the box out along BOX_AXIS and back: (figures, '', the
+    longest pause between two published twists [s]) or (None, why, 0) when the mode could not be set."""
     from geometry_msgs.msg import TwistStamped
 
     print(f"\nCoordinated servo: tips.mode coordinated, the box's twist {BOX_SPEED * 100:.0f} cm/s along x for "
-          f"{STREAM_S + COMMAND_TIMEOUT_S:.0f} s, then back, on /servo_node/delta_twist_cmds", flush=True)
+          f"{STREAM_S + COMMAND_TIMEOUT:.0f} s, then back, on /servo_node/delta_twist_cmds", flush=True)
     refused = _set_mode(executor, parameters, "coordinated")
     if refused:
-        return None, f"tips.mode coordinated refused: {refused}"
+        return None, f"tips.mode coordinated refused: {refused}", 0.0
     _wait_still(executor, recording)
     start = recording.positions[-1].copy()
     t_start = time.monotonic()
-    turns = []
+    turns, gap = [], 0.0
     for sign in (1.0, -1.0):
         msg = TwistStamped()
         msg.header.frame_id = robot.base_frame
         msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = (sign * BOX_SPEED * a for a in BOX_AXIS)
-        _stream(executor, lambda m=msg: driver.twist_pub.publish(m), STREAM_S)
+        gap = max(gap, _stream(executor, lambda m=msg: driver.twist_pub.publish(m), STREAM_S))
         _wait_still(executor, recording)
         turns.append(time.monotonic())
     spans.append(Span("coordinated servo", t_start, time.monotonic()))
     t, q, _ = recording.arrays(t_start)
     turn = int(np.searchsorted(t, turns[0]) - 1)
-    return object_move_figures(robot, q, start, max(turn, 0), BOX_AXIS), ""
+    return object_move_figures(robot, q, start, max(turn, 0), BOX_AXIS), "", gap
 
 
 def _set_mode(executor, client, mode: str) -> str:
@@ -229,16 +231,21 @@ def _set_mode(executor, client, mode: str) -> str:
     return "" if result.successful else result.reason
 
 
-def _stream(executor, publish, seconds: float) -> None:
+def _stream(executor, publish, seconds: float) -> float:
     """Call `publish` every TWIST_PERIOD_S on a fixed schedule (a late one goes at once; the schedule does not
-    slip), the last exactly `seconds` after the first."""
+    slip), the last exactly `seconds` after the first. Returns the longest pause between two calls [s]."""
     start = time.monotonic()
     count = int(round(seconds / TWIST_PERIOD_S))
+    last, longest = None, 0.0
     for k in range(count + 1):
         due = start + k * TWIST_PERIOD_S
         while time.monotonic() < due:
             executor.spin_once(timeout_sec=min(0.002, max(due - time.monotonic(), 0.0)))
         publish()
+        now = time.monotonic()
+        longest = max(longest, now - last) if last is not None else 0.0
+        last = now
+    return longest
 
 
 def _wait_still(executor, recording: Recording) -> None:

@@ -17,6 +17,7 @@ from robokin_ros.demo.two_arms_report import (
     carry_figures,
     object_move_figures,
     print_carry,
+    print_object_move,
     print_verdict,
     relative_drift,
     write_two_arm_plot,
@@ -179,6 +180,13 @@ def test_the_verdict_fails_on_a_refusal_a_short_travel_a_failed_path_or_a_servo_
     assert "refused: no" in " ".join(report._replace(servo=None, servo_error="tips.mode coordinated refused: no")
                                      .failures())
     assert not report._replace(path_goals=0, trajectories_sent=0).ok, "nothing sent to the controller"
+    # the demo's own process paused longer than the servo's command timeout while streaming: the box stopped in
+    # between, so its travel is not the servo's doing (printed, not judged); the grasp still is judged
+    short = good._replace(travel=0.055, return_error=0.045)
+    assert len(report._replace(servo=short, stream_gap=0.05).failures()) == 2
+    assert report._replace(servo=short, stream_gap=0.9).ok
+    assert "drifted 0.200 mm" in " ".join(report._replace(servo=short._replace(relative_position=2e-4),
+                                                          stream_gap=0.9).failures())
 
 
 def test_the_printed_report_and_the_plot(dual, start, tmp_path, capsys):
@@ -193,6 +201,12 @@ def test_the_printed_report_and_the_plot(dual, start, tmp_path, capsys):
     assert f"{LEFT} 0.0000 mm, {RIGHT} 0.0000 mm" in text and "held relative pose drift: 0.0000 mm" in text
     assert text.count("corner x") == 1 and f"  {len(SQUARE_OFFSETS)}  (" in text
     assert "it refused 1" in text and "refused: bad goal" in text and "two-arm phase: FAILED" in text
+    figures = ObjectMoveFigures(0.0998, 2e-4, 5e-5, 1e-5, 2e-5, 10)
+    print_object_move(figures, 0.1, ["OK", "STOPPED"], 0.02)
+    print_object_move(figures, 0.1, ["OK"], 0.9)
+    text = capsys.readouterr().out
+    assert "the box travelled 99.8 mm out (asked 100 mm), came back within 0.20 mm" in text
+    assert "servo status: OK, STOPPED" in text and text.count("travel not judged: this process paused 900 ms") == 1
     times = np.arange(len(samples)) * 0.5
     plot = tmp_path / "two_arms.png"
     write_two_arm_plot(dual, times, samples, start, [Span("carried square", 0.0, times[-1])],
