@@ -67,7 +67,8 @@ class VelocityIkResult:
     message: str                    # full sentence: locked joints, sigma_min / condition number
     locked_joints: tuple[str, ...]
     sigma_min: float                # smallest singular value of the task Jacobian (before locking)
-    condition_number: float         # sigma_max / sigma_min of the task Jacobian (inf when singular)
+    condition_number: float         # sigma_max / sigma_min of the task Jacobian (inf when singular; NaN: not
+    #                                 computed, a stacked task's fast solve, and sigma_min is a lower bound)
     velocity_scale: float           # uniform scale applied (1 = none)
     damping: float                  # lambda used in the final solve
 
@@ -75,8 +76,13 @@ class VelocityIkResult:
         values = self.__dict__
         if name != "message" or "_prefix" not in values:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        message = (f"{values['_prefix']} (sigma_min {values['sigma_min']:.3g}, condition number "
-                   f"{values['condition_number']:.3g}, damping {values['damping']:.3g})")
+        if values["condition_number"] != values["condition_number"]:
+            # NaN: a stacked task's fast solve, whose sigma_min is a certified lower bound and computes no sigma_max
+            message = (f"{values['_prefix']} (sigma_min at least {values['sigma_min']:.3g}, damping "
+                       f"{values['damping']:.3g})")
+        else:
+            message = (f"{values['_prefix']} (sigma_min {values['sigma_min']:.3g}, condition number "
+                       f"{values['condition_number']:.3g}, damping {values['damping']:.3g})")
         values["message"] = message
         return message
 
