@@ -13,12 +13,8 @@ from dataclasses import replace
 import numpy as np
 import pinocchio as pin
 
-from robokin_ros import JointMeasurement, RobotModel, Servo, ServoConfig, TwistCommand
-from robokin_ros.core.ik.pose_ik import solve_pose
-from robokin_ros.core.path.deviation import controller_positions
-from robokin_ros.core.program.moves import MotionProgram, Move, MoveKind
-from robokin_ros.core.program.planner import MotionPlanner
-from robokin_ros.core.tips.held_object import relative_pose_error, take_grasp
+from robokin_ros import (JointMeasurement, MotionPlanner, MotionProgram, Move, MoveKind, RobotModel, Servo, ServoConfig,
+                         TwistCommand, controller_positions, relative_pose_error, solve_pose, take_grasp)
 
 # the left hand's approach axis (z) points to -y, the right's to +y: they face each other across the box
 FACING = {"left_panda_hand_tcp": (np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]]), 0.15),

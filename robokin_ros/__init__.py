@@ -67,6 +67,13 @@ _HOMES = {
     "all_solutions": "robokin_ros.core.ik.ur",
     "sample_workspace": "robokin_ros.core.classroom.workspace",
     "joint_torques": "robokin_ros.core.classroom.wrench",
+    # several tips (examples/09_two_arms.py): the held object, bimanual targets, pose IK, a trajectory as JTC plays it
+    "take_grasp": "robokin_ros.core.tips.held_object",
+    "relative_pose_error": "robokin_ros.core.tips.held_object",
+    "Grasp": "robokin_ros.core.tips.held_object",
+    "TipTarget": "robokin_ros.core.program.moves",
+    "solve_pose": "robokin_ros.core.ik.pose_ik",
+    "controller_positions": "robokin_ros.core.path.deviation",
 }
 
 __all__ = sorted(_HOMES)
