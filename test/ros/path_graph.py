@@ -23,10 +23,11 @@ READY_TIMEOUT = 60.0      # [s] both processes up, discovered, and the first joi
 class PathGraph:
     """The processes, the client node and what it receives."""
 
-    def __init__(self, log_dir, client_name: str, sim_args=(), node_args=(), state_depth: int = 10) -> None:
-        self.procs = [Process("sim_robot", ["--ros-args", "-p", "robot:=panda", "-p", "publish_tf:=false",
+    def __init__(self, log_dir, client_name: str, sim_args=(), node_args=(), state_depth: int = 10,
+                 robot: str = "panda", params: str = PARAMS) -> None:
+        self.procs = [Process("sim_robot", ["--ros-args", "-p", f"robot:={robot}", "-p", "publish_tf:=false",
                                             *sim_args], log_dir),
-                      Process("path_ik_node", ["--ros-args", "--params-file", PARAMS, *node_args], log_dir)]
+                      Process("path_ik_node", ["--ros-args", "--params-file", params, *node_args], log_dir)]
         self.context = Context()
         rclpy.init(context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)

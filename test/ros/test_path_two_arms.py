@@ -13,14 +13,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from geometry_msgs.msg import PoseStamped
-from node_process import PACKAGE_DIR, Process
-from path_graph import ACTION, READY_TIMEOUT, PathGraph, send, wait_still
-
-import rclpy
-from rclpy.action import ActionClient
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from ros_helpers import spin_until
+from node_process import PACKAGE_DIR
+from path_graph import PathGraph, send, wait_still
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import Marker, MarkerArray
@@ -65,36 +59,16 @@ def start_q(robot):
     return q
 
 
-class TwoArmGraph:
-    """sim_robot on dual_panda and path_ik_node as processes, a client node with the action and /joint_states."""
+class TwoArmGraph(PathGraph):
+    """sim_robot on dual_panda (hands on the box) and path_ik_node, a client with the action, /joint_states and the
+    path markers."""
 
     def __init__(self, log_dir, start_q) -> None:
         start = "[" + ", ".join(f"{v:.17g}" for v in start_q) + "]"
-        self.procs = [Process("sim_robot", ["--ros-args", "-p", "robot:=dual_panda", "-p", "publish_tf:=false",
-                                            "-p", f"initial_positions:={start}"], log_dir),
-                      Process("path_ik_node", ["--ros-args", "--params-file", PARAMS], log_dir)]
-        self.context = Context()
-        rclpy.init(context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.node = rclpy.create_node("two_arm_path_client", context=self.context)
-        self.executor.add_node(self.node)
-        self.states: list[JointState] = []
-        self.node.create_subscription(JointState, "/joint_states", self.states.append, 100)
+        super().__init__(log_dir, "two_arm_path_client", sim_args=("-p", f"initial_positions:={start}"),
+                         state_depth=100, robot="dual_panda", params=PARAMS)
         self.markers: list[MarkerArray] = []
         self.node.create_subscription(MarkerArray, "/path_ik_node/markers", self.markers.append, 10)
-        self.client = ActionClient(self.node, ExecuteCartesianPath, ACTION)
-
-    def wait_ready(self) -> None:
-        ready = spin_until(self.executor, lambda: self.client.server_is_ready() and self.states, READY_TIMEOUT)
-        assert ready, "path_ik_node or sim_robot did not come up:\n" + "\n".join(p.output for p in self.procs)
-
-    def close(self) -> None:
-        self.client.destroy()
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
-        for p in self.procs:
-            p.stop()
 
 
 @pytest.fixture(scope="module")
