@@ -71,9 +71,15 @@ class ThreadSafeActionClient(ActionClient):
     Kilted's own in every path, so the two cannot deadlock).
     """
 
+    # rclpy 9.1 (Kilted) adds the client to its node's waitables before it creates its own `_lock`: an executor
+    # spinning on another thread while a client is made (path_ik_node makes its controller's client in the goal's
+    # thread) can call get_num_entities on it in between, which raised AttributeError and stopped path_ik_node's
+    # executor (seen once in CI). This class-level lock stands in until the instance's own lock shadows it.
+    _lock = threading.Lock()
+
     def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
         self._request_lock = threading.Lock()
+        super().__init__(*args, **kwargs)
 
     def take_data(self):
         with self._request_lock:
