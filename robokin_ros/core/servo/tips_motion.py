@@ -42,11 +42,13 @@ from robokin_ros.core.servo.pose_command import PoseMotion
 from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.tip_task import (
+    HeldObjectAssembly,
     PointBlock,
     RelativeBlock,
     StackedTask,
     TipBlock,
     TipKinematics,
+    angular_rows,
     stacked_task,
 )
 from robokin_ros.core.servo.types import TwistCommand
@@ -162,7 +164,7 @@ class TipsMotion(TrackedCommand):
         """Forget every tip's command, the grasp and the held poses."""
         self._inputs: list[TrackedCommand | None] = [None] * self._k
         self._object: TipTwistMotion | None = None
-        self._grasp: tuple | None = None       # (first_p_object, blocks, held relative poses): see _coordinated
+        self._grasp: HeldObjectAssembly | None = None      # the held object's task while this grasp lasts
         self._object_scale = 1.0               # the held object's speed share (see _keep_grasp)
         self._held: dict[tuple, pin.SE3] = {}
         self.report = TipsReport(self._mode, (), "", (), (), ())
@@ -177,6 +179,8 @@ class TipsMotion(TrackedCommand):
             self._mode = tips.mode          # a new mode or reference: the held poses and the grasp are retaken
             self.reset()
         self._gain, self._timeout = tips.hold_gain, config.incoming_command_timeout
+        if self._grasp is not None:
+            self._grasp.set_gain(tips.hold_gain)
         self._tolerance = tips.conflict_tolerance
         self._reference = reference
         for tracker in self._trackers:
@@ -227,13 +231,14 @@ class TipsMotion(TrackedCommand):
         # a pose target halts only the blocking joint (PoseMotion.halt_all, as MoveIt's POSE mode); twists as configured
         self.halt_all = False if any(isinstance(motion, PoseMotion) and self._fresh(motion, now)
                                      for motion in self._inputs) else None
-        jacobians, poses = self._kinematics(positions)
         if self._mode == "coordinated":
-            task = self._coordinated(positions, now, jacobians, poses)
-        elif self._mode == "relative":
-            task = self._relative(positions, now, jacobians, poses)
+            task = self._coordinated(positions, now)
         else:
-            task = self._independent(positions, now, jacobians, poses)
+            jacobians, poses = self._kinematics(positions)
+            if self._mode == "relative":
+                task = self._relative(positions, now, jacobians, poses)
+            else:
+                task = self._independent(positions, now, jacobians, poses)
         self._task = task
         return task
 
@@ -251,26 +256,25 @@ class TipsMotion(TrackedCommand):
         self._moving = tuple(moving)
         return stacked_task(self._kinematics, self._tip_blocks, velocities, jacobians, poses, speed)
 
-    def _coordinated(self, positions, now, jacobians, poses) -> StackedTask:
+    def _coordinated(self, positions, now) -> StackedTask:
         if self._grasp is None:
+            poses = self._kinematics(positions)[1]
             grasp = take_grasp(poses)[1]
-            first_T_object = grasp.object_T_tips[0].inverse()
             # the blocks and the held relative poses, fixed while this grasp lasts
-            self._grasp = (first_T_object.translation.copy(),
-                           (*(RelativeBlock(0, j) for j in range(1, self._k)),
-                            PointBlock(0, first_T_object.translation.copy())),
-                           tuple(grasp.object_T_tips[0].actInv(grasp.object_T_tips[j]) for j in range(1, self._k)))
-        first_p_object, blocks, held = self._grasp
+            self._grasp = HeldObjectAssembly(
+                self._kinematics, grasp.object_T_tips[0].inverse().translation,
+                tuple(grasp.object_T_tips[0].actInv(grasp.object_T_tips[j]) for j in range(1, self._k)), self._gain)
+        assembly = self._grasp
+        A, b = assembly(positions)
         motion = self._object
         fresh = self._fresh(motion, now)
-        velocity = motion.twist_at(positions, poses[0].act(first_p_object)) if fresh else _ZERO
+        velocity = motion.twist_at(positions, assembly.origin) if fresh else _ZERO
         if self._object_scale < 1.0:
             velocity = velocity * self._object_scale
         self._moving = ("object",) if fresh else ()
-        velocities = [hold_relative_velocity(poses[0], poses[j], held[j - 1], self._gain) for j in range(1, self._k)]
-        velocities.append(velocity)
-        return stacked_task(self._kinematics, blocks, velocities, jacobians, poses, linear_speed(velocity),
-                            self._k - 1 if GRASP_PRIORITY else 0)
+        b[-6:] = velocity
+        return StackedTask(A, b, angular_rows(self._k), assembly.jacobian_at, assembly.blocks, linear_speed(velocity),
+                           6 * (self._k - 1) if GRASP_PRIORITY else 0)
 
     def _relative(self, positions, now, jacobians, poses) -> StackedTask:
         r, held, moving = self._reference, self._held, []
