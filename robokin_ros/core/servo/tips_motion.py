@@ -236,11 +236,12 @@ class TipsMotion(TrackedCommand):
 
     def twist(self, positions: np.ndarray, now: float) -> StackedTask:
         # a pose target halts only the blocking joint (PoseMotion.halt_all, as MoveIt's POSE mode); twists as configured
-        self.halt_all = False if any(isinstance(motion, PoseMotion) and self._fresh(motion, now)
-                                     for motion in self._inputs) else None
-        if self._mode == "coordinated":
+        if self._mode == "coordinated":             # (pose targets need the independent mode)
+            self.halt_all = None
             task = self._coordinated(positions, now)
         else:
+            self.halt_all = False if any(isinstance(motion, PoseMotion) and self._fresh(motion, now)
+                                         for motion in self._inputs) else None
             jacobians, poses = self._kinematics(positions)
             if self._mode == "relative":
                 task = self._relative(positions, now, jacobians, poses)
