@@ -246,10 +246,17 @@ class HeldObjectAssembly:
                 joint = model.joints[joint_id]
                 masks[i, joint.idx_v:joint.idx_v + joint.nv] = 1
         self._masks = masks
-        # views of Pinocchio's own arrays, updated in place by computeJointJacobians (checked by test_tip_task)
-        self._J = data.J
-        self._joint_R = tuple(data.oMi[frame.parentJoint].rotation for frame in frames)
-        self._joint_p = tuple(data.oMi[frame.parentJoint].translation for frame in frames)
+        self._parents = tuple(frame.parentJoint for frame in frames)
+        self._views_follow = True
+        self._take_views()
+        # views of Pinocchio's own arrays, updated in place by computeJointJacobians (eigenpy returns references);
+        # should a binding return copies instead, they are taken again every tick
+        q = pin.neutral(model)
+        pin.computeJointJacobians(model, data, q)
+        pin.computeJointJacobians(model, data, pin.integrate(model, q, np.full(model.nv, 0.3)))
+        self._views_follow = np.array_equal(self._J, data.J) and all(
+            np.array_equal(R, data.oMi[j].rotation) and np.array_equal(p, data.oMi[j].translation)
+            for R, p, j in zip(self._joint_R, self._joint_p, self._parents))
         self._scratch = np.empty(k * (6 * n + 12) + 3)
         self.origin = self._scratch[-3:]        # the object origin (base coordinates) after `__call__`
         self._m, self._n = 6 * k, n
@@ -261,9 +268,17 @@ class HeldObjectAssembly:
     def __call__(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(A (6 k, n), b (6 k,)) at positions (n,): fresh arrays, b's last six entries (the object's twist) unset."""
         pin.computeJointJacobians(self._model, self._data, self._robot.to_pinocchio_q(positions))
+        if not self._views_follow:
+            self._take_views()
         A, b = np.empty((self._m, self._n)), np.empty(self._m)
         _held_object_into(self._J, self._joint_R, self._joint_p, self._consts, self._masks, self._scratch, A, b)
         return A, b
+
+    def _take_views(self) -> None:
+        data = self._data
+        self._J = data.J
+        self._joint_R = tuple(data.oMi[j].rotation for j in self._parents)
+        self._joint_p = tuple(data.oMi[j].translation for j in self._parents)
 
     def jacobian_at(self, positions: np.ndarray) -> np.ndarray:
         """The stacked Jacobian at other positions (the singularity probes), by the reference route."""

@@ -92,6 +92,11 @@ def test_the_held_object_s_one_call_assembly_equals_the_reference_rows_and_hold_
                                    atol=1e-13)
         np.testing.assert_allclose(assembly.origin, poses[0].act(tip0_p_object), rtol=0, atol=1e-14)
         np.testing.assert_allclose(assembly.jacobian_at(q), A, rtol=0, atol=1e-14)
+    assert assembly._views_follow           # this Pinocchio's arrays are read in place (else taken every tick)
+    assembly._views_follow = False          # the fallback gives the same rows
+    q = q0 - 0.1
+    A, _ = assembly(q)
+    np.testing.assert_allclose(A, stack_jacobian(assembly.blocks, *kinematics(q)), rtol=0, atol=1e-14)
     assembly.set_gain(1.0)
     q = q0 + 0.1
     jacobians, poses = kinematics(q)
