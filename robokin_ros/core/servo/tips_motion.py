@@ -13,10 +13,13 @@ Modes (the rows of the stacked task, all from the commanded state, like the rest
   the object origin, in the axes of the command's frame). The grasp rows have priority (`StackedTask.primary_rows`,
   `dls.prioritized_dls_into`): the object's rows are solved in their null space, so near a singularity the damping
   slows or deflects the object, not the grasp; where the acceleration window or a position bound clips the
-  velocity, the change is solved again with both levels inside the window (`velocity_ik._primary_in_window`). A box
-  turned at 0.5 rad/s about z into a singularity and on to a joint's limit margin: grasp drift 0.46 mm / 1.4 mrad,
-  where one damped solve of every row broke it by 3.6 mm (test_grasp_priority). Far from singularities the result
-  is the same as one solve of every row.
+  velocity, the change is solved again with both levels inside the window (`velocity_ik._primary_in_window`). Inside
+  the damped zone the object's command itself slows, by (sigma_min / singularity_sigma_threshold) ** 2 (`_keep_grasp`):
+  the fast, quickly turning joint motion the prioritized solve needs there is what the acceleration windows clipped.
+  A box turned at 0.5 rad/s about z into a singularity: grasp drift 0.04 mm / 0.09 mrad (0.46 mm / 1.4 mrad without
+  the slowing, which then ran on to a joint's limit margin), where one damped solve of every row broke it by 3.5 mm
+  (test_grasp_priority); the status gives the object's share of its commanded twist. Far from singularities (no
+  damping) the result is the same as one solve of every row.
 - relative: a tip's twist is its motion relative to the reference tip (`tips.reference_tip`), in that tip's axes;
   rows `held_object.relative_jacobian`. The reference tip holds its pose in the world (feedback on the pose it had
   when it last stopped) unless it has its own fresh twist (base axes, as in independent mode), which it then
@@ -42,11 +45,13 @@ from robokin_ros.core.servo.pose_command import PoseMotion
 from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.tip_task import (
+    HeldObjectAssembly,
     PointBlock,
     RelativeBlock,
     StackedTask,
     TipBlock,
     TipKinematics,
+    angular_rows,
     stacked_task,
 )
 from robokin_ros.core.servo.types import TwistCommand
@@ -57,6 +62,7 @@ _SINGULAR = (ServoStatus.DECELERATE_FOR_APPROACHING_SINGULARITY, ServoStatus.HAL
 _ZERO = np.zeros(6)
 _MOVED = 1e-9           # [rad/s | m/s] a shared joint moving slower than this is taken as still
 GRASP_RECOVERY_TICKS = 50   # ticks for a held object slowed to keep the grasp to come back to full speed
+APPROACH_EXPONENT = 2       # inside the damped zone the held object's twist scales by (sigma_min / threshold) ** this
 # coordinated mode solves the grasp rows first (see the module docstring); False gives one damped solve of every row,
 # the control against which test_grasp_priority measures what the priority keeps
 GRASP_PRIORITY = True
@@ -162,8 +168,10 @@ class TipsMotion(TrackedCommand):
         """Forget every tip's command, the grasp and the held poses."""
         self._inputs: list[TrackedCommand | None] = [None] * self._k
         self._object: TipTwistMotion | None = None
-        self._grasp: tuple | None = None       # (first_p_object, blocks, held relative poses): see _coordinated
+        self._grasp: HeldObjectAssembly | None = None      # the held object's task while this grasp lasts
         self._object_scale = 1.0               # the held object's speed share (see _keep_grasp)
+        self._approach_scale = 1.0             # the held object's speed share near a singularity (see _keep_grasp)
+        self._applied_scale = 1.0              # the product of the two, applied to the last task's object rows
         self._held: dict[tuple, pin.SE3] = {}
         self.report = TipsReport(self._mode, (), "", (), (), ())
         self._task: StackedTask | None = None
@@ -177,7 +185,10 @@ class TipsMotion(TrackedCommand):
             self._mode = tips.mode          # a new mode or reference: the held poses and the grasp are retaken
             self.reset()
         self._gain, self._timeout = tips.hold_gain, config.incoming_command_timeout
+        if self._grasp is not None:
+            self._grasp.set_gain(tips.hold_gain)
         self._tolerance = tips.conflict_tolerance
+        self._sigma = config.singularity_sigma_threshold
         self._reference = reference
         for tracker in self._trackers:
             tracker.update_config(config)
@@ -225,15 +236,17 @@ class TipsMotion(TrackedCommand):
 
     def twist(self, positions: np.ndarray, now: float) -> StackedTask:
         # a pose target halts only the blocking joint (PoseMotion.halt_all, as MoveIt's POSE mode); twists as configured
-        self.halt_all = False if any(isinstance(motion, PoseMotion) and self._fresh(motion, now)
-                                     for motion in self._inputs) else None
-        jacobians, poses = self._kinematics(positions)
-        if self._mode == "coordinated":
-            task = self._coordinated(positions, now, jacobians, poses)
-        elif self._mode == "relative":
-            task = self._relative(positions, now, jacobians, poses)
+        if self._mode == "coordinated":             # (pose targets need the independent mode)
+            self.halt_all = None
+            task = self._coordinated(positions, now)
         else:
-            task = self._independent(positions, now, jacobians, poses)
+            self.halt_all = False if any(isinstance(motion, PoseMotion) and self._fresh(motion, now)
+                                         for motion in self._inputs) else None
+            jacobians, poses = self._kinematics(positions)
+            if self._mode == "relative":
+                task = self._relative(positions, now, jacobians, poses)
+            else:
+                task = self._independent(positions, now, jacobians, poses)
         self._task = task
         return task
 
@@ -251,26 +264,26 @@ class TipsMotion(TrackedCommand):
         self._moving = tuple(moving)
         return stacked_task(self._kinematics, self._tip_blocks, velocities, jacobians, poses, speed)
 
-    def _coordinated(self, positions, now, jacobians, poses) -> StackedTask:
+    def _coordinated(self, positions, now) -> StackedTask:
         if self._grasp is None:
+            poses = self._kinematics(positions)[1]
             grasp = take_grasp(poses)[1]
-            first_T_object = grasp.object_T_tips[0].inverse()
             # the blocks and the held relative poses, fixed while this grasp lasts
-            self._grasp = (first_T_object.translation.copy(),
-                           (*(RelativeBlock(0, j) for j in range(1, self._k)),
-                            PointBlock(0, first_T_object.translation.copy())),
-                           tuple(grasp.object_T_tips[0].actInv(grasp.object_T_tips[j]) for j in range(1, self._k)))
-        first_p_object, blocks, held = self._grasp
+            self._grasp = HeldObjectAssembly(
+                self._kinematics, grasp.object_T_tips[0].inverse().translation,
+                tuple(grasp.object_T_tips[0].actInv(grasp.object_T_tips[j]) for j in range(1, self._k)), self._gain)
+        assembly = self._grasp
+        A, b = assembly(positions)
         motion = self._object
         fresh = self._fresh(motion, now)
-        velocity = motion.twist_at(positions, poses[0].act(first_p_object)) if fresh else _ZERO
-        if self._object_scale < 1.0:
-            velocity = velocity * self._object_scale
+        velocity = motion.twist_at(positions, assembly.origin) if fresh else _ZERO
+        scale = self._applied_scale = self._object_scale * self._approach_scale
+        if scale < 1.0:
+            velocity = velocity * scale
         self._moving = ("object",) if fresh else ()
-        velocities = [hold_relative_velocity(poses[0], poses[j], held[j - 1], self._gain) for j in range(1, self._k)]
-        velocities.append(velocity)
-        return stacked_task(self._kinematics, blocks, velocities, jacobians, poses, linear_speed(velocity),
-                            self._k - 1 if GRASP_PRIORITY else 0)
+        b[-6:] = velocity
+        return StackedTask(A, b, angular_rows(self._k), assembly.jacobian_at, assembly.blocks, linear_speed(velocity),
+                           6 * (self._k - 1) if GRASP_PRIORITY else 0)
 
     def _relative(self, positions, now, jacobians, poses) -> StackedTask:
         r, held, moving = self._reference, self._held, []
@@ -309,7 +322,7 @@ class TipsMotion(TrackedCommand):
         task, notes = self._task, []
         unlimited = None if self.ik is None else self.ik.unlimited_velocities
         if self._mode == "coordinated" and task is not None and unlimited is not None:
-            note = self._keep_grasp(task, unlimited, result.damping)
+            note = self._keep_grasp(task, unlimited, result.damping, result.sigma_min)
             if note:
                 notes.append(note)
         singular = conflicting = ""
@@ -355,14 +368,20 @@ class TipsMotion(TrackedCommand):
                     grid = candidate
         return grid
 
-    def _keep_grasp(self, task: StackedTask, velocities: np.ndarray, damping: float) -> str:
+    def _keep_grasp(self, task: StackedTask, velocities: np.ndarray, damping: float, sigma_min: float) -> str:
         """The held object's speed near a singularity, "" or a note for the status.
 
-        With the grasp rows first (GRASP_PRIORITY) the damping slows the object's rows only: the note gives the
-        share of the object's twist the damped solve gives it. Where the grasp rows themselves miss their velocity
-        (their own singularity, joints held at bounds, or without the priority) the object's command slows in
-        proportion for the next ticks and recovers over GRASP_RECOVERY_TICKS once they can: that limits the drift
-        but does not prevent it (the joints brake within their acceleration limits)."""
+        With the grasp rows first (GRASP_PRIORITY) the damping slows the object's rows only. Inside the damped zone
+        the object's command is slowed too, on the next tick, by (sigma_min / singularity_sigma_threshold) **
+        APPROACH_EXPONENT (1 at the zone's edge, so continuous): near the singularity the prioritized solve turns
+        the joints fast and the direction it needs turns quickly, and the acceleration windows that then clip the
+        velocity cost the grasp (turned at 0.5 rad/s into the singularity the grasp drifted 0.46 mm / 1.4 mrad
+        without this, 0.04 mm / 0.09 mrad with it: test_grasp_priority). The note gives the share of the commanded
+        twist the object gets (both slowings). Where the grasp rows themselves miss their velocity (their own
+        singularity, joints held at bounds, or without the priority) the object's command slows in proportion for
+        the next ticks and recovers over GRASP_RECOVERY_TICKS once they can: that limits the drift but does not
+        prevent it (the joints brake within their acceleration limits)."""
+        self._approach_scale = min(1.0, sigma_min / self._sigma) ** APPROACH_EXPONENT if damping > 0.0 else 1.0
         grasp = 6 * (self._k - 1)
         miss = float(np.linalg.norm(task.jacobian[:grasp] @ velocities - task.velocity[:grasp])) \
             if damping > 0.0 else 0.0
@@ -371,12 +390,12 @@ class TipsMotion(TrackedCommand):
         elif self._object_scale < 1.0:
             self._object_scale = min(1.0, self._object_scale + 1.0 / GRASP_RECOVERY_TICKS)
         if self._object_scale < 1.0:
-            return (f"the held object slowed to {100.0 * self._object_scale:.0f} %: near the singularity the damped "
-                    "solve cannot hold the grasp at speed")
+            return (f"the held object slowed to {100.0 * self._object_scale * self._approach_scale:.0f} %: near the "
+                    "singularity the damped solve cannot hold the grasp at speed")
         wanted = task.velocity[grasp:]
         size = float(wanted @ wanted)
         if damping > 0.0 and size > 0.0:
-            share = float(wanted @ (task.jacobian[grasp:] @ velocities)) / size
+            share = self._applied_scale * float(wanted @ (task.jacobian[grasp:] @ velocities)) / size
             if share < 1.0 - 1e-3:
                 return (f"the held object slowed to {100.0 * max(share, 0.0):.0f} % near the singularity; "
                         "the grasp holds")

@@ -388,6 +388,24 @@ def test_the_mode_changes_at_run_time_and_the_grasp_is_taken_where_the_hands_are
     assert arm.pose(LEFT).translation[0] - left0.translation[0] > 0.01
 
 
+def test_a_hold_gain_changed_while_the_box_is_held_applies_from_the_next_tick(dual, holding):
+    """The grasp rows' velocity is -tips.hold_gain times the hands' drift from the grasp (held_object's reference),
+    with the gain in force at that tick (the grasp's compiled assembly keeps a copy of it)."""
+    from robokin_ros.core.servo.commands import TwistConverter
+    from robokin_ros.core.servo.tips_motion import TipsMotion
+    from robokin_ros.core.tips.held_object import relative_pose_error
+    config = servo_config(publish_period=DT, command_in_type="speed_units", **{"tips.mode": "coordinated"})
+    tips = TipsMotion(dual, TwistConverter(dual), config)
+    tips.twist(holding, 0.0)                                        # the grasp is taken here
+    held = dual.fk(holding, LEFT).actInv(dual.fk(holding, RIGHT))
+    drifted = holding + 0.01
+    error = relative_pose_error(dual.fk(drifted, LEFT), dual.fk(drifted, RIGHT), held)
+    assert np.linalg.norm(error) > 1e-3
+    for gain in (config.tips.hold_gain, 5.0):
+        tips.update_config(replace(config, tips=replace(config.tips, hold_gain=gain)))
+        np.testing.assert_allclose(tips.twist(drifted, 0.0).velocity[:6], -gain * error, rtol=0, atol=1e-12)
+
+
 # ---- bad input --------------------------------------------------------------------------------------------------
 def test_a_twist_for_an_unknown_tip_is_refused_naming_the_tips_and_the_previous_command_stays(dual, holding):
     arm = TwoHands(dual, holding)
