@@ -131,17 +131,25 @@ def avoidance_zone_widths(lower: np.ndarray, upper: np.ndarray, zone: float) -> 
 
 
 class MotionLimits(NamedTuple):
-    """Joint velocity and acceleration limits in force, chain order."""
+    """Joint velocity, acceleration and jerk limits in force, chain order."""
 
     velocity: np.ndarray        # (n,) [rad/s | m/s], inf = none
     acceleration: np.ndarray    # (n,) [rad/s^2 | m/s^2]
+    jerk: np.ndarray | None = None   # (n,) [rad/s^3 | m/s^3], inf = none; None from callers that predate jerk
+
+    @property
+    def jerk_limited(self) -> bool:
+        """Whether any joint has a jerk limit (the default configuration has none: jerk limiting is off)."""
+        return self.jerk is not None and bool(np.isfinite(self.jerk).any())
 
 
 def motion_limits(robot, max_joint_velocity: Sequence[float], max_joint_acceleration: Sequence[float],
-                  default_joint_acceleration: float) -> MotionLimits:
+                  default_joint_acceleration: float, max_joint_jerk: Sequence[float] = (),
+                  default_joint_jerk: float = 0.0) -> MotionLimits:
     """The limits a servo or path uses: per-joint config lists override the URDF; joints without an
     acceleration limit (URDF has none) get `default_joint_acceleration`. Lists are empty or sized n (the
-    config's `check_joint_lists`)."""
+    config's `check_joint_lists`). Jerk: `max_joint_jerk` per joint, else `default_joint_jerk` for every joint,
+    where 0 means no jerk limit (URDF and SRDF have no jerk field; the default is off)."""
     velocity = np.array(max_joint_velocity or robot.limits.velocity, dtype=float)
     if max_joint_acceleration:
         acceleration = np.array(max_joint_acceleration, dtype=float)

@@ -62,11 +62,19 @@ class PathConfig(NodeConfig):
                                              gt=0.0, le=1000.0)
     velocity_scaling: float = spec(1.0, "default fraction of the velocity limits", gt=0.0, le=1.0)
     acceleration_scaling: float = spec(1.0, "default fraction of the acceleration limits", gt=0.0, le=1.0)
+    max_joint_jerk: tuple = spec((), "per-joint jerk limits (empty = default_joint_jerk)", unit="rad/s^3", gt=0.0,
+                                 per_joint=True)
+    default_joint_jerk: float = spec(0.0, "jerk limit of every joint when max_joint_jerk is empty (0 = no jerk "
+                                     "limit: the acceleration-limited timing)", unit="rad/s^3", ge=0.0, le=1e6)
     max_cartesian_speed: float = spec(0.0, "peak speed of the tool frame origin on every path, on top of the "
                                       "joint limits; absolute, not scaled by velocity_scaling (0 = no limit)",
                                       unit="m/s", ge=0.0, le=100.0)
     max_cartesian_angular_speed: float = spec(0.0, "peak angular speed of the tool on every path (0 = no limit)",
                                               unit="rad/s", ge=0.0, le=1000.0)
+    max_cartesian_jerk: float = spec(0.0, "peak jerk of the tool frame origin on tool-speed-limited paths, with joint "
+                                     "jerk limits set (0 = no limit)", unit="m/s^3", ge=0.0, le=1e6)
+    max_cartesian_angular_jerk: float = spec(0.0, "peak angular jerk of the tool on tool-speed-limited paths "
+                                             "(0 = no limit)", unit="rad/s^3", ge=0.0, le=1e6)
     trajectory_rate_hz: float = spec(100.0, "sample rate of the output trajectory", unit="Hz", gt=0.0, le=2000.0)
     control_rate_hz: float = spec(500.0, "rate at which the timed trajectory is verified", unit="Hz",
                                   gt=0.0, le=10000.0)

@@ -126,9 +126,11 @@ class MotionPlanner:
                                     c.sample_step, c.sample_angle_step)
 
     def limits(self) -> MotionLimits:
-        """Velocity [rad/s] and acceleration [rad/s^2] limits: config overrides, else URDF / defaults."""
+        """Velocity [rad/s], acceleration [rad/s^2] and jerk [rad/s^3] limits: config overrides, else URDF /
+        defaults."""
         c = self.config
-        return motion_limits(self.robot, c.max_joint_velocity, c.max_joint_acceleration, c.default_joint_acceleration)
+        return motion_limits(self.robot, c.max_joint_velocity, c.max_joint_acceleration, c.default_joint_acceleration,
+                             c.max_joint_jerk, c.default_joint_jerk)
 
     def joint_target(self, pose: pin.SE3, seed: np.ndarray, solver: PathIkSolver):
         """The joint move to a pose: `pose_solver`'s solution for the tool frame of `solver` from `seed` (its

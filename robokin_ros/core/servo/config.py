@@ -284,6 +284,12 @@ class ServoConfig(SchedulingConfig):
                                          "acceleration)", unit="rad/s^2", gt=0.0, per_joint=True)
     default_joint_acceleration: float = spec(5.0, "acceleration limit of joints without one",
                                              unit="rad/s^2", gt=0.0, le=1000.0)
+    max_joint_jerk: tuple = spec((), "per-joint jerk limits (empty = default_joint_jerk); with a jerk limit every "
+                                 "window and every transition keeps the acceleration continuous", unit="rad/s^3",
+                                 gt=0.0, per_joint=True)
+    default_joint_jerk: float = spec(0.0, "jerk limit of every joint when max_joint_jerk is empty (0 = no jerk "
+                                     "limit: velocity and acceleration limits only)", unit="rad/s^3", ge=0.0,
+                                     le=1e6)
 
     @property
     def rate_hz(self) -> float:
