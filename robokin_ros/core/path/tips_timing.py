@@ -132,7 +132,7 @@ def time_tips_section(Q: np.ndarray, path: TipsPath, labels: np.ndarray, move_li
     starts = np.flatnonzero(np.r_[True, np.diff(labels) != 0])
     rows = move_limits[labels[starts].astype(int)]
     schedule = LimitSchedule(np.r_[ss[starts], ss[-1]], rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3])
-    v_max, a_max = limits
+    v_max, a_max = limits.velocity, limits.acceleration
     timed = time_optimal(ss[reduced.indices], Q[reduced.indices], solver.robot.joint_names, v_max, a_max, 1.0, 1.0,
                          c.trajectory_rate_hz, c.control_rate_hz, ToolSpeedLimit(solver.speeds), schedule=schedule,
                          played=True, budget=budget)

@@ -187,7 +187,7 @@ def _time_sections(planner, solver, Q, path: TipsPath, labels, move_limits, budg
         return
     last = len(Q) - 1
     bounds = [0, *(s for s in path.lead.stops if s < last), last]
-    v_max, a_max = planner.limits()
+    v_max, a_max = planner.limits()[:2]
     program, c = out.program, planner.config
     for a, b in zip(bounds[:-1], bounds[1:]):
         moves = labels[a:b + 1].copy()
@@ -240,7 +240,7 @@ def _joint_piece(planner, program, index, q, move_limits, default_tip, out: _Out
         target = found.positions
     if np.abs(target - q).max() < 1e-12:
         return q
-    v_max, a_max = planner.limits()
+    v_max, a_max = planner.limits()[:2]
     v_scale, a_scale = move_limits[index][:2]
     timed, row = point_to_point(q, target, v_max * v_scale, a_max * a_scale, c.joint_move_profile,
                                 c.trajectory_rate_hz, c.control_rate_hz, robot.joint_names,

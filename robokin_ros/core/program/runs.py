@@ -234,7 +234,7 @@ def time_run(program: MotionProgram, pieces: list[Piece], move_limits: np.ndarra
     t1 = time.perf_counter()
     phases["blends and downsampling"] += t1 - t0
     budget.check("timing")
-    v_max, a_max = limits
+    v_max, a_max = limits.velocity, limits.acceleration
     c = config
     first = program.moves[int(pieces[0].labels[0])]
     if len(pieces) == 1 and not pieces[0].cartesian and first.speed == 0 and first.angular_speed == 0:

@@ -105,7 +105,7 @@ def plan_waypoints(planner, program: MotionProgram, q0: np.ndarray, solver: Path
             raise PathInputError(f"{where}; approach MoveJ: no joint configuration on the current branch reaches it "
                                  f"({found.position_error * 1e3:.2f} mm / {found.orientation_error * 1e3:.2f} mrad "
                                  "remain)", 0)
-        v_max, a_max = planner.limits()
+        v_max, a_max = planner.limits()[:2]
         lead = joint_move(q0, found.positions, v_max * v_scale, a_max * a_scale, c.joint_move_profile,
                           c.trajectory_rate_hz, planner.robot.joint_names, for_controller=True)
         axes = None if len(waypoints) == 1 else solver.axes(axis_mask, axis_frame)
@@ -219,7 +219,7 @@ def time_section(Q: np.ndarray, path: DensePath, first: int, last: int, fk, join
                          c.downsample_orientation_tolerance, axes, budget)
     elapsed = time.perf_counter() - t0
     ss = path_parameter(Q[first:last + 1])[reduced.indices]
-    v_max, a_max = limits
+    v_max, a_max = limits.velocity, limits.acceleration
     tool = ToolSpeedLimit(fk.arrays(), c.max_cartesian_speed, c.max_cartesian_angular_speed)
     timed = time_optimal(ss, Q[first:last + 1][reduced.indices], joint_names, v_max, a_max,
                          v_scale, a_scale, c.trajectory_rate_hz, c.control_rate_hz, tool, played=True,

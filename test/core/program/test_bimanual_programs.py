@@ -75,7 +75,7 @@ def assert_sendable(robot, planner, trajectory):
     """The outgoing check a path_ik_node applies: a default JTC's rules and the joint limits on its spline."""
     points = [PointFacts(p, v, a, [], float(t)) for t, p, v, a in
               zip(trajectory.times, trajectory.positions, trajectory.velocities, trajectory.accelerations)]
-    v_max, a_max = planner.limits()
+    v_max, a_max = planner.limits()[:2]
     rejection = outgoing_rejection(TrajectoryFacts(list(trajectory.joint_names), points, 0), robot.joint_names, 0,
                                    v_max, a_max)
     assert rejection is None, rejection
