@@ -29,10 +29,11 @@ ENDINGS = {GoalStatus.STATUS_SUCCEEDED: "succeeded", GoalStatus.STATUS_ABORTED: 
 
 def check_outgoing(msg: JointTrajectory, joint_names, limits: MotionLimits, now: int, what: str = "sent") -> None:
     """Raise GoalAbort INTERNAL_ERROR, with the reason, when a trajectory robokin planned breaks a default
-    joint_trajectory_controller's rules or the joint velocity / acceleration limits as the controller plays it
-    (core/trajectory/outgoing_check.py); `now` [ns] is the controller clock's time, `what` how the trajectory leaves
-    ("sent", "returned")."""
-    rejection = outgoing_rejection(trajectory_facts(msg), joint_names, now, limits.velocity, limits.acceleration)
+    joint_trajectory_controller's rules or the joint velocity / acceleration limits (and jerk, when limited) as the
+    controller plays it (core/trajectory/outgoing_check.py); `now` [ns] is the controller clock's time, `what` how
+    the trajectory leaves ("sent", "returned")."""
+    rejection = outgoing_rejection(trajectory_facts(msg), joint_names, now, limits.velocity, limits.acceleration,
+                                   j_max=limits.jerk if limits.jerk_limited else None)
     if rejection is not None:
         raise GoalAbort(ExecutionCode.INTERNAL_ERROR,
                         f"{ExecutionCode.INTERNAL_ERROR.sentence}: robokin planned a trajectory it must not have "

@@ -16,6 +16,10 @@ their low degrees).
 The planners plan for this spline (core/path/timing.py), so `LIMIT_TOLERANCE` only absorbs numerical noise;
 anything above it is a planning bug, reported as such: path_ik_node then sends nothing and ends the goal with
 INTERNAL_ERROR and the message, never a motion.
+
+Jerk (issue 27) is checked only when a caller gives jerk limits (`j_max`; None = no jerk rule, the default, every
+result as before): core/trajectory/jerk_check.py measures it on the same spline (`interval_polynomials`, in
+core/trajectory/spline_polynomials.py, which both use).
 """
 from __future__ import annotations
 
@@ -34,7 +38,15 @@ from robokin_ros.core.trajectory.controller_rules import (
     field_matrix,
     jtc_rejection,
 )
+from robokin_ros.core.trajectory.jerk_check import (
+    CONTROLLER_PERIOD,
+    JERK_RULE,
+    jerk_ratios,
+    played_jerk_peaks,
+    window_jerk_violation,
+)
 from robokin_ros.core.trajectory.quintic_peaks import quintic_peaks
+from robokin_ros.core.trajectory.spline_polynomials import interval_polynomials
 
 # relative excess over a limit taken as numerical noise: the planners keep the played spline within 1e-3 of the
 # limits (core/path/timing.py, `played_ratios`), and message times are whole nanoseconds
@@ -42,6 +54,10 @@ LIMIT_TOLERANCE = 2e-3
 _GRID = 9                # samples per interval (ends included) before the Newton refinement
 _NEWTON_STEPS = 4
 LIMIT_RULE = "joint limits"
+# relative excess over a jerk limit taken as noise: as for velocity and acceleration, what robokin sends is planned
+# for the played spline's jerk, so more is a bug; the noise a third derivative adds (message times rounded to whole
+# ns: ~1.5e-6 relative on a 2 ms interval) stays far below it
+JERK_TOLERANCE = LIMIT_TOLERANCE
 
 
 class SplinePeaks(NamedTuple):
@@ -52,26 +68,6 @@ class SplinePeaks(NamedTuple):
     velocity_time: np.ndarray        # (m,) [s]
     acceleration_time: np.ndarray    # (m,) [s]
     interpolation: str               # "quintic", "cubic", "linear" or "none" (one point)
-
-
-def interval_polynomials(times, positions, velocities=None, accelerations=None) -> tuple[np.ndarray, str]:
-    """Coefficients (degree + 1, k - 1, m) of each interval's position in the unit parameter s in [0, 1], lowest
-    power first, as a JTC interpolates the points; and the interpolation's name."""
-    t, p = np.asarray(times, float), np.asarray(positions, float)                     # (k,), (k, m)
-    h = np.diff(t)[:, None]                                                           # (k - 1, 1)
-    p0, dp = p[:-1], np.diff(p, axis=0)
-    if velocities is None:
-        return np.stack([p0, dp]), "linear"
-    v = np.asarray(velocities, float)
-    v0, v1 = v[:-1] * h, v[1:] * h
-    if accelerations is None:
-        return np.stack([p0, v0, 3 * dp - 2 * v0 - v1, -2 * dp + v0 + v1]), "cubic"
-    a = np.asarray(accelerations, float)
-    a0, a1 = a[:-1] * h * h, a[1:] * h * h
-    c3 = 10 * dp - 6 * v0 - 4 * v1 - 1.5 * a0 + 0.5 * a1
-    c4 = -15 * dp + 8 * v0 + 7 * v1 + 1.5 * a0 - a1
-    c5 = 6 * dp - 3 * (v0 + v1) - 0.5 * a0 + 0.5 * a1
-    return np.stack([p0, v0, 0.5 * a0, c3, c4, c5]), "quintic"
 
 
 def _derivative(c: np.ndarray) -> np.ndarray:
@@ -159,12 +155,14 @@ def spline_peaks(times, positions, velocities=None, accelerations=None) -> Splin
 
 
 def limit_rejection(trajectory: TrajectoryFacts, controller_joints: Sequence[str], v_max, a_max,
-                    tolerance: float = LIMIT_TOLERANCE) -> Rejection | None:
+                    tolerance: float = LIMIT_TOLERANCE, j_max=None) -> Rejection | None:
     """The first joint whose velocity or acceleration on the controller's spline exceeds its limit by more than
-    `tolerance` (relative), None if every joint stays within; assumes the points passed `jtc_rejection`.
+    `tolerance` (relative), then (with `j_max`) the first whose jerk exceeds its limit by more than JERK_TOLERANCE;
+    None if every joint stays within; assumes the points passed `jtc_rejection`.
 
     Args:
         controller_joints: joint names in the order of `v_max`, `a_max` (n,) [rad/s | m/s], [rad/s^2 | m/s^2].
+        j_max: None (no jerk rule) or (n,) [rad/s^3 | m/s^3] in the same order, inf = no limit for that joint.
     """
     names = list(trajectory.joint_names)
     m = len(names)
@@ -186,15 +184,35 @@ def limit_rejection(trajectory: TrajectoryFacts, controller_joints: Sequence[str
                                          f"{when[j]:.3f} s on the {peaks.interpolation} spline a "
                                          f"joint_trajectory_controller plays through the points, {ratio[j]:.4g} x its "
                                          f"limit {limit[j]:.6g} rad{unit} (tolerance {tolerance:g})", False)
-    return None
+    if j_max is None:
+        return None
+    return _jerk_rejection(times, positions, field_matrix(trajectory.points, "velocities", m),
+                           field_matrix(trajectory.points, "accelerations", m), names,
+                           np.asarray(j_max, float)[index])
+
+
+def _jerk_rejection(times, positions, velocities, accelerations, names, j_lim) -> Rejection | None:
+    """The joint whose jerk on the controller's spline (core/trajectory/jerk_check.py) exceeds its limit by the
+    most beyond JERK_TOLERANCE, as a Rejection; None if none does."""
+    peaks = played_jerk_peaks(times, positions, velocities, accelerations)
+    ratio = jerk_ratios(peaks, j_lim)
+    j = int(np.argmax(ratio))
+    if ratio[j] <= 1.0 + JERK_TOLERANCE:
+        return None
+    return Rejection(JERK_RULE,
+                     f"joint '{names[j]}' reaches jerk {peaks.jerk[j]:.6g} rad/s^3 at t = {peaks.time[j]:.3f} s on "
+                     f"the {peaks.interpolation} spline a joint_trajectory_controller plays through the points "
+                     f"(acceleration steps over a {CONTROLLER_PERIOD * 1e3:g} ms controller period), "
+                     f"{ratio[j]:.4g} x its limit {j_lim[j]:.6g} rad/s^3 (tolerance {JERK_TOLERANCE:g})", False)
 
 
 def outgoing_rejection(trajectory: TrajectoryFacts, controller_joints: Sequence[str], now: int, v_max, a_max,
-                       switches: JtcSwitches = JtcSwitches()) -> Rejection | None:
+                       switches: JtcSwitches = JtcSwitches(), j_max=None) -> Rejection | None:
     """Why a trajectory must not be sent: a default JTC's rule it breaks (`jtc_rejection`), else a joint limit it
-    exceeds (`limit_rejection`); None when it may be sent. `now` [ns] is the controller clock's time."""
+    exceeds (`limit_rejection`, jerk too when `j_max` is given); None when it may be sent. `now` [ns] is the
+    controller clock's time."""
     return (jtc_rejection(trajectory, controller_joints, now, switches)
-            or limit_rejection(trajectory, controller_joints, v_max, a_max))
+            or limit_rejection(trajectory, controller_joints, v_max, a_max, j_max=j_max))
 
 
 # Outcome codes of `window_violation`: the first rule a servo window breaks (0: none).
@@ -205,6 +223,7 @@ WINDOW_END_VELOCITY = 3         # the last point moves (JTC, allow_nonzero_veloc
 WINDOW_POSITION = 4             # a point, or the spline between two, outside the position limits (robokin's own)
 WINDOW_VELOCITY = 5             # the spline exceeds a joint velocity limit
 WINDOW_ACCELERATION = 6         # the spline exceeds a joint acceleration limit
+WINDOW_JERK = 7                 # the spline exceeds a joint jerk limit (jerk_check.window_jerk_violation, when checked)
 # [rad | m] the spline between two points may pass a position limit by this much (rounding of the positions)
 POSITION_TOLERANCE = 1e-9
 
@@ -296,12 +315,16 @@ def window_violation(times, positions, velocities, lower, upper, vmax, amax, tol
 
 
 def window_rejection(times, positions, velocities, joint_names: Sequence[str], lower, upper, v_max, a_max,
-                     tolerance: float = LIMIT_TOLERANCE) -> Rejection | None:
+                     tolerance: float = LIMIT_TOLERANCE, j_max=None) -> Rejection | None:
     """`window_violation` in words: the Rejection a servo window gets (rule and message as `outgoing_rejection`'s),
-    or None when it may be sent. Arrays as `window_violation`'s; `joint_names` (n,) name the columns."""
+    or None when it may be sent. Arrays as `window_violation`'s; `joint_names` (n,) name the columns; `j_max`
+    None (no jerk rule) or (n,) jerk limits [rad/s^3], inf = none, checked with JERK_TOLERANCE after the rest
+    (`window_jerk_violation`)."""
     code, i, j, value, limit = window_violation(times, positions, velocities, lower, upper, v_max, a_max, tolerance)
     if code == WINDOW_OK:
-        return None
+        if j_max is None:
+            return None
+        return _window_jerk_rejection(times, positions, velocities, joint_names, np.asarray(j_max, float))
     name = joint_names[j] if j >= 0 else ""
     if code == WINDOW_NOT_FINITE:
         which = f" for joint '{name}'" if name else " (its time)"
@@ -320,3 +343,18 @@ def window_rejection(times, positions, velocities, joint_names: Sequence[str], l
                                  f"{i + 1} ({times[i]:.4f}-{times[i + 1]:.4f} s) on the cubic spline a "
                                  f"joint_trajectory_controller plays through the window, {value / limit:.4g} x its "
                                  f"limit {limit:.6g} rad{unit} (tolerance {tolerance:g})", False)
+
+
+def _window_jerk_rejection(times, positions, velocities, joint_names, j_max) -> Rejection | None:
+    """The compiled jerk check of a servo window, and its sentence when it fails."""
+    args = [np.ascontiguousarray(x, dtype=float) for x in (times, positions, velocities, j_max)]
+    if window_jerk_violation(*args, JERK_TOLERANCE, CONTROLLER_PERIOD) == WINDOW_OK:
+        return None
+    peaks = played_jerk_peaks(args[0], args[1], args[2])
+    ratio = jerk_ratios(peaks, j_max)
+    j = int(np.argmax(ratio))
+    return Rejection(JERK_RULE,
+                     f"joint '{joint_names[j]}' reaches jerk {peaks.jerk[j]:.6g} rad/s^3 at t = {peaks.time[j]:.4f} s "
+                     f"on the cubic spline a joint_trajectory_controller plays through the window (acceleration "
+                     f"steps over a {CONTROLLER_PERIOD * 1e3:g} ms controller period), {ratio[j]:.4g} x "
+                     f"its limit {j_max[j]:.6g} rad/s^3 (tolerance {JERK_TOLERANCE:g})", False)

@@ -137,6 +137,42 @@ def test_limit_rejection_names_the_joint_the_value_and_the_rule():
     assert outgoing_rejection(late, ["a", "b"], 100 * 10**9, [1.0, 1.0], [2.0, 2.0]).by_jtc
 
 
+def _rest_to_rest(distances, durations, k=21):
+    """Each joint's minimum-jerk move (textbook: peak jerk 60 d / T^3 at its ends, peak acceleration
+    10 d / (sqrt(3) T^2)), points at a common rate, holding after its own end."""
+    end = max(durations)
+    t = np.linspace(0.0, end, k)
+    q, v, a = (np.zeros((k, len(distances))) for _ in range(3))
+    for j, (d, duration) in enumerate(zip(distances, durations)):
+        s = np.minimum(t / duration, 1.0)
+        q[:, j] = d * (10 * s**3 - 15 * s**4 + 6 * s**5)
+        v[:, j] = d * (30 * s**2 - 60 * s**3 + 30 * s**4) / duration
+        a[:, j] = d * (60 * s - 180 * s**2 + 120 * s**3) / duration**2
+    return JointTrajectoryArrays(("a", "b"), t, q, v, a)
+
+
+def test_jerk_rejection_names_the_joint_with_the_too_fast_acceleration_ramp():
+    """Joint 'b' ramps its acceleration 4 x faster than it may: refused with its jerk (60 d / T^3 = 240 rad/s^3 at
+    t = 0) against its limit; within the limits, or with no jerk rule (the default), the trajectory passes."""
+    trajectory = facts(_rest_to_rest([0.1, 0.5], [1.0, 0.5]))                       # jerk 6 and 240 rad/s^3
+    v_max, a_max = [5.0, 5.0], [20.0, 20.0]
+    assert limit_rejection(trajectory, ["a", "b"], v_max, a_max) is None
+    assert outgoing_rejection(trajectory, ["a", "b"], 0, v_max, a_max) is None
+    assert limit_rejection(trajectory, ["a", "b"], v_max, a_max, j_max=[6.0, 240.0]) is None
+    assert limit_rejection(trajectory, ["a", "b"], v_max, a_max, j_max=[np.inf, 240.0]) is None
+    rejection = outgoing_rejection(trajectory, ["b", "a"], 0, v_max, a_max, j_max=[60.0, 100.0])  # controller order
+    assert rejection is not None and not rejection.by_jtc and rejection.rule == "joint jerk limits"
+    assert re.search(r"joint 'b' reaches jerk 240 rad/s\^3 at t = 0\.000 s on the quintic spline a "
+                     r"joint_trajectory_controller plays through the points .*, 4 x its limit 60 rad/s\^3",
+                     rejection.message)
+    # just above the limit, beyond the tolerance: refused; the slow joint 'a' too when its own limit is below 6
+    assert limit_rejection(trajectory, ["a", "b"], v_max, a_max, j_max=[10.0, 239.0]) is not None
+    slow = limit_rejection(trajectory, ["a", "b"], v_max, a_max, j_max=[5.0, 300.0])
+    assert "joint 'a' reaches jerk 6 rad/s^3" in slow.message
+    # velocity and acceleration come first
+    assert "acceleration" in limit_rejection(trajectory, ["a", "b"], v_max, [20.0, 5.0], j_max=[1.0, 1.0]).message
+
+
 @pytest.fixture(scope="module")
 def planner(panda):
     return MotionPlanner(panda, PathConfig(max_joint_acceleration=PANDA_ACC))
@@ -145,7 +181,8 @@ def planner(panda):
 def test_everything_the_planners_make_is_played_within_the_limits(panda, planner):
     """Sharp corners (rest-to-rest sections joined), a blended rectangle, MoveJ / MoveL approaches, a motion
     program and both stops: the controller's spline through the points stays within the joint limits."""
-    v_max, a_max = planner.limits()
+    limits = planner.limits()
+    v_max, a_max = limits.velocity, limits.acceleration
     q0 = panda.home()
     made = {
         "sharp": planner.plan(waypoint_program(offsets(panda, [[0.1, 0, 0], [0.1, 0.15, 0], [0, 0.15, -0.1]]), 0.0),
