@@ -156,7 +156,11 @@ def motion_limits(robot, max_joint_velocity: Sequence[float], max_joint_accelera
     else:
         acceleration = np.where(np.isfinite(robot.acceleration_limits), robot.acceleration_limits,
                                 default_joint_acceleration)
-    return MotionLimits(velocity, acceleration)
+    if max_joint_jerk:
+        jerk = np.array(max_joint_jerk, dtype=float)
+    else:
+        jerk = np.full(len(velocity), default_joint_jerk if default_joint_jerk > 0 else np.inf)
+    return MotionLimits(velocity, acceleration, jerk)
 
 
 @njit(cache=True)

@@ -83,6 +83,10 @@ class TimingReport:
     played_acceleration_ratio: float = float("nan")
     planned_acceleration_share: float = 1.0
     played_stretch: float = 1.0
+    # with joint jerk limits (core/path/jerk_timing.py): the largest peak |jerk| / limit over the joints on the played
+    # quintic (nan = no jerk limit: not measured) and the averaging window of the profile [s] (0 = none)
+    played_jerk_ratio: float = float("nan")
+    jerk_window: float = 0.0
 
 
 @dataclass(frozen=True)

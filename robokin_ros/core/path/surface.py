@@ -5,7 +5,8 @@
   reach sphere (`arm_reach`, `ArmReach`);
 - dense solve: `PathIkSolver` (incremental IK along a dense path, its batched FK and axis selection), `PathIkResult`,
   `PathStatus`, `Deviations`;
-- timing of a run: downsampling (`downsample`, `path_parameter`), toppra (`time_optimal`, `ToolSpeedLimit`,
+- timing of a run: downsampling (`downsample`, `path_parameter`), toppra (`time_optimal`; within jerk limits
+  `time_section_profile`, core/path/jerk_timing.py; `ToolSpeedLimit`,
   `LimitSchedule`, `stretch_reports`) and joining the reports of rest-to-rest pieces (`join_reports`);
 - verification: `trajectory_deviation`, `played_deviation` (on `chain_fk`) and the tool speeds (`tool_speeds`);
 - batched FK of a chain for many configurations at once (`ChainFk`; the classroom's workspace sampling uses it);
@@ -27,6 +28,7 @@ from robokin_ros.core.path.chain import ChainFk, chain_fk
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.deviation import AxisSelection, played_deviation, trajectory_deviation
 from robokin_ros.core.path.downsample import downsample, path_parameter
+from robokin_ros.core.path.jerk_timing import time_section_profile
 from robokin_ros.core.path.geometry import (
     DUPLICATE_TOLERANCE,
     DensePath,
@@ -59,7 +61,8 @@ __all__ = [
     "ArmReach",
     "arm_reach", "Deviations", "DownsampleResult", "PathIkResult", "PathPlan",
     "PathStatus",
-    "TimingReport", "join_reports", "PathIkSolver", "TimedTrajectory", "time_optimal", "ToolSpeedLimit",
+    "TimingReport", "join_reports", "PathIkSolver", "TimedTrajectory", "time_optimal", "time_section_profile",
+    "ToolSpeedLimit",
     "tool_speeds", "TipMove", "TipsPath", "blended_per_tip", "carried_paths", "per_tip_moves", "TipsIkResult",
     "TipsIkSolver", "tip_sentence", "TimedTipsSection", "TipsDeviation", "time_tips_section", "tips_deviation",
 ]

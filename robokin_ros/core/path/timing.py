@@ -108,7 +108,9 @@ def join_reports(reports, duration: float) -> TimingReport:
                         played_velocity_ratio=worst("played_velocity_ratio"),
                         played_acceleration_ratio=worst("played_acceleration_ratio"),
                         played_stretch=max(r.played_stretch for r in reports),
-                        planned_acceleration_share=min(r.planned_acceleration_share for r in reports))
+                        planned_acceleration_share=min(r.planned_acceleration_share for r in reports),
+                        played_jerk_ratio=worst("played_jerk_ratio"),
+                        jerk_window=max(r.jerk_window for r in reports))
 
 
 def _tool_limited(ss, tool: ToolSpeedLimit | None, schedule: LimitLookup | None) -> bool:

@@ -23,7 +23,8 @@ from robokin_ros.core.path.deviation import controller_positions, played_deviati
 from robokin_ros.core.path.downsample import path_parameter, refinement_spline
 from robokin_ros.core.path.limit_schedule import LimitSchedule
 from robokin_ros.core.path.result import DownsampleResult
-from robokin_ros.core.path.timing import TimedTrajectory, time_optimal
+from robokin_ros.core.path.jerk_timing import time_section_profile
+from robokin_ros.core.path.timing import TimedTrajectory
 from robokin_ros.core.path.tips_geometry import TipsPath
 from robokin_ros.core.path.tips_solver import ALL_AXES, TipsIkSolver, relative_errors
 from robokin_ros.core.path.toppra_constraints import ToolSpeedLimit
@@ -133,9 +134,9 @@ def time_tips_section(Q: np.ndarray, path: TipsPath, labels: np.ndarray, move_li
     rows = move_limits[labels[starts].astype(int)]
     schedule = LimitSchedule(np.r_[ss[starts], ss[-1]], rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3])
     v_max, a_max = limits.velocity, limits.acceleration
-    timed = time_optimal(ss[reduced.indices], Q[reduced.indices], solver.robot.joint_names, v_max, a_max, 1.0, 1.0,
-                         c.trajectory_rate_hz, c.control_rate_hz, ToolSpeedLimit(solver.speeds), schedule=schedule,
-                         played=True, budget=budget)
+    timed = time_section_profile(ss[reduced.indices], Q[reduced.indices], solver.robot.joint_names, v_max, a_max,
+                                 1.0, 1.0, c.trajectory_rate_hz, c.control_rate_hz, ToolSpeedLimit(solver.speeds),
+                                 schedule=schedule, played=True, budget=budget, jerk=limits.jerk)
     budget.check("verification")
     t0 = time.perf_counter()
     deviation = tips_deviation(timed.arrays, path, solver, c, budget)

@@ -286,6 +286,21 @@ class VaryingVelocityBound(constraint.LinearConstraint):
         return None, None, None, None, None, None, xbound
 
 
+class SpeedCap(constraint.LinearConstraint):
+    """x = sd^2 <= cap at each grid point, the caps given at path parameters `s` (M,) and interpolated linearly
+    (inf = none): the jerk-limited timing lowers toppra's speed only where its averaged profile overshot a speed
+    limit (core/path/jerk_timing.py), so a cruise elsewhere keeps its speed."""
+
+    def __init__(self, s: np.ndarray, caps: np.ndarray, dof: int) -> None:
+        super().__init__()
+        self.s, self.caps, self.dof = np.asarray(s, float), np.asarray(caps, float), dof
+
+    def compute_constraint_params(self, path, gridpoints):
+        finite = np.where(np.isfinite(self.caps), self.caps, X_CAP)
+        xbound = np.column_stack([np.zeros(len(gridpoints)), np.minimum(np.interp(gridpoints, self.s, finite), X_CAP)])
+        return None, None, None, None, None, None, xbound
+
+
 def scheduled_constraints(v_lim, a_lim, tool: ToolSpeedLimit | None, within: bool, schedule: LimitLookup) -> list:
     """toppra constraints for the joint limits v_lim, a_lim (n,) scaled along the path by `schedule` (a
     `LimitSchedule`) and its tool limits (`tool` then only gives the chain). Built per call: without the

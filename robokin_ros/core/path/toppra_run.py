@@ -97,8 +97,10 @@ class PolledSolver:
 
 
 def run_toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within: bool = True,
-               schedule: LimitLookup | None = None, budget: PlanningBudget = UNLIMITED) -> ConstAccelTrajectory:
-    """toppra's time-optimal solution from rest to rest along the not-a-knot spline through `waypoints` at `ss`."""
+               schedule: LimitLookup | None = None, budget: PlanningBudget = UNLIMITED,
+               extra: tuple = ()) -> ConstAccelTrajectory:
+    """toppra's time-optimal solution from rest to rest along the not-a-knot spline through `waypoints` at `ss`;
+    `extra`: more constraint objects (the jerk-limited timing's speed caps)."""
     path = ta.SplineInterpolator(ss, waypoints, bc_type="not-a-knot")
     if schedule is None:
         constraints = joint_constraints(v_lim, a_lim, within)
@@ -106,6 +108,8 @@ def run_toppra(ss, waypoints, v_lim, a_lim, tool: ToolSpeedLimit | None, within:
             constraints = [*constraints, ToolSpeedBound(tool, len(v_lim))]
     else:
         constraints = scheduled_constraints(v_lim, a_lim, tool, within, schedule)
+    if extra:
+        constraints = [*constraints, *extra]
     budget.check("timing")
     # building the problem evaluates every constraint at every grid point in one go (~5 us per point)
     instance = algo.TOPPRA(constraints, path, gridpoints=grid(ss, schedule), parametrizer="ParametrizeConstAccel")
@@ -138,7 +142,7 @@ class Solved(NamedTuple):
 
 
 def solve(ss, waypoints, v_max, a_max, share, tool, within: bool, schedule, budget: PlanningBudget,
-          before: Solved | None) -> Solved:
+          before: Solved | None, extra: tuple = ()) -> Solved:
     """toppra's solution with the acceleration limits times `share`. When the solution `before` touched no speed
     limit (`GridRatios.speeds_free`) and the shares are all lowered by one factor k, the new optimum is that
     solution slowed down uniformly by 1 / sqrt(k) (the acceleration-limited problem is homogeneous: sd^2 and s''
@@ -150,7 +154,7 @@ def solve(ss, waypoints, v_max, a_max, share, tool, within: bool, schedule, budg
             # the grid ratios against the lowered limits are those of before: accelerations fell by k as well
             return before._replace(trajectory=before.trajectory.stretched(1.0 / np.sqrt(k[0])), share=share)
     a_plan = a_max * share
-    trajectory = run_toppra(ss, waypoints, v_max, a_plan, tool, within, schedule, budget)
+    trajectory = run_toppra(ss, waypoints, v_max, a_plan, tool, within, schedule, budget, extra)
     budget.check("timing")
     ratios = grid_ratios(trajectory, v_max, a_plan, tool, schedule)
     return Solved(trajectory, share, ratios, ratios.binding())

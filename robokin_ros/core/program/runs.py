@@ -41,7 +41,7 @@ from robokin_ros.core.path.surface import (
     path_parameter,
     played_deviation,
     stretch_reports,
-    time_optimal,
+    time_section_profile,
     tool_speeds,
 )
 from robokin_ros.core.program.moves import MotionProgram
@@ -237,7 +237,8 @@ def time_run(program: MotionProgram, pieces: list[Piece], move_limits: np.ndarra
     v_max, a_max = limits.velocity, limits.acceleration
     c = config
     first = program.moves[int(pieces[0].labels[0])]
-    if len(pieces) == 1 and not pieces[0].cartesian and first.speed == 0 and first.angular_speed == 0:
+    if len(pieces) == 1 and not pieces[0].cartesian and first.speed == 0 and first.angular_speed == 0 and \
+            not limits.jerk_limited:
         v_scale, a_scale = move_limits[int(pieces[0].labels[0])][:2]
         timed, row = point_to_point(run.positions[0], run.positions[-1], v_max * v_scale, a_max * a_scale,
                                     c.joint_move_profile, c.trajectory_rate_hz, c.control_rate_hz, joint_names,
@@ -249,9 +250,9 @@ def time_run(program: MotionProgram, pieces: list[Piece], move_limits: np.ndarra
     bounds = np.r_[run.parameter[starts], run.parameter[-1]]
     schedule = LimitSchedule(bounds, rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3])
     tool = ToolSpeedLimit(fk.arrays())
-    timed = time_optimal(run.parameter[run.knots], run.positions[run.knots], joint_names, v_max, a_max, 1.0, 1.0,
-                         c.trajectory_rate_hz, c.control_rate_hz, tool, schedule=schedule, played=True,
-                         budget=budget)
+    timed = time_section_profile(run.parameter[run.knots], run.positions[run.knots], joint_names, v_max, a_max,
+                                 1.0, 1.0, c.trajectory_rate_hz, c.control_rate_hz, tool, schedule=schedule,
+                                 played=True, budget=budget, jerk=limits.jerk)
     reports = stretch_reports(timed, schedule, v_max, a_max, tool, joint_names, c.control_rate_hz)
     phases["timing"] += time.perf_counter() - t1
     used = dict(run.joint_zones)

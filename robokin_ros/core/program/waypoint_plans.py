@@ -49,7 +49,7 @@ from robokin_ros.core.path.surface import (
     join_reports,
     path_parameter,
     resting_path,
-    time_optimal,
+    time_section_profile,
     trajectory_deviation,
 )
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays, concatenate_trajectories, hold_trajectory
@@ -221,9 +221,9 @@ def time_section(Q: np.ndarray, path: DensePath, first: int, last: int, fk, join
     ss = path_parameter(Q[first:last + 1])[reduced.indices]
     v_max, a_max = limits.velocity, limits.acceleration
     tool = ToolSpeedLimit(fk.arrays(), c.max_cartesian_speed, c.max_cartesian_angular_speed)
-    timed = time_optimal(ss, Q[first:last + 1][reduced.indices], joint_names, v_max, a_max,
-                         v_scale, a_scale, c.trajectory_rate_hz, c.control_rate_hz, tool, played=True,
-                         budget=budget)
+    timed = time_section_profile(ss, Q[first:last + 1][reduced.indices], joint_names, v_max, a_max,
+                                 v_scale, a_scale, c.trajectory_rate_hz, c.control_rate_hz, tool, played=True,
+                                 budget=budget, jerk=limits.jerk)
     shifted = dataclasses.replace(reduced, indices=reduced.indices + first)
     return TimedSection(shifted, timed.arrays, timed.report, elapsed)
 

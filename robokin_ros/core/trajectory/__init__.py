@@ -5,5 +5,5 @@ check before robokin sends a trajectory (`outgoing_check`, with the exact peaks 
 when execution is done (`execution`). On the shared core only; servo, path, program, sim and the nodes use it."""
 
 # what other rooms of core/ may import (test_layering)
-SURFACE_MODULES = ("arrays", "controller_rules", "controller_tolerances", "jerk_check", "outgoing_check", "profiles",
-                   "quintic_peaks")
+SURFACE_MODULES = ("arrays", "controller_rules", "controller_tolerances", "jerk_check", "jerk_smoothing",
+                   "outgoing_check", "profiles", "quintic_peaks")

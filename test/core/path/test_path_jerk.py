@@ -1,0 +1,173 @@
+"""Jerk-limited paths and programs (issue 27, item 3): the played spline of every plan within the joint jerk limits,
+measured two ways (the exact peaks of the controller's quintic, and finite differences of its acceleration sampled at
+1 kHz), with the deviation and the limits kept; jerk off is `time_optimal` itself, bit for bit."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from robokin_ros.core.limits import MotionLimits
+from robokin_ros.core.path.config import PathConfig
+from robokin_ros.core.path.jerk_timing import time_section_profile
+from robokin_ros.core.path.timing import time_optimal
+from robokin_ros.core.program.moves import waypoint_program
+from robokin_ros.core.program.planner import MotionPlanner
+from robokin_ros.core.program.program_file import load_program_file, program_from_mapping
+from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.trajectory.jerk_check import played_jerk_peaks, sampled_jerk
+from robokin_ros.core.trajectory.jerk_smoothing import SmoothedProfile, quintic_jerk_peaks
+from robokin_ros.core.trajectory.outgoing_check import spline_peaks
+
+ROOT = Path(__file__).resolve().parents[3]
+ACC = (15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0)
+# Franka's published joint jerk limits (frankaemika.github.io/docs/control_parameters.html) [rad/s^3]
+PANDA_JERK = (7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0)
+TOLERANCE = 2e-3      # the outgoing check's relative tolerance on limits
+
+
+@pytest.fixture(scope="module")
+def panda():
+    return RobotModel.from_name("panda")
+
+
+def planner(robot, jerk=None, **extra) -> MotionPlanner:
+    config = PathConfig(robot="panda", max_joint_acceleration=ACC, clamp_blend_radius=True,
+                        max_joint_jerk=() if jerk is None else tuple(jerk), **extra)
+    return MotionPlanner(robot, config)
+
+
+def rectangle(robot):
+    T0 = robot.fk(robot.home())
+    out, lateral = np.array([1.0, 0, 0]), np.array([0, 1.0, 0])
+
+    def at(d):
+        return pin.SE3(T0.rotation, T0.translation + d)
+    return [at(0.1 * out), at(0.1 * out + 0.15 * lateral), at(-0.1 * out + 0.15 * lateral),
+            at(-0.1 * out - 0.15 * lateral), at(0.1 * out - 0.15 * lateral), at(0.1 * out), at(0 * out)]
+
+
+def pick_place(robot, kind: str):
+    return program_from_mapping(load_program_file(ROOT / "examples" / "programs" / f"pick_place_{kind}.yaml"),
+                                robot.fk(robot.home()), robot.n, robot.fk)
+
+
+def assert_played_within(trajectory, jerk, v_max, a_max):
+    """The controller's quintic through the points: jerk, velocity and acceleration within the limits."""
+    jerk = np.asarray(jerk, float)
+    args = (trajectory.times, trajectory.positions, trajectory.velocities, trajectory.accelerations)
+    exact = quintic_jerk_peaks(*args)
+    assert np.all(exact <= jerk * (1 + TOLERANCE)), exact / jerk
+    assert np.all(played_jerk_peaks(*args).jerk <= jerk * (1 + TOLERANCE))
+    # independently: finite differences of the played acceleration sampled at 1 kHz never exceed the exact peak
+    sampled = np.abs(sampled_jerk(*args).jerk).max(axis=0)
+    assert np.all(sampled <= exact * (1 + 1e-6) + 1e-6), (sampled, exact)
+    assert np.all(sampled <= jerk * (1 + TOLERANCE))
+    peaks = spline_peaks(*args)
+    assert np.all(peaks.velocity <= v_max * (1 + TOLERANCE))
+    assert np.all(peaks.acceleration <= a_max * (1 + TOLERANCE))
+    return exact
+
+
+def test_limits_carry_the_configured_jerk(panda):
+    assert not planner(panda).limits().jerk_limited
+    limits = planner(panda, PANDA_JERK).limits()
+    assert limits.jerk_limited and np.array_equal(limits.jerk, PANDA_JERK)
+    one = MotionPlanner(panda, PathConfig(robot="panda", default_joint_jerk=500.0)).limits()
+    assert np.array_equal(one.jerk, np.full(7, 500.0))
+
+
+@pytest.mark.parametrize("bad", [(float("nan"),) * 7, (0.0,) * 7, (-1.0,) * 7, (1000.0,) * 6])
+def test_bad_jerk_limits_are_refused_naming_the_field(panda, bad):
+    with pytest.raises(Exception, match="max_joint_jerk"):
+        planner(panda, bad)
+
+
+def test_smoothed_profile_identities():
+    """The average of a trapezoid: distance kept, cruise kept, s' and s'' the derivatives of s (finite
+    differences), jerk a step of the acceleration over the window."""
+    times, s, sd = np.array([0.0, 0.5, 1.5, 2.0]), np.array([0.0, 0.25, 1.25, 1.5]), np.array([0.0, 1.0, 1.0, 0.0])
+    line = SmoothedProfile(_Unit(), times, s, sd, 0.1)
+    assert line.duration == pytest.approx(2.1)
+    t = np.linspace(0.0, line.duration, 2101)
+    f, fd, fdd, fddd = line.path_states(t)
+    assert f[0] == pytest.approx(0.0, abs=1e-12) and f[-1] == pytest.approx(1.5, abs=1e-12)
+    assert fd[(t > 0.65) & (t < 1.5)] == pytest.approx(1.0, abs=1e-12)        # the cruise, unchanged
+    h = t[1] - t[0]
+    assert np.gradient(f, h)[1:-1] == pytest.approx(fd[1:-1], abs=h * h * 20.0)        # h^2 / 6 |s'''|, doubled
+    assert np.gradient(fd, h)[5:-5] == pytest.approx(fdd[5:-5], abs=2.0 * h / 0.1 * 2 + 1e-6)
+    assert np.abs(fddd).max() == pytest.approx(2.0 / 0.1)                       # s'' from 0 to 2 over 0.1 s
+    assert np.abs(fdd).max() <= 2.0 + 1e-12
+
+
+class _Unit:
+    def __call__(self, s, order=0):
+        s = np.asarray(s, float)
+        return (s if order == 0 else np.ones_like(s) if order == 1 else np.zeros_like(s))[:, None]
+
+
+def test_jerk_off_is_time_optimal_bit_for_bit(panda):
+    p = planner(panda)
+    plan = p.plan(waypoint_program(rectangle(panda), 0.03), panda.home())
+    ss = np.linspace(0.0, 1.0, 30)
+    q = panda.home() + np.outer(np.sin(3 * ss), np.linspace(0.1, 0.4, 7))
+    names = panda.joint_names
+    v, a = p.limits().velocity, p.limits().acceleration
+    for jerk in (None, np.full(7, np.inf)):
+        ours = time_section_profile(ss, q, names, v, a, 0.8, 0.9, jerk=jerk)
+        theirs = time_optimal(ss, q, names, v, a, 0.8, 0.9, played=True)
+        for field in ("times", "positions", "velocities", "accelerations"):
+            assert np.array_equal(getattr(ours.arrays, field), getattr(theirs.arrays, field))
+    assert np.isnan(plan.timing.played_jerk_ratio) and plan.timing.jerk_window == 0.0
+
+
+@pytest.mark.parametrize("share", [1.0, 0.1])
+def test_blended_rectangle_within_jerk(panda, share):
+    jerk = np.array(PANDA_JERK) * share
+    plain = planner(panda).plan(waypoint_program(rectangle(panda), 0.03), panda.home())
+    plan = planner(panda, jerk).plan(waypoint_program(rectangle(panda), 0.03), panda.home())
+    assert plan.success, plan.message
+    limits = planner(panda).limits()
+    exact = assert_played_within(plan.trajectory, jerk, limits.velocity, limits.acceleration)
+    assert plan.timing.played_jerk_ratio == pytest.approx((exact / jerk).max(), rel=1e-9)
+    assert plan.timing.max_position_deviation <= 1e-4
+    # acceleration-limited, the same path plays far above the limit: the test can fail
+    off = plain.trajectory
+    assert (quintic_jerk_peaks(off.times, off.positions, off.velocities, off.accelerations) / jerk).max() > 1.2
+    print(f"rectangle, jerk x{share}: {plain.timing.duration:.3f} s -> {plan.timing.duration:.3f} s")
+
+
+def test_blended_rectangle_cruises_at_the_tool_speed(panda):
+    """A tool-speed-limited path keeps its programmed speed within +-1 % while cruising, jerk-limited."""
+    jerk = np.array(PANDA_JERK)
+    plan = planner(panda, jerk, max_cartesian_speed=0.1).plan(waypoint_program(rectangle(panda), 0.03),
+                                                              panda.home())
+    assert plan.success
+    assert plan.timing.peak_tool_speed == pytest.approx(0.1, rel=1e-2)
+    assert plan.timing.peak_tool_speed <= 0.1 * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("kind", ["fine", "zoned"])
+@pytest.mark.parametrize("share", [1.0, 0.1])
+def test_pick_and_place_within_jerk(panda, kind, share):
+    """The 20-move pick-and-place, exact stops (MoveJ moves timed along their line) and zones."""
+    jerk = np.array(PANDA_JERK) * share
+    program = pick_place(panda, kind)
+    plain = planner(panda).plan(program, panda.home())
+    plan = planner(panda, jerk).plan(program, panda.home())
+    assert plan.success, plan.message
+    limits = planner(panda).limits()
+    assert_played_within(plan.trajectory, jerk, limits.velocity, limits.acceleration)
+    assert plan.max_position_deviation <= 1e-4
+    assert plan.timing.played_jerk_ratio <= 1 + TOLERANCE
+    ratio = plan.cycle_time / plain.cycle_time
+    print(f"pick-and-place {kind}, jerk x{share}: {plain.cycle_time:.3f} s -> {plan.cycle_time:.3f} s ({ratio:.3f}x)")
+    if share == 1.0:
+        assert ratio <= 1.15
+
+
+def test_motion_limits_default_jerk_is_off(panda):
+    limits = planner(panda).limits()
+    assert isinstance(limits, MotionLimits) and np.all(np.isinf(limits.jerk))
