@@ -15,8 +15,10 @@ step / T plus a mix, weighted by where the samples fall, of the jerks just befor
 worst case over the sampling phase, max(|step / T + j_before|, |step / T + j_after|), is the peak counted there.
 
 What the check covers: the curve from the first point on, and the hold after the last one (a JTC holds the last
-point, so the acceleration steps to zero there). The step into the first point is not the trajectory's: it depends
-on what played before, and continuity there is the sender's job (the servo's between windows). The step figure is
+point, so the acceleration steps to zero there). Into the first point: a trajectory whose first point is at rest
+(every velocity 0) starts from a hold, so its first acceleration is a step from zero and counts (`from_rest`);
+one that starts in motion continues what played before, which the points do not show: continuity there is the
+sender's job (the servo's between windows, a stop's from the motion it ends). The step figure is
 the worst case when the intervals next to a point last at least one period (the servo's default 2 ms tick and the
 planners' samples do); shorter ones would let one finite difference span two steps.
 """
@@ -69,20 +71,34 @@ def _ends(c: np.ndarray, h: np.ndarray):
     return a_start, a_end, j_start, j_end
 
 
-def _step_jerk(a_start, a_end, j_start, j_end, period: float) -> np.ndarray:
-    """(k - 1, m): what a controller differentiating at `period` sees at points 1..k-1 in the worst sampling
-    phase; after the last point the arm holds (acceleration and jerk 0)."""
-    m = a_start.shape[1]
-    after_a = np.vstack([a_start[1:], np.zeros((1, m))])
-    after_j = np.vstack([j_start[1:], np.zeros((1, m))])
-    step = (after_a - a_end) / period
-    return np.maximum(np.abs(step + j_end), np.abs(step + after_j))
+def _step_jerk(a_start, a_end, j_start, j_end, period: float, from_rest: bool) -> np.ndarray:
+    """(k, m): what a controller differentiating at `period` sees at each point in the worst sampling phase; after
+    the last point the arm holds (acceleration and jerk 0), and before the first too when `from_rest` (else 0
+    there: not judged)."""
+    zeros = np.zeros((1, a_start.shape[1]))
+    after_a, after_j = np.vstack([a_start, zeros]), np.vstack([j_start, zeros])
+    before_a, before_j = np.vstack([zeros, a_end]), np.vstack([zeros, j_end])
+    step = (after_a - before_a) / period
+    seen = np.maximum(np.abs(step + before_j), np.abs(step + after_j))
+    if not from_rest:
+        seen[0] = 0.0
+    return seen
+
+
+def starts_at_rest(velocities, from_rest: bool | None) -> bool:
+    """`from_rest`, or when None whether the first point is at rest (every velocity 0): then the arm held still
+    before it, with zero acceleration."""
+    if from_rest is not None:
+        return from_rest
+    return velocities is not None and bool(np.all(np.asarray(velocities, float)[0] == 0.0))
 
 
 def played_jerk_peaks(times, positions, velocities=None, accelerations=None,
-                      period: float = CONTROLLER_PERIOD) -> JerkPeaks:
+                      period: float = CONTROLLER_PERIOD, from_rest: bool | None = None) -> JerkPeaks:
     """Peak |jerk| per joint of the spline a JTC plays through k points (times (k,) [s], positions etc. (k, m);
-    velocities / accelerations None = the points do not carry them), acceleration steps counted over `period`."""
+    velocities / accelerations None = the points do not carry them), acceleration steps counted over `period`;
+    `from_rest`: whether the step into the first point counts (None: when that point is at rest, see
+    `starts_at_rest`)."""
     t = np.asarray(times, float)
     m = np.shape(positions)[1]
     if len(t) < 2:
@@ -106,19 +122,19 @@ def played_jerk_peaks(times, positions, velocities=None, accelerations=None,
         vertex = np.abs(6.0 * c[3] + 24.0 * c[4] * s + 60.0 * c[5] * s * s) / h ** 3
         use = (s > 0.0) & (s < 1.0) & (vertex > inside)
         inside, inside_at = np.where(use, vertex, inside), np.where(use, s, inside_at)
-    steps = _step_jerk(a_start, a_end, j_start, j_end, period)                       # (k - 1, m) points 1..k-1
+    steps = _step_jerk(a_start, a_end, j_start, j_end, period, starts_at_rest(velocities, from_rest))   # (k, m)
     k_in, k_step = inside.argmax(axis=0), steps.argmax(axis=0)                        # (m,)
     cols = np.arange(m)
     peak_in, peak_step = inside[k_in, cols], steps[k_step, cols]
     time_in = t[k_in] + inside_at[k_in, cols] * h[k_in, 0]
     at_step = peak_step > peak_in
-    return JerkPeaks(np.where(at_step, peak_step, peak_in), np.where(at_step, t[k_step + 1], time_in),
-                     interpolation)
+    return JerkPeaks(np.where(at_step, peak_step, peak_in), np.where(at_step, t[k_step], time_in), interpolation)
 
 
 def played_acceleration(times, positions, velocities, accelerations, at) -> np.ndarray:
     """Acceleration (N, m) of the spline a JTC plays at times `at` (N,) [s]: at a point, the interval that starts
-    there; after the last point, 0 (the controller holds it). Cubic or quintic (velocities given)."""
+    there; after the last point, 0 (the controller holds it), and before the first (held, for a trajectory that
+    starts at rest). Cubic or quintic (velocities given)."""
     t, h, c, _ = _coefficients(times, positions, velocities, accelerations)
     at = np.asarray(at, float)
     i = np.clip(np.searchsorted(t, at, side="right") - 1, 0, len(t) - 2)              # (N,)
@@ -127,23 +143,25 @@ def played_acceleration(times, positions, velocities, accelerations, at) -> np.n
     for power in range(len(c) - 1, 1, -1):                                            # Horner on d2/ds2
         out = out * s[:, None] + power * (power - 1) * c[power][i]
     out = out / h[i] ** 2
-    out[at > t[-1]] = 0.0
+    out[(at > t[-1]) | (at < t[0])] = 0.0
     return out
 
 
 def sampled_jerk(times, positions, velocities=None, accelerations=None, rate_hz: float = 1000.0,
-                 phase: float = 0.0) -> SampledJerk:
+                 phase: float = 0.0, from_rest: bool | None = None) -> SampledJerk:
     """Jerk as a controller at `rate_hz` could measure it: the played spline's acceleration sampled every
-    1 / rate_hz from the first point + `phase` [s] to one sample past the last (the hold), finite differences
-    between samples. An independent measurement of `played_jerk_peaks` with period 1 / rate_hz: never above it up
-    to the jerk's own variation over one sample, and reaching it at the worst sampling phase. Linear splines have no
+    1 / rate_hz from the first point + `phase` [s] (one sample before, in the hold, when it starts at rest, as
+    `played_jerk_peaks` judges `from_rest`) to one sample past the last (the hold), finite differences between
+    samples. An independent measurement of `played_jerk_peaks` with period 1 / rate_hz: never above it up to the
+    jerk's own variation over one sample, and reaching it at the worst sampling phase. Linear splines have no
     acceleration to sample: velocities are required."""
     if velocities is None:
         raise ValueError("sampled_jerk needs velocities: a linear spline's acceleration is a train of impulses")
     t = np.asarray(times, float)
     period = 1.0 / rate_hz
-    count = int(math.ceil((t[-1] - t[0] - phase) / period)) + 2
-    at = t[0] + phase + np.arange(count) * period
+    start = t[0] + phase - (period if starts_at_rest(velocities, from_rest) else 0.0)
+    count = int(math.ceil((t[-1] - start) / period)) + 2
+    at = start + np.arange(count) * period
     a = played_acceleration(t, positions, velocities, accelerations, at)
     return SampledJerk(0.5 * (at[1:] + at[:-1]), np.diff(a, axis=0) / period)
 
@@ -160,7 +178,8 @@ def jerk_ratios(peaks: JerkPeaks, j_max) -> np.ndarray:
 def window_jerk_violation(times, positions, velocities, jmax, tolerance, period):
     """WINDOW_JERK (7) when the cubic Hermite a JTC plays through a servo window (times (k,) [s], positions and
     velocities (k, n)) exceeds a joint's jerk limit jmax (n,) by more than `tolerance` (relative), counting each
-    point's acceleration step over `period` as `played_jerk_peaks` does; else WINDOW_OK (0). Assumes
+    point's acceleration step over `period` as `played_jerk_peaks(..., from_rest=False)` does (the step into the
+    first point is the servo's continuity between windows); else WINDOW_OK (0). Assumes
     `window_violation` passed (finite values, increasing times)."""
     k, n = positions.shape
     for j in range(n):

@@ -350,7 +350,7 @@ def _window_jerk_rejection(times, positions, velocities, joint_names, j_max) -> 
     args = [np.ascontiguousarray(x, dtype=float) for x in (times, positions, velocities, j_max)]
     if window_jerk_violation(*args, JERK_TOLERANCE, CONTROLLER_PERIOD) == WINDOW_OK:
         return None
-    peaks = played_jerk_peaks(args[0], args[1], args[2])
+    peaks = played_jerk_peaks(args[0], args[1], args[2], from_rest=False)     # as window_jerk_violation judges
     ratio = jerk_ratios(peaks, j_max)
     j = int(np.argmax(ratio))
     return Rejection(JERK_RULE,

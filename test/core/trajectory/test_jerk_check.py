@@ -123,6 +123,28 @@ def test_the_hold_after_the_last_point_counts():
     assert np.abs(sampled_jerk(t, q, v, a).jerk).max() == pytest.approx(peaks.jerk[0], rel=0.05)
 
 
+def test_a_trajectory_from_rest_counts_the_step_into_its_first_point():
+    """At rest before the first point (every velocity 0): the arm held still, so a first acceleration a is a step
+    a / period, seen by the sampled jerk too; a trajectory that starts in motion is not judged there."""
+    t = np.array([0.0, 0.2, 0.4])
+    q = np.array([[0.0], [0.03], [0.06]])
+    v = np.array([[0.0], [0.3], [0.0]])
+    a = np.array([[3.0], [0.0], [-3.0]])
+    from_rest = played_jerk_peaks(t, q, v, a)
+    assert from_rest.jerk[0] >= 3.0 / CONTROLLER_PERIOD and from_rest.time[0] in (0.0, 0.4)
+    assert np.abs(sampled_jerk(t, q, v, a).jerk).max() == pytest.approx(from_rest.jerk[0], rel=0.02)
+    a_end_zero = a.copy()
+    a_end_zero[-1] = 0.0
+    judged = played_jerk_peaks(t, q, v, a_end_zero)
+    assert judged.jerk[0] >= 3.0 / CONTROLLER_PERIOD and judged.time[0] == 0.0
+    not_judged = played_jerk_peaks(t, q, v, a_end_zero, from_rest=False)
+    assert not_judged.jerk[0] < 3.0 / CONTROLLER_PERIOD / 10
+    assert np.abs(sampled_jerk(t, q, v, a_end_zero, from_rest=False).jerk).max() <= not_judged.jerk[0] * (1 + 1e-9)
+    moving = v.copy()
+    moving[0] = 0.1                                                        # in motion: not at rest, not judged
+    assert played_jerk_peaks(t, q, moving, a_end_zero).jerk[0] < 3.0 / CONTROLLER_PERIOD / 10
+
+
 def test_linear_is_unbounded_where_the_velocity_steps():
     t = np.array([0.0, 1.0, 2.0])
     straight = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
@@ -154,7 +176,7 @@ def test_compiled_window_check_agrees_with_the_exact_peaks():
     rng = np.random.default_rng(3)
     for _ in range(30):
         t, p, v = servo_like_window(rng)
-        peaks = played_jerk_peaks(t, p, v).jerk
+        peaks = played_jerk_peaks(t, p, v, from_rest=False).jerk
         tol = LIMIT_TOLERANCE
         assert window_jerk_violation(t, p, v, peaks * 1.0001, tol, CONTROLLER_PERIOD) == WINDOW_OK
         assert window_jerk_violation(t, p, v, peaks / (1 + tol) * 1.0001, tol, CONTROLLER_PERIOD) == WINDOW_OK
@@ -188,7 +210,7 @@ def test_window_rejection_says_the_jerk_sentence_only_when_given_limits():
     n = p.shape[1]
     names = [f"j{i}" for i in range(n)]
     wide = (np.full(n, -10.0), np.full(n, 10.0), np.full(n, 100.0), np.full(n, 1e4))
-    peaks = played_jerk_peaks(t, p, v).jerk
+    peaks = played_jerk_peaks(t, p, v, from_rest=False).jerk
     assert window_rejection(t, p, v, names, *wide) is None                               # default: no jerk rule
     assert window_rejection(t, p, v, names, *wide, j_max=peaks * 1.01) is None
     tight = peaks * 1.01
