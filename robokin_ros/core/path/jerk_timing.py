@@ -41,13 +41,20 @@ from robokin_ros.core.path.timing import (
 from robokin_ros.core.path.toppra_constraints import LimitLookup, SpeedCap, ToolSpeedLimit, limit_vector
 from robokin_ros.core.path.toppra_run import ControlSamples, limited_by, solve
 from robokin_ros.core.trajectory.arrays import sample_times
-from robokin_ros.core.trajectory.jerk_smoothing import SmoothedProfile, quintic_jerk_peaks, sampled, third_derivative
+from robokin_ros.core.trajectory.jerk_smoothing import (
+    SmoothedProfile,
+    interval_jerk_peaks,
+    quintic_jerk_peaks,
+    sampled,
+    third_derivative,
+)
 
 MIN_WINDOW_INTERVALS = 2.0   # the first window spans this many point intervals at least (shorter ramps are not
 #                              played: the quintic through 10 ms points cannot follow a 2 ms ramp)
 MAX_ROUNDS = 16
 WIDENINGS = 6                # windows tried before a jerk excess is stretched away instead
-CURVATURE_SHARE = 0.5        # of the jerk limit the curvature terms may take (the rest is the ramp's)
+MAX_WIDENING = 2.0           # per round: a played excess inside an interval can come from the curvature too
+MAX_STALLS = 2               # rounds of lower caps that did not lower the played jerk before a uniform stretch
 MARGIN = 0.01                # above a measured excess: the points fall elsewhere on the new profile
 
 
@@ -60,9 +67,10 @@ def jerk_limits(jerk, n: int) -> np.ndarray | None:
 
 
 def first_window(a_max: np.ndarray, j_max: np.ndarray, rate_hz: float) -> float:
-    """[s] the ramp time of the slowest joint from 0 to its acceleration limit at its jerk limit (a step of a_max
-    averaged over tau has the slope a_max / tau), at least MIN_WINDOW_INTERVALS point intervals."""
-    return float(max(np.max(a_max / j_max), MIN_WINDOW_INTERVALS / rate_hz))
+    """[s] the ramp time of the slowest joint from -a_max to a_max at its jerk limit (toppra's profile switches from
+    braking to accelerating: a step of 2 a_max, averaged over tau, has the slope 2 a_max / tau), at least
+    MIN_WINDOW_INTERVALS point intervals."""
+    return float(max(np.max(2.0 * a_max / j_max), MIN_WINDOW_INTERVALS / rate_hz))
 
 
 def time_section_profile(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_max, a_max,
@@ -89,7 +97,7 @@ def time_section_profile(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_m
     limited = _tool_limited(ss, tool, schedule)
     share = np.ones(len(v_max))
     window, stretch, widenings, retimings = first_window(a_max, j_max, trajectory_rate_hz), 1.0, 0, 0
-    solved, verify, caps, previous = None, 0.0, None, None
+    solved, verify, caps, previous, stalls = None, 0.0, None, None, 0
     for _ in range(MAX_ROUNDS):
         budget.check("timing")
         extra = () if caps is None else (SpeedCap(caps[0], caps[1], len(v_max)),)
@@ -115,22 +123,14 @@ def time_section_profile(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_m
         if accel > 1.0 + RATIO_TOLERANCE:
             share = derated(share, np.maximum(played_a, peaks.acceleration_ratio))
         if worst_jerk > 1.0 + RATIO_TOLERANCE:
-            ramp, curvature = _jerk_terms(profile, m["control_times"], j_max)
-            stuck = previous is not None and worst_jerk >= previous * (1.0 - MARGIN)
-            if curvature.max() > CURVATURE_SHARE and stuck:
-                # lower speeds did not help (the term 3 q'' s' s'' of an acceleration phase): slow all down
+            stalls = stalls + 1 if previous is not None and worst_jerk >= previous * (1.0 - MARGIN) else 0
+            if stalls >= MAX_STALLS:
+                # lower speeds where it overshot did not lower it: slow the whole section down (jerk / c^3)
                 factor = max(factor, worst_jerk ** (1.0 / 3.0) * (1.0 + MARGIN))
-            elif curvature.max() > CURVATURE_SHARE:
-                # the path's own jerk at speed (~ sd^3): slower where it is, whatever the window
-                caps = _lowered_caps(caps, solved.trajectory, profile, m["control_times"],
-                                     np.maximum(curvature / CURVATURE_SHARE, 1.0) ** (1.0 / 3.0))
-                previous = worst_jerk
-            elif widenings < WIDENINGS:
-                # the ramp term falls as 1 / window; the played one also when the quintic cannot follow the ramp
-                window *= max(worst_jerk, ramp.max() / (1.0 - CURVATURE_SHARE)) * (1.0 + MARGIN)
-                widenings += 1
             else:
-                factor = max(factor, worst_jerk ** (1.0 / 3.0) * (1.0 + MARGIN))
+                caps, window, widened, previous = _jerk_remedy(caps, window, widenings < WIDENINGS,
+                                                               solved.trajectory, profile, m["points"], j_max)
+                widenings += widened
         if factor > 1.0:
             previous = None
             stretch *= factor
@@ -155,6 +155,33 @@ def time_section_profile(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_m
     return TimedTrajectory(m["points"], report, profile)
 
 
+def _jerk_remedy(caps, window: float, may_widen: bool, base, profile: SmoothedProfile, points, j_max):
+    """Where the played jerk overshoots, per point interval: a wider window where the ramp term dominates the
+    profile's jerk there (it falls as 1 / window), lower speed caps where the path's curvature terms do (~ s'^3).
+    Returns (caps, window, 1 if widened else 0, the worst ratio when caps were lowered else None)."""
+    ratio = (interval_jerk_peaks(points.times, points.positions, points.velocities, points.accelerations)
+             / j_max).max(axis=1)                                                                  # (K - 1,)
+    bad = np.flatnonzero(ratio > 1.0 + RATIO_TOLERANCE)
+    ends = points.times[np.r_[bad, bad + 1]]
+    ramp, curvature = _jerk_terms(profile, ends, j_max)
+    ramp, curvature = np.maximum(ramp[:len(bad)], ramp[len(bad):]), np.maximum(curvature[:len(bad)],
+                                                                               curvature[len(bad):])
+    by_ramp = ramp >= curvature
+    widened = 0
+    if may_widen and by_ramp.any():
+        window *= min(float(ratio[bad][by_ramp].max()), MAX_WIDENING) * (1.0 + MARGIN)
+        widened = 1
+    else:
+        by_ramp[:] = False
+    lowered = None
+    if (~by_ramp).any():
+        middle = 0.5 * (points.times[bad] + points.times[bad + 1])[~by_ramp]
+        caps = _lowered_caps(caps, base, profile, middle, ratio[bad][~by_ramp] ** (1.0 / 3.0),
+                             float(np.diff(points.times).max()))
+        lowered = float(ratio[bad][~by_ramp].max())
+    return caps, window, widened, lowered
+
+
 def _jerk_terms(profile: SmoothedProfile, times: np.ndarray, j_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(K,) each: per control sample the largest |q' s'''| / j_max (the ramp term, set by the window) and
     |q''' s'^3 + 3 q'' s' s''| / j_max (the path's curvature at speed, set by the speed) over the joints."""
@@ -177,16 +204,19 @@ def _speed_ratios(m: dict, v_max, tool, schedule) -> np.ndarray:
     return ratio
 
 
-def _lowered_caps(caps, base, profile: SmoothedProfile, times: np.ndarray, over: np.ndarray) -> tuple:
+def _lowered_caps(caps, base, profile: SmoothedProfile, times: np.ndarray, over: np.ndarray,
+                  interval: float = 0.0) -> tuple:
     """Speed caps (s (N,), x = sd^2 caps (N,)) on toppra's grid, lowered around every control sample whose speed
-    ratio `over` exceeds 1: by that ratio (and MARGIN), over the path the averaging window spans there."""
+    ratio `over` exceeds 1: by that ratio (and MARGIN), over the path the averaging window (and `interval` [s])
+    spans there."""
     grid, sd = base.ss, base.sd
     limit = np.full(len(grid), np.inf) if caps is None else caps[1].copy()
     bad = np.flatnonzero(over > 1.0 + RATIO_TOLERANCE)
     s, speed = profile.path_parameter(times[bad]), profile.path_states(times[bad])[1]
     for k, s_k, sd_k in zip(bad, s, speed):
-        span = 2.0 * sd_k * profile.window + 1e-9
+        span = sd_k * (2.0 * profile.window + interval) + 1e-9
         near = np.abs(grid - s_k) <= span
+        near[max(np.searchsorted(grid, s_k) - 1, 0):np.searchsorted(grid, s_k) + 1] = True   # the grid points around
         limit[near] = np.minimum(limit[near], (sd[near] / (over[k] * (1.0 + MARGIN))) ** 2)
     return grid, limit
 

@@ -240,11 +240,11 @@ def _joint_piece(planner, program, index, q, move_limits, default_tip, out: _Out
         target = found.positions
     if np.abs(target - q).max() < 1e-12:
         return q
-    v_max, a_max = planner.limits()[:2]
+    v_max, a_max, jerk = planner.limits()
     v_scale, a_scale = move_limits[index][:2]
     timed, row = point_to_point(q, target, v_max * v_scale, a_max * a_scale, c.joint_move_profile,
                                 c.trajectory_rate_hz, c.control_rate_hz, robot.joint_names,
-                                planner.tips_solver().speeds)
+                                planner.tips_solver().speeds, jerk)
     out.reports.append(MoveReport(index, move.label(index), out.offset, row.end_time - row.start_time,
                                   row.peak_tool_speed, row.peak_tool_angular_speed, row.limited_by, 0.0, 0.0))
     out.parts.append(timed.arrays)

@@ -49,6 +49,7 @@ from robokin_ros.core.program.pieces import Piece
 from robokin_ros.core.program.result import MoveReport
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 from robokin_ros.core.trajectory.outgoing_check import spline_peaks
+from robokin_ros.core.trajectory.jerk_smoothing import quintic_jerk_peaks
 from robokin_ros.core.trajectory.profiles import joint_move
 
 BLEND_SAMPLE_STEP = 0.005      # [rad | m] spacing of blend samples (chord), at least MIN_BLEND_SAMPLES
@@ -237,12 +238,11 @@ def time_run(program: MotionProgram, pieces: list[Piece], move_limits: np.ndarra
     v_max, a_max = limits.velocity, limits.acceleration
     c = config
     first = program.moves[int(pieces[0].labels[0])]
-    if len(pieces) == 1 and not pieces[0].cartesian and first.speed == 0 and first.angular_speed == 0 and \
-            not limits.jerk_limited:
+    if len(pieces) == 1 and not pieces[0].cartesian and first.speed == 0 and first.angular_speed == 0:
         v_scale, a_scale = move_limits[int(pieces[0].labels[0])][:2]
         timed, row = point_to_point(run.positions[0], run.positions[-1], v_max * v_scale, a_max * a_scale,
                                     c.joint_move_profile, c.trajectory_rate_hz, c.control_rate_hz, joint_names,
-                                    fk.arrays())
+                                    fk.arrays(), limits.jerk)
         phases["timing"] += time.perf_counter() - t1
         return TimedRun(run, timed, {}, [row])
     starts, moves = stretches(run)
@@ -294,16 +294,27 @@ def runs_deviation(timed_runs: list[TimedRun], fk, axes: AxisSelection, config: 
     return worst_p, worst_r
 
 
+def _jerk_fields(arrays: JointTrajectoryArrays, jerk) -> dict:
+    """The report's played jerk ratio of a joint move, measured on the quintic through its points (none without
+    a jerk limit)."""
+    if jerk is None or not np.isfinite(np.asarray(jerk, float)).any():
+        return {}
+    peaks = quintic_jerk_peaks(arrays.times, arrays.positions, arrays.velocities, arrays.accelerations)
+    return {"played_jerk_ratio": float((peaks / np.asarray(jerk, float)).max())}
+
+
 BINDING = 1.0 - 1e-3       # a limit binds when the profile reaches it to within 0.1 %
 
 
 def point_to_point(q0: np.ndarray, q1: np.ndarray, v_max: np.ndarray, a_max: np.ndarray, profile: str,
                    trajectory_rate_hz: float, control_rate_hz: float, joint_names,
-                   chain) -> tuple[TimedTrajectory, StretchReport]:
-    """The timed move and its report row; v_max, a_max already scaled by the move's fractions."""
-    arrays = joint_move(q0, q1, v_max, a_max, profile, trajectory_rate_hz, joint_names, for_controller=True)
+                   chain, jerk=None) -> tuple[TimedTrajectory, StretchReport]:
+    """The timed move and its report row; v_max, a_max already scaled by the move's fractions; `jerk` (n,) the
+    joint jerk limits (None or inf = none: `joint_move`'s S-curve within them otherwise)."""
+    arrays = joint_move(q0, q1, v_max, a_max, profile, trajectory_rate_hz, joint_names, for_controller=True,
+                        jerk=jerk)
     fine = joint_move(q0, q1, v_max, a_max, profile, control_rate_hz, joint_names,      # for the tool speeds
-                      for_controller=True)
+                      for_controller=True, jerk=jerk)
     speeds = tool_speeds(chain, fine.positions, fine.velocities).max(axis=0)             # (2,)
     played = spline_peaks(arrays.times, arrays.positions, arrays.velocities, arrays.accelerations)
     v_ratio = played.velocity / v_max                                                     # (n,) as a JTC plays it
@@ -317,7 +328,7 @@ def point_to_point(q0: np.ndarray, q1: np.ndarray, v_max: np.ndarray, a_max: np.
     report = TimingReport(arrays.duration, float(v_ratio.max()), float(a_ratio.max()),
                           peak_tool_speed=float(speeds[0]), peak_tool_angular_speed=float(speeds[1]),
                           limited_by=limited_by, played_velocity_ratio=float(v_ratio.max()),
-                          played_acceleration_ratio=float(a_ratio.max()))
+                          played_acceleration_ratio=float(a_ratio.max()), **_jerk_fields(arrays, jerk))
     row = StretchReport(0.0, arrays.duration, float(speeds[0]), float(speeds[1]), float(v_ratio.max()),
                         float(a_ratio.max()), limited_by)
     return TimedTrajectory(arrays, report, None), row

@@ -105,9 +105,9 @@ def plan_waypoints(planner, program: MotionProgram, q0: np.ndarray, solver: Path
             raise PathInputError(f"{where}; approach MoveJ: no joint configuration on the current branch reaches it "
                                  f"({found.position_error * 1e3:.2f} mm / {found.orientation_error * 1e3:.2f} mrad "
                                  "remain)", 0)
-        v_max, a_max = planner.limits()[:2]
+        v_max, a_max, jerk = planner.limits()
         lead = joint_move(q0, found.positions, v_max * v_scale, a_max * a_scale, c.joint_move_profile,
-                          c.trajectory_rate_hz, planner.robot.joint_names, for_controller=True)
+                          c.trajectory_rate_hz, planner.robot.joint_names, for_controller=True, jerk=jerk)
         axes = None if len(waypoints) == 1 else solver.axes(axis_mask, axis_frame)
     if len(waypoints) == 1:
         if approach is Approach.LINEAR:

@@ -171,11 +171,16 @@ def sampled(profile: SmoothedProfile, start: np.ndarray, joint_names, times: np.
 
 
 def quintic_jerk_peaks(times, positions, velocities, accelerations) -> np.ndarray:
-    """Per joint, the exact peak |jerk| (n,) of the quintic through the points (times (k,), the rest (k, n)): in
-    each interval the jerk (6 c3 + 24 c4 u + 60 c5 u^2) / h^3 of the unit parameter u peaks at an end or at the
-    vertex; the accelerations agree at the points, so no step adds to it."""
+    """Per joint, the exact peak |jerk| (n,) of the quintic through the points (times (k,), the rest (k, n)); the
+    accelerations agree at the points, so no step adds to it."""
     if len(times) < 2:
         return np.zeros(np.shape(positions)[1])
+    return interval_jerk_peaks(times, positions, velocities, accelerations).max(axis=0)
+
+
+def interval_jerk_peaks(times, positions, velocities, accelerations) -> np.ndarray:
+    """Per interval and joint, the exact peak |jerk| (k - 1, n) of the quintic through the points: in each interval
+    the jerk (6 c3 + 24 c4 u + 60 c5 u^2) / h^3 of the unit parameter u peaks at an end or at the vertex."""
     h = np.diff(times)[:, None]
     p, v, a = positions, velocities, accelerations
     dp, v0, v1, a0, a1 = p[1:] - p[:-1], h * v[:-1], h * v[1:], h * h * a[:-1], h * h * a[1:]
@@ -187,4 +192,4 @@ def quintic_jerk_peaks(times, positions, velocities, accelerations) -> np.ndarra
     vertex = np.clip(vertex, 0.0, 1.0)
     ends = np.maximum(np.abs(6 * c3), np.abs(6 * c3 + 24 * c4 + 60 * c5))
     inside = np.abs(6 * c3 + vertex * (24 * c4 + 60 * c5 * vertex))
-    return (np.maximum(ends, inside) / h ** 3).max(axis=0)
+    return np.maximum(ends, inside) / h ** 3

@@ -13,6 +13,7 @@ import numpy as np
 
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays, sample_times
+from robokin_ros.core.trajectory.jerk_smoothing import LinePath, SmoothedProfile, knotted_times
 from robokin_ros.core.trajectory.outgoing_check import spline_peaks
 
 
@@ -53,7 +54,7 @@ PROFILES = ("trapezoid", "quintic")
 
 
 def joint_move(q0, q1, v_max, a_max, profile: str = "trapezoid", rate_hz: float = 100.0,
-               joint_names=None, for_controller: bool = False) -> JointTrajectoryArrays:
+               joint_names=None, for_controller: bool = False, jerk=None) -> JointTrajectoryArrays:
     """Synchronized straight joint-space move q0 -> q1 with a trapezoid (LSPB) or quintic profile within limits.
 
     All joints share one profile s(t) on Delta q, so the slowest joint sets the duration and the path is a
@@ -61,6 +62,7 @@ def joint_move(q0, q1, v_max, a_max, profile: str = "trapezoid", rate_hz: float 
     quintic through the trapezoid's points overshoots its acceleration steps (up to 37 % of a step); what it
     measures (core/trajectory/outgoing_check.py) is taken off the profile's limits when `for_controller`, so the played
     motion stays within `v_max`, `a_max` too; without it the profile is the textbook one (the classroom's numbers).
+    `jerk` (n,) [rad/s^3] (None or inf = none): within these joint jerk limits too (`jerk_limited_move`), as played.
     """
     q0, q1 = np.asarray(q0, float), np.asarray(q1, float)
     delta = q1 - q0
@@ -73,6 +75,9 @@ def joint_move(q0, q1, v_max, a_max, profile: str = "trapezoid", rate_hz: float 
         raise InvalidInputError(f"profile '{profile}' must be one of {PROFILES}")
     v = float(np.min(np.asarray(v_max, float)[moving] / np.abs(delta[moving])))     # [1/s] on s
     a = float(np.min(np.asarray(a_max, float)[moving] / np.abs(delta[moving])))
+    if jerk is not None and np.isfinite(np.asarray(jerk, float)[moving]).any():
+        j = float(np.min(np.asarray(jerk, float)[moving] / np.abs(delta[moving])))
+        return jerk_limited_move(q0, delta, v, a, j, profile, rate_hz, names)
     v_limit, a_limit = v, a
     for _ in range(_MAX_REDUCTIONS if for_controller else 1):
         times, (s, sd, sdd) = _unit_profile(v, a, profile, rate_hz)
@@ -82,6 +87,34 @@ def joint_move(q0, q1, v_max, a_max, profile: str = "trapezoid", rate_hz: float 
             break
         # the overshoot is a share of the profile's own peaks: plan for the limits divided by it
         v, a = v_limit * v / max(played.velocity[0], v), a_limit * a / max(played.acceleration[0], a)
+    return JointTrajectoryArrays(names, times, q0 + np.outer(s, delta), np.outer(sd, delta), np.outer(sdd, delta))
+
+
+def jerk_limited_move(q0: np.ndarray, delta: np.ndarray, v: float, a: float, j: float, profile: str,
+                      rate_hz: float, names) -> JointTrajectoryArrays:
+    """The move q0 -> q0 + delta within |s'| <= v, |s''| <= a and jerk |s'''| <= j on the unit parameter s, played
+    exactly.
+
+    Trapezoid: the LSPB averaged over the window tau = (largest step of s'') / j (core/trajectory/jerk_smoothing.py):
+    the jerk is then at most j, s' and s'' stay within v and a (averages), the move takes tau longer. Its s is a
+    cubic in t between the breakpoints (the LSPB's switches and each a window later); with a point at each
+    (`knotted_times`) a controller's quintic through the points plays it exactly. Quintic: the rest-to-rest quintic,
+    whose jerk peaks at 60 / T^3 at its ends, made at least that long; its points sample it exactly."""
+    if profile == "quintic":
+        total = max(15.0 / 8.0 / v, float(np.sqrt(10.0 / np.sqrt(3.0) / a)), float(np.cbrt(60.0 / j)))
+        times = sample_times(total, rate_hz)
+        s, sd, sdd = quintic_eval(times, total)
+    else:
+        tb, total = lspb_profile(v, a)
+        peak = 1.0 / (tb * (total - tb))                   # the LSPB's acceleration (a, or less when triangular)
+        triangular = total - tb <= tb * (1.0 + 1e-12)
+        grid = np.array([0.0, tb, total]) if triangular else np.array([0.0, tb, total - tb, total])
+        s_grid, sd_grid, _ = lspb_eval(grid, tb, total)
+        window = (2.0 * peak if triangular else peak) / j
+        smooth = SmoothedProfile(LinePath(np.zeros(1), np.ones(1)), grid, s_grid, sd_grid, window)
+        times = knotted_times(smooth.duration, rate_hz, smooth.breakpoints())
+        s, sd, sdd, _ = smooth.path_states(times)
+        s[0], sd[0], sdd[0], s[-1], sd[-1], sdd[-1] = 0.0, 0.0, 0.0, 1.0, 0.0, 0.0
     return JointTrajectoryArrays(names, times, q0 + np.outer(s, delta), np.outer(sd, delta), np.outer(sdd, delta))
 
 

@@ -171,3 +171,37 @@ def test_pick_and_place_within_jerk(panda, kind, share):
 def test_motion_limits_default_jerk_is_off(panda):
     limits = planner(panda).limits()
     assert isinstance(limits, MotionLimits) and np.all(np.isinf(limits.jerk))
+
+
+@pytest.mark.parametrize("profile", ["trapezoid", "quintic"])
+@pytest.mark.parametrize("delta", [(1.0, 0.5, -0.3), (0.01, 0.002, 0.0), (2.0, 1.0, 1.0)])
+def test_joint_move_s_curve_is_played_exactly(profile, delta):
+    """A MoveJ between exact stops within v, a and jerk: the averaged trapezoid has points at its breakpoints, so the
+    controller's quintic plays it exactly: the binding joint reaches its jerk limit and no more (a textbook S-curve
+    property), finite differences at 1 kHz agree."""
+    from robokin_ros.core.trajectory.profiles import joint_move
+    v, a, j = np.array([2.0, 2.0, 2.0]), np.array([15.0, 7.5, 10.0]), np.array([750.0, 375.0, 500.0])
+    move = joint_move(np.zeros(3), np.array(delta), v, a, profile, 100.0, None, True, jerk=j)
+    args = (move.times, move.positions, move.velocities, move.accelerations)
+    exact = played_jerk_peaks(*args).jerk
+    assert np.all(exact <= j * (1 + 1e-9))
+    if profile == "trapezoid":
+        assert (exact / j).max() == pytest.approx(1.0, rel=1e-6)
+    sampled = np.abs(sampled_jerk(*args).jerk).max(axis=0)
+    assert np.all(sampled <= j * (1 + 1e-6))
+    peaks = spline_peaks(*args)
+    assert np.all(peaks.velocity <= v * (1 + 1e-9)) and np.all(peaks.acceleration <= a * (1 + 1e-9))
+    assert move.positions[-1] == pytest.approx(np.array(delta), abs=1e-12)
+    assert np.all(move.velocities[[0, -1]] == 0.0) and np.all(move.accelerations[[0, -1]] == 0.0)
+
+
+def test_approach_movej_within_jerk(panda):
+    """A waypoint path from away from its start: the approach MoveJ and the path, one trajectory within the jerk."""
+    jerk = np.array(PANDA_JERK) * 0.1
+    from robokin_ros.core.program.moves import Approach
+    p = planner(panda, jerk)
+    q0 = panda.home() + np.array([0.2, -0.1, 0.1, 0.1, 0.0, 0.1, 0.0])
+    plan = p.plan(waypoint_program(rectangle(panda)[:3], 0.03, approach=Approach.JOINT), q0)
+    assert plan.success, plan.message
+    limits = p.limits()
+    assert_played_within(plan.trajectory, jerk, limits.velocity, limits.acceleration)
