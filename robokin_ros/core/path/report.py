@@ -4,6 +4,12 @@ from __future__ import annotations
 from robokin_ros.core.path.result import PathPlan
 
 
+def jerk_line(ratio: float, window: float) -> str:
+    """The peak jerk as a share of the limit, as the controller plays the trajectory (`TimingReport`)."""
+    return (f"peak jerk {ratio * 100:.1f} % of the limit (worst joint, on the controller's quintic; averaging window "
+            f"up to {window * 1e3:.1f} ms)")
+
+
 def report_text(plan: PathPlan) -> str:
     """Human summary of a plan."""
     ik, d = plan.ik, plan.ik.deviations
@@ -25,4 +31,6 @@ def report_text(plan: PathPlan) -> str:
                      f"{t.peak_acceleration_ratio:.4f} (re-timings {t.retimings}); after timing "
                      f"{t.max_position_deviation * 1e3:.4f} mm / {t.max_orientation_deviation * 1e3:.4f} mrad; "
                      f"timing {t.compute_time * 1e3:.2f} ms")
+        if t.played_jerk_ratio == t.played_jerk_ratio:          # measured: jerk limits set
+            lines.append(jerk_line(t.played_jerk_ratio, t.jerk_window))
     return "\n".join(lines)

@@ -39,6 +39,7 @@ from robokin_ros.core.path.geometry import (
 )
 from robokin_ros.core.path.limit_schedule import LimitSchedule, StretchReport, stretch_reports
 from robokin_ros.core.path.reach import ArmReach, arm_reach
+from robokin_ros.core.path.report import jerk_line
 from robokin_ros.core.path.result import Deviations, DownsampleResult, PathIkResult, PathPlan, PathStatus, TimingReport
 from robokin_ros.core.path.solver import PathIkSolver
 from robokin_ros.core.path.timing import TimedTrajectory, join_reports, time_optimal
@@ -61,8 +62,8 @@ __all__ = [
     "ArmReach",
     "arm_reach", "Deviations", "DownsampleResult", "PathIkResult", "PathPlan",
     "PathStatus",
-    "TimingReport", "join_reports", "PathIkSolver", "TimedTrajectory", "time_optimal", "time_section_profile",
-    "ToolSpeedLimit",
+    "TimingReport", "jerk_line", "join_reports", "PathIkSolver", "TimedTrajectory", "time_optimal",
+    "time_section_profile", "ToolSpeedLimit",
     "tool_speeds", "TipMove", "TipsPath", "blended_per_tip", "carried_paths", "per_tip_moves", "TipsIkResult",
     "TipsIkSolver", "tip_sentence", "TimedTipsSection", "TipsDeviation", "time_tips_section", "tips_deviation",
 ]

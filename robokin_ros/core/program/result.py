@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import pinocchio as pin
 
 from robokin_ros.core.codes import SentencedCode
-from robokin_ros.core.path.surface import DownsampleResult, PathIkResult, PathPlan, TimingReport
+from robokin_ros.core.path.surface import DownsampleResult, PathIkResult, PathPlan, TimingReport, jerk_line
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
 
 
@@ -118,6 +118,9 @@ def cycle_report_text(plan: ProgramPlan) -> str:
              f"{plan.max_position_deviation * 1e3:.4f} mm / {plan.max_orientation_deviation * 1e3:.4f} mrad",
              f"{'move':<22} {'start [s]':>9} {'time [s]':>9} {'peak v [m/s]':>12} {'prog v':>7} {'zone [mm]':>9}"
              "  limited by"]
+    timing = plan.timing
+    if timing is not None and timing.played_jerk_ratio == timing.played_jerk_ratio:    # measured: jerk limits set
+        lines.insert(2, jerk_line(timing.played_jerk_ratio, timing.jerk_window))
     for m in plan.moves:
         programmed = f"{m.programmed_speed:.3f}" if m.programmed_speed > 0 else "-"
         zone = f"{m.zone * 1e3:.1f}" if m.zone > 0 else "fine"
