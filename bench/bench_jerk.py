@@ -35,7 +35,8 @@ from bench_path import ACC, suite  # noqa: E402
 from jerk_peers import (RUCKIG_MISSING, moveit_filter_run, moveit_first_tick_without_reset,  # noqa: E402
                         movej_ends, ruckig_move, toppra_sections)
 from jerk_play import played_jerk_peaks, spline_figures  # noqa: E402
-from jerk_servo import SQUARE, phase_spans, run_script, script_figures, script_phases, tick_acceleration_ratio  # noqa: E402,E501
+from jerk_servo import (SQUARE, phase_spans, run_script, script_figures, script_phases,  # noqa: E402
+                        tick_acceleration_ratio, whole_window_ratio)
 from stretch_recovery import demo_config  # noqa: E402
 
 from robokin_ros.core.limits import motion_limits  # noqa: E402
@@ -83,6 +84,7 @@ def servo_rows(robot: RobotModel) -> tuple[list[dict], dict]:
                                                                       config.publish_period, end=square_end)
         figures["rest"]["acc_ratio_tick"] = tick_acceleration_ratio(run, limits.acceleration, config.publish_period,
                                                                     start=square_end)
+        figures["whole_window_jerk_ratio"] = whole_window_ratio(run, jerk_limits(share))
         rows.append({"setting": name, **figures, "tick_median_us": round(float(np.median(run.tick_us)), 1),
                      "tick_p99_us": round(float(np.percentile(run.tick_us, 99)), 1), "load": load()})
     peers = {}
@@ -224,9 +226,34 @@ def print_tables(results: dict) -> None:
               f"{'' if row['ok'] else ', FAILED'} |")
     print("\nservo tick (Servo.step, ideal arm, whole script) median / p99 [us]: " + "; ".join(
         f"{r['setting']} {r['tick_median_us']:.1f} / {r['tick_p99_us']:.1f} ({r['load']})" for r in servo))
+    print("servo windows each played to their end (what the arm follows if the stream stops), worst exact jerk / "
+          "limit: " + ", ".join(f"{r['setting']} {r['whole_window_jerk_ratio']:.2f}" for r in servo))
     print("planning [ms], one warm call: " + "; ".join(
         f"{r['case']} {r['setting']} {r['plan_ms']:.0f} ({r['load']})" for r in plans))
+    print_goals(results)
     print_peers(results)
+
+
+def worst_jerk(row: dict) -> float:
+    """A row's worst jerk / limit: the exact played peak where measured, else the 1 kHz one."""
+    return max(row.get("exact_jerk_ratio", row["jerk_ratio"]))
+
+
+def print_goals(results: dict) -> None:
+    """The issue's goals against this run: peak jerk <= 1.0x the limit with jerk on, pick-and-place cycle <= 1.15x
+    the acceleration-limited one, servo tick median <= 1.5x."""
+    servo, plans = results["servo"], results["rectangle"] + results["programs"]
+    off_tick = servo[0]["tick_median_us"]
+    print("\ngoals (jerk-limited rows): peak jerk <= 1.0 x limit: " + "; ".join(
+        f"servo {r['setting']} {max(worst_jerk(r['square']), worst_jerk(r['rest'])):.2f} (whole windows "
+        f"{r['whole_window_jerk_ratio']:.2f})" for r in servo[1:]) + "; " + "; ".join(
+        f"{r['case']} {r['setting']} {worst_jerk(r):.2f}" for r in plans if r["setting"] != "jerk off"))
+    costs = [f"{r['case']} {r['setting']} {r['duration'] / p['duration']:.3f}" for r in results["programs"]
+             for p in results["programs"] if p["case"] == r["case"] and p["setting"] == "jerk off"
+             and r["setting"] != "jerk off"]
+    print("  cycle time <= 1.15 x jerk off on the pick-and-place: " + "; ".join(costs))
+    print("  servo tick median <= 1.5 x jerk off: " + "; ".join(
+        f"{r['setting']} {r['tick_median_us'] / off_tick:.2f}" for r in servo[1:]))
 
 
 def print_peers(results: dict) -> None:
@@ -241,6 +268,15 @@ def print_peers(results: dict) -> None:
     if results["ruckig_missing"]:
         print(f"| Ruckig, MoveIt filter | - | skipped: {results['ruckig_missing']} | | | | |")
         return
+    print_ruckig_peers(results)
+    print("\nMoveIt Servo's Ruckig filter: ruckig_filter.cpp's doSmoothing and reset re-implemented with the ruckig "
+          "package, fed by robokin's servo (jerk off) from the filter's last output; not reproduced: MoveIt Servo's "
+          "own IK, joint-limit halting, collision scaling and smoothHalt (robokin's commands and stop ramp are fed "
+          "instead) and its trajectory message (sliding window, finite-difference velocities): the filter's states "
+          "are played as a quintic through them.")
+
+
+def print_ruckig_peers(results: dict) -> None:
     for name, r in results["moveit_filter"].items():
         if name == "without reset":
             print(f"| MoveIt Servo Ruckig filter, never reset (its C++ demos) | first tick at home | - | - | - | - "

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jerk_play import Played, peaks, ratios, stitched_play
+from jerk_play import Played, peaks, played_jerk_peaks, ratios, stitched_play
 
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
@@ -41,6 +41,7 @@ class ScriptRun(NamedTuple):
     statuses: list[str]
     tick_us: np.ndarray        # (k,) Servo.step wall time [us]
     played: Played             # at the controller's 1 kHz
+    windows: list              # the published windows (TrajectoryWindow), in order
 
 
 def phase_spans(phases) -> dict[str, tuple[float, float]]:
@@ -83,7 +84,7 @@ def run_script(robot: RobotModel, config: ServoConfig, phases) -> ScriptRun:
                 windows.append(out.window)
                 published.append(now)
     played = stitched_play(published, windows, end=now)
-    return ScriptRun(np.array(stamps), names, np.array(pos), np.array(vel), stat, np.array(cost), played)
+    return ScriptRun(np.array(stamps), names, np.array(pos), np.array(vel), stat, np.array(cost), played, windows)
 
 
 def commanded_tool(robot: RobotModel, config: ServoConfig, phases, start: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -185,3 +186,17 @@ def tick_acceleration_ratio(run: ScriptRun, a_max: np.ndarray, dt: float, start:
     keep = np.flatnonzero((run.stamps >= start) & (run.stamps <= end))
     dv = np.abs(np.diff(np.vstack((np.zeros(run.velocities.shape[1]), run.velocities)), axis=0))[keep]
     return round(float((dv / (a_max * dt)).max()), 4)
+
+
+def whole_window_ratio(run: ScriptRun, j_max: np.ndarray) -> float:
+    """Largest exact jerk / limit over the published windows each played to its end (what the arm follows when
+    the servo stalls or the stream stops: the tail and the hold), by core/trajectory/jerk_check.py with the step
+    into each window's first point left to the stitched play (`from_rest=False`); nan in a tree without it."""
+    if played_jerk_peaks is None:
+        return float("nan")
+    worst = 0.0
+    for w in run.windows:
+        jerk = played_jerk_peaks(w.times, w.positions, w.velocities, getattr(w, "accelerations", None),
+                                 from_rest=False).jerk
+        worst = max(worst, float((jerk / j_max).max()))
+    return round(worst, 4)
