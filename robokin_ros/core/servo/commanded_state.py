@@ -22,6 +22,7 @@ from numba import njit
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.limits import position_velocity_bounds
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.core.servo.jerk_window import sample_window_state
 from robokin_ros.core.servo.types import JointMeasurement, TrajectoryWindow
 from robokin_ros.core.servo.window import clamped, sample_window
 
@@ -53,6 +54,9 @@ class CommandedState:
         self.accel_dt = dt                  # [s] time since the last velocity decision, up to one period
         self.positions: np.ndarray | None = None      # None until anchored
         self.velocities = np.zeros(robot.n)
+        # (n,) [rad/s^2] the commanded accelerations, followed only with jerk limits (jerk_window.py; else 0)
+        self.accelerations = np.zeros(robot.n)
+        self.jerk_limited = False
         self.measurement: JointMeasurement | None = None
         self._previous_measurement: JointMeasurement | None = None
         self.last_window: TrajectoryWindow | None = None     # what the controller follows until the next tick
@@ -94,7 +98,12 @@ class CommandedState:
         window = self.last_window
         if window is not None and self.positions is not None and abs(elapsed - self.dt) > 1e-6 * self.dt:
             q, v = np.empty(self.robot.n), np.empty(self.robot.n)
-            sample_window(window.times, window.positions, window.velocities, elapsed, q, v)
+            if self.jerk_limited:       # the acceleration too: the next window starts from it
+                a = np.empty(self.robot.n)
+                sample_window_state(window.times, window.positions, window.velocities, elapsed, q, v, a)
+                self.accelerations = a
+            else:
+                sample_window(window.times, window.positions, window.velocities, elapsed, q, v)
             self.positions, self.velocities = q, v
         return max(0.0, elapsed - self.dt)
 
@@ -124,7 +133,7 @@ class CommandedState:
         re-anchoring then stepped the stream back by up to 88 mrad (bench/busy_cpu.py --stalls).
         """
         q, measured = self.positions, np.asarray(measurement.positions, dtype=float)
-        moving = q is not None and self.velocities.any()
+        moving = q is not None and (self.velocities.any() or (self.jerk_limited and self.accelerations.any()))
         # The measurement is as old as its transport: the arm has moved on at the commanded velocity since.
         age = max(0.0, now - measurement.received_at)
         if q is None or (self._anchor_needed and not moving and self._settled_since_request(measurement)) or \

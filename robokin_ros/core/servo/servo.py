@@ -36,7 +36,7 @@ import pinocchio as pin
 from robokin_ros.core.collision.scene_change import SceneChange
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.limits import limit_velocity
-from robokin_ros.core.trajectory.outgoing_check import WINDOW_OK
+from robokin_ros.core.trajectory.outgoing_check import WINDOW_JERK, WINDOW_OK
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.commanded_state import CommandedState
 from robokin_ros.core.servo.commands import (
@@ -50,6 +50,13 @@ from robokin_ros.core.servo.commands import (
 )
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.guiding_input import GuidingInput
+from robokin_ros.core.servo.jerk_window import (
+    JERK_SHAPING,
+    JERK_TOLERANCE,
+    JerkWindows,
+    sample_window_state,
+    servo_jerk_limits,
+)
 from robokin_ros.core.servo.joint_jog import JointJogCommand
 from robokin_ros.core.servo.pose_command import PoseMotion
 from robokin_ros.core.servo.pose_tracking import PoseTarget, PoseTracker
@@ -105,12 +112,17 @@ class Servo:
             self._command = None            # no longer a valid command in the new units: it stops being tracked
         self._amax = ik.acceleration_limits
         self.windows = WindowBuilder.for_config(self.robot, config, self._amax)
-        self._stopping.update_config(config, self.windows, self._amax)
+        jerk = servo_jerk_limits(config, self.robot.n)     # None: no jerk limit, the windows of window.py
+        self.jerk = None if jerk is None else JerkWindows(config.publish_period, float(self.windows.grid[-1]),
+                                                          config.max_delivery_delay, self.windows.limits, jerk)
+        self._state.jerk_limited = self.jerk is not None
+        self._stopping.update_config(config, self.windows, self._amax, self.jerk)
 
     @property
     def window_point_counts(self) -> tuple[int, ...]:
-        """The numbers of points a published window can have with the current configuration (`WindowBuilder`)."""
-        return self.windows.point_counts
+        """The numbers of points a published window can have with the current configuration (`WindowBuilder`, or
+        with jerk limits `JerkWindows`)."""
+        return self.windows.point_counts if self.jerk is None else self.jerk.point_counts
 
     @property
     def acceleration_limits(self) -> np.ndarray:
@@ -317,6 +329,9 @@ class Servo:
         if output.publish:
             if windows.verdict < WINDOW_OK:
                 windows.verdict = windows.check(output.window)
+            if self.jerk is not None and windows.verdict == WINDOW_OK and \
+                    not output.peak_jerk_share <= 1.0 + JERK_TOLERANCE:
+                windows.verdict = WINDOW_JERK
             if windows.verdict != WINDOW_OK:
                 output = self._refused(output)
             self._state.last_window = output.window
@@ -326,17 +341,35 @@ class Servo:
         """A window that broke the outgoing check (core/trajectory/outgoing_check.py) is never published: the stop that
         replaces it is (`WindowBuilder.replacement`). The command is dropped, and the status says why until a new one
         arrives."""
-        replacement, self._refusal = self.windows.replacement(output.window, self.joint_names)
+        if self.jerk is None:
+            replacement, self._refusal = self.windows.replacement(output.window, self.joint_names)
+        else:
+            replacement, self._refusal = self._jerk_replacement(output)
         self._command = None
         self._pose_tracker.clear()
         if self._tips is not None:
             self._tips.reset()
         q, v = np.empty(self.robot.n), np.empty(self.robot.n)
-        sample_window(replacement.times, replacement.positions, replacement.velocities, self._state.dt, q, v)
+        if self.jerk is None:
+            sample_window(replacement.times, replacement.positions, replacement.velocities, self._state.dt, q, v)
+        else:
+            a = np.empty(self.robot.n)
+            sample_window_state(replacement.times, replacement.positions, replacement.velocities, self._state.dt,
+                                q, v, a)
+            self._state.accelerations = a
         self._state.positions, self._state.velocities = q, v
         return frozen(ServoOutput, {**output.__dict__, "positions": q.copy(), "velocities": v.copy(),
                                     "window": replacement, "status": ServoStatus.INVALID, "message": self._refusal,
                                     "locked_joints": ()})
+
+    def _jerk_replacement(self, output: ServoOutput) -> tuple:
+        """With jerk limits: the jerk-limited stop from the state the refused window started from, and why."""
+        q, v, a = self.jerk.start
+        stop, _ = self.jerk.stopping(q, v, a)
+        reason = self.windows.rejection(output.window, self.joint_names) or \
+            f"peak jerk {output.peak_jerk_share:.3g} x the joint jerk limits"
+        return stop, f"a servo window was not published, it broke the outgoing check: {reason}; stopping " \
+                     "within the limits instead, command dropped"
 
     def _decide(self, now: float) -> ServoOutput:
         state, config = self._state, self.config
@@ -375,6 +408,8 @@ class Servo:
             if verdict.scale < 1.0:
                 result = solve(ik, command, q, twist if verdict.scale > 0.0 else None, verdict.scale, state)
         v = result.velocities
+        if self.jerk is not None:
+            return self._jerk_track(command, q, result, status, message)
         window, i = self.windows.build(q, v, command.window_grid(q, v, self.windows.grid, self._amax, state.dt))
         # the next tick starts where this window takes the arm in one period (q + v dt, unless a joint brakes for
         # its limit sooner)
@@ -390,6 +425,32 @@ class Servo:
                                     "locked_joints": result.locked_joints, "sigma_min": result.sigma_min,
                                     "condition_number": result.condition_number,
                                     "velocity_scale": result.velocity_scale, "publish": True})
+
+    def _jerk_track(self, command: TrackedCommand, q: np.ndarray, result, status, message) -> ServoOutput:
+        """`_track`'s window with jerk limits: from the commanded state (acceleration included) toward the IK's
+        velocities, carried on to the command's grid end (a pose target's is shorter), see jerk_window.py."""
+        state = self._state
+        state_v = state.velocities
+        grid_end = command.window_grid(q, state_v, self.windows.grid, self._amax, state.dt)[-1]
+        window, at_dt = self.jerk.build(q, state_v, state.accelerations, result.velocities, True, float(grid_end))
+        q_out, v_out = at_dt[0], at_dt[1]
+        if not math.isfinite(q_out.sum() + v_out.sum() + at_dt[2].sum()):
+            state.request_anchor()
+            return self._stopping.hold(ServoStatus.INVALID, "internal error: a non-finite command was discarded; "
+                                       "re-synced to the measured state", publish=False)
+        state.positions, state.velocities, state.accelerations = q_out, v_out, at_dt[2]
+        status, message = status or result.status, message or result.message
+        if self.jerk.braking and status == ServoStatus.OK:
+            status, message = ServoStatus.JOINT_BOUND, f"{ServoStatus.JOINT_BOUND.sentence} " \
+                f"({self.jerk.braking} joint(s) braking jerk-limited for their limit margin)"
+        elif self.jerk.shaping:
+            message = f"{message}; {JERK_SHAPING}"
+        return frozen(ServoOutput, {"positions": q_out, "velocities": v_out.copy(), "window": window,
+                                    "status": status, "message": message,
+                                    "locked_joints": result.locked_joints, "sigma_min": result.sigma_min,
+                                    "condition_number": result.condition_number,
+                                    "velocity_scale": result.velocity_scale, "publish": True,
+                                    "peak_jerk_share": self.jerk.peak_share})
 
     def _stale(self, never_commanded: bool, status: ServoStatus | None = None, text: str = "") -> ServoOutput:
         """Ramp to rest, then hold (`Stopping.stale`); the refusal or the command's idle status says why, if any."""

@@ -101,3 +101,6 @@ class ServoOutput:
     condition_number: float
     velocity_scale: float            # uniform factor applied by limits and singularity slowing
     publish: bool                    # False once the configured number of halt messages has been sent
+    # with joint jerk limits: the window's peak |jerk| / limit on the spline a controller plays (acceleration steps
+    # over 1 ms, the step from the previous window included); NaN without jerk limits (no limit to share)
+    peak_jerk_share: float = float("nan")

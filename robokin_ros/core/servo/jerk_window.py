@@ -1,0 +1,417 @@
+"""The servo's windows with joint jerk limits (issue 27): each joint piecewise constant jerk, the acceleration
+continuous within every window and from one window to the next.
+
+Used only when the configuration sets a jerk limit (`max_joint_jerk` / `default_joint_jerk`); without one the
+servo builds its windows in window.py, unchanged.
+
+Each tick, per joint, from the commanded state (q, v, a) at time 0 (the previous window's state where this one
+takes over), toward the velocity the IK wants, vt:
+- [0, dt]: the time-optimal constant-jerk profile from (v, a) to (vt, 0) (`_append_profile`: jerk +-J to the peak
+  acceleration, at most the acceleration limit A, hold, jerk -+J to zero, arriving without overshoot), cut at dt;
+  the state at dt is where the next tick starts;
+- the position condition: from the state at dt the joint must still be able to stop (the same profile to
+  velocity 0, an S-curve) without passing its limit margin; if it cannot, the joint starts that stop now, at 0
+  (a jerk-aware `braking_speed`: the room is judged on the jerk-limited stop, which is longer than a_max's);
+- after dt the window, as without jerk, carries the motion on up to `max_expected_latency` (a late next window
+  finds the arm still moving, not braking): the acceleration back to 0 at J, the velocity held, then the
+  S-curve stop; a joint for which that passes its margin stops from dt instead; a joint whose wanted velocity is 0
+  stops from dt (a stop is not carried on);
+- then the hold.
+The points are at every joint's jerk switching times (all on a grid of GRID_STEP), and a cubic Hermite
+through the ends of a constant-jerk interval is that interval: a controller playing the window (JTC's spline for
+positions and velocities) follows each joint's profile exactly, acceleration continuous at the points.
+
+The joints are limited one by one: in a transient a joint with more room to change ramps faster than one with
+less, which bends the tool's direction briefly (measured in test/core/servo/test_jerk_servo.py).
+
+numba kernels on plain float64 arrays (`cache=True`), one call per tick.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from robokin_ros.core.errors import ConfigError
+from robokin_ros.core.schema import per_joint_values
+from robokin_ros.core.servo.config import ServoConfig
+from robokin_ros.core.servo.types import TrajectoryWindow, frozen
+
+# [s] the grid every switching time is on (the period split into whole steps near this): a cubic through points
+# microseconds apart amplifies the rounding of the positions into jerks (12 eps |q| / h^3: 0.4 % of a Panda's limit
+# at 10 us, 0.002 % at 50 us), and a switching time left out of the points breaks the cubic's match (J * 10 us of
+# acceleration missed for one 10 us off: 1 % of J seen at 1 kHz).
+GRID_STEP = 5e-5
+# A plan this many grid steps long or shorter is closed exactly (`_closing_jerks`), in at most CLOSING_TRIES more.
+CLOSING_STEPS = 3
+CLOSING_TRIES = 4
+# Plans made per profile (`_append_on_grid`): each consumes a phase or a grid step.
+MAX_REPLANS = 12
+# [s] what a controller's finite differences of the acceleration see an acceleration step over (1 kHz): the same
+# figure as core/trajectory/jerk_check.py's CONTROLLER_PERIOD
+STEP_PERIOD = 1e-3
+# Segments a joint can have: the profile within the first period and its cruise to dt, the acceleration back to 0
+# and the cruise after dt, the stop (MAX_REPLANS + 1 each at most, the acceleration back to 0 is shorter).
+MAX_SEGMENTS = 4 * (MAX_REPLANS + CLOSING_STEPS + CLOSING_TRIES) + 2
+# The outgoing check's allowance on the peak jerk share (the positions' rounding through a cubic over one grid step,
+# far below it)
+JERK_TOLERANCE = 1e-3
+# [rad/s] a joint this far from the IK's velocity at dt is still ramping: the status says the jerk limits shape it
+SHAPING_THRESHOLD = 1e-6
+JERK_SHAPING = "jerk limits shape the ramp toward the command"
+_NS = 1e9
+# Rows of the `limits` table of `jerk_window_arrays`, (7, n).
+J_LOWER, J_UPPER, J_INNER_LOWER, J_INNER_UPPER, J_AMAX, J_VMAX, J_JMAX = range(7)
+
+
+@njit(cache=True)
+def _plan(v0, a0, vt, amax, jmax, durations, jerks):
+    """The time-optimal constant-jerk phases (durations (3,) [s], jerks (3,)) that take a joint from velocity v0 and
+    acceleration a0 to velocity vt at rest in acceleration, |jerk| <= jmax, |a| <= amax; returns their total.
+
+    Direction: the velocity the joint reaches by bringing its acceleration to 0 at once is v0 + a0 |a0| / (2 J); the
+    plan raises the acceleration when vt is above it, lowers it otherwise (mirrored below), to a peak p with
+    (p^2 - a0^2) / (2 J) + p^2 / (2 J) = vt - v0, at most amax (then a constant-acceleration phase between): it
+    arrives without overshoot."""
+    flat = v0 + a0 * abs(a0) / (2.0 * jmax)
+    d = 1.0 if vt >= flat else -1.0
+    dv, a = d * (vt - v0), d * a0                   # mirrored: the velocity rises by dv
+    peak = min(math.sqrt(max(jmax * dv + 0.5 * a * a, 0.0)), amax)
+    durations[0], jerks[0] = abs(peak - a) / jmax, d * (jmax if peak >= a else -jmax)
+    durations[1], jerks[1] = 0.0, 0.0
+    if peak > 1e-12:
+        durations[1] = max(0.0, (dv - 0.5 * (a + peak) * durations[0] - 0.5 * peak * peak / jmax) / peak)
+    durations[2], jerks[2] = peak / jmax, -d * jmax
+    return durations[0] + durations[1] + durations[2]
+
+
+@njit(cache=True)
+def _planned_acceleration(a0, durations, jerks, t):
+    """The acceleration t [s] into a plan of `_plan` that starts at acceleration a0."""
+    start = 0.0
+    for i in range(3):
+        h = min(t, start + durations[i]) - start
+        if h <= 0.0:
+            break
+        a0 += jerks[i] * h
+        start += durations[i]
+    return a0
+
+
+@njit(cache=True)
+def _closing_jerks(v, a, vt, tau, m):
+    """(l1, l2): the least-norm jerks x_i = l1 + l2 c_i, c_i = m - i - 1/2, of m grid steps of `tau` [s] that take
+    (v, a) to (vt, 0) exactly: sum x_i tau = -a and tau^2 sum x_i c_i = vt - v - a m tau."""
+    b1 = -a / tau
+    b2 = (vt - v - a * m * tau) / (tau * tau)
+    s1, s2 = 0.5 * m * m, m * (4.0 * m * m - 1.0) / 12.0       # sum c_i, sum c_i^2
+    det = m * s2 - s1 * s1
+    return (s2 * b1 - s1 * b2) / det, (m * b2 - s1 * b1) / det
+
+
+@njit(cache=True)
+def _closing_steps(v, a, vt, jmax, tau, total):
+    """The fewest grid steps (from the plan's `total` [s] up, a few more at most) whose least-norm closing
+    (`_closing_jerks`) keeps |jerk| <= jmax; 0 when none does (then the plan goes on step by step)."""
+    first = max(2, math.ceil(total / tau - 1e-9))      # one step cannot meet both conditions
+    for m in range(first, first + CLOSING_TRIES):
+        l1, l2 = _closing_jerks(v, a, vt, tau, m)
+        if max(abs(l1 + l2 * (m - 0.5)), abs(l1 + 0.5 * l2)) <= jmax:
+            return m
+    return 0
+
+
+@njit(cache=True)
+def _append_on_grid(v, a, vt, amax, jmax, step, tau, cut, ends, jerks, count):
+    """Append to ends/jerks[count:] segments from grid step `step` (time step * tau) that take a joint from (v, a)
+    to (vt, 0), every segment ending on the grid of `tau` [s]; none past step `cut` (-1: no cut). Returns the new count
+    and the step reached.
+
+    The time-optimal plan (`_plan`) switches anywhere; on the grid each whole step of a phase is played as it is,
+    and the step in which a switch falls plays the plan's mean jerk over it (the plan's acceleration at its end,
+    reached exactly: within the jerk and acceleration limits), after which the plan is made again from the state
+    reached. The last few steps (a plan of at most CLOSING_STEPS steps) close exactly on the grid with the least-norm
+    jerks (`_closing_jerks`). On the grid the points of a window are at least tau apart, and never between two
+    switching times: a cubic through the ends of each interval is the motion exactly."""
+    durations, phase_jerks = np.empty(3), np.empty(3)
+    for _ in range(MAX_REPLANS):
+        if cut >= 0 and step >= cut:
+            break
+        total = _plan(v, a, vt, amax, jmax, durations, phase_jerks)
+        if total <= 0.0:
+            break
+        if total <= CLOSING_STEPS * tau:
+            m = _closing_steps(v, a, vt, jmax, tau, total)
+            if m > 0:
+                # the jerk of step i is l1 + l2 c_i, c_i = m - i - 1/2 (see `_closing_steps`)
+                l1, l2 = _closing_jerks(v, a, vt, tau, m)
+                for i in range(m):
+                    if cut >= 0 and step >= cut:
+                        break
+                    x = l1 + l2 * (m - i - 0.5)
+                    v, a = v + tau * (a + 0.5 * tau * x), a + tau * x
+                    step += 1
+                    ends[count], jerks[count] = step * tau, x
+                    count += 1
+                break
+        i = 0
+        while durations[i] <= 1e-9 and i < 2:        # a phase under a nanosecond is none
+            i += 1
+        steps = int(durations[i] / tau + 1e-9)
+        if steps >= 1:
+            jerk = phase_jerks[i]
+        else:
+            steps, jerk = 1, (_planned_acceleration(a, durations, phase_jerks, tau) - a) / tau
+        if cut >= 0:
+            steps = min(steps, cut - step)
+        h = steps * tau
+        v, a = v + h * (a + 0.5 * h * jerk), a + h * jerk
+        step += steps
+        ends[count], jerks[count] = step * tau, jerk
+        count += 1
+    return count, step
+
+
+@njit(cache=True)
+def _advance(q, v, a, jerk, h):
+    """The state (q, v, a) after h [s] at constant jerk."""
+    return (q + h * (v + h * (0.5 * a + h * jerk / 6.0)), v + h * (a + 0.5 * h * jerk), a + h * jerk)
+
+
+@njit(cache=True)
+def _state_at(q, v, a, ends, jerks, count, t):
+    """The state at time t <= ends[count - 1] of a joint in state (q, v, a) at 0 moving through segments
+    ends/jerks[:count] (later: the state at the last segment's end)."""
+    start = 0.0
+    for s in range(count):
+        if t <= start:
+            break
+        q, v, a = _advance(q, v, a, jerks[s], min(t, ends[s]) - start)
+        start = ends[s]
+    return q, v, a
+
+
+@njit(cache=True)
+def _stays_inside(q_end, q_start, inner_lower, inner_upper):
+    """Whether a joint that starts the tick at q_start and ends at rest at q_end keeps its limit margins: q_end
+    within them, or (a joint already beyond a margin) no further out than it started."""
+    return min(inner_lower, q_start) <= q_end <= max(inner_upper, q_start)
+
+
+@njit(cache=True)
+def _joint_segments(q0, v0, a0, vt, carry, amax, jmax, inner_lower, inner_upper, period_steps, tau, cruise_steps,
+                    ends, jerks):
+    """One joint's segments of the window (see the module docstring), on the grid of `tau` [s]: the period is
+    `period_steps` steps, the motion is carried on to step `cruise_steps`. Returns (count, braking now)."""
+    count, step = _append_on_grid(v0, a0, vt, amax, jmax, 0, tau, period_steps, ends, jerks, 0)
+    if step < period_steps:             # arrived: the wanted velocity held to dt
+        ends[count], jerks[count] = period_steps * tau, 0.0
+        count += 1
+    dt = period_steps * tau
+    q1, v1, a1 = _state_at(q0, v0, a0, ends, jerks, count, dt)
+    mark = count
+    count, step = _append_on_grid(v1, a1, 0.0, amax, jmax, period_steps, tau, -1, ends, jerks, count)
+    if not _stays_inside(_state_at(q0, v0, a0, ends, jerks, count, step * tau)[0], q0, inner_lower, inner_upper):
+        count, _ = _append_on_grid(v0, a0, 0.0, amax, jmax, 0, tau, -1, ends, jerks, 0)
+        return count, True
+    if not carry or (v1 == 0.0 and a1 == 0.0):
+        return count, False
+    # carried on: the acceleration back to 0 at J, the velocity held until the cruise's end, then the stop
+    count, step = _append_on_grid(v1, a1, v1 + a1 * abs(a1) / (2.0 * jmax), amax, jmax, period_steps, tau, -1,
+                                  ends, jerks, mark)
+    if cruise_steps > step:
+        ends[count], jerks[count] = cruise_steps * tau, 0.0
+        count += 1
+        step = cruise_steps
+    _, vc, ac = _state_at(q0, v0, a0, ends, jerks, count, step * tau)
+    carried, step = _append_on_grid(vc, ac, 0.0, amax, jmax, step, tau, -1, ends, jerks, count)
+    if _stays_inside(_state_at(q0, v0, a0, ends, jerks, carried, step * tau)[0], q0, inner_lower, inner_upper):
+        return carried, False
+    count, _ = _append_on_grid(v1, a1, 0.0, amax, jmax, period_steps, tau, -1, ends, jerks, mark)
+    return count, False
+
+
+@njit(cache=True)
+def _floor_ns(x):
+    """x [s] rounded down to whole nanoseconds (what a message carries)."""
+    return math.floor(x * _NS + 1e-3) / _NS
+
+
+def jerk_window_capacity(joints: int) -> int:
+    """Rows the output arrays of `jerk_window_arrays` need: 0, each joint's switching times (dt and the end among
+    them), the hold."""
+    return 2 + joints * MAX_SEGMENTS
+
+
+def grid_step(dt: float) -> float:
+    """[s] the switching-time grid of the windows: the period `dt` [s] split into whole steps near GRID_STEP."""
+    return dt / max(1, round(dt / GRID_STEP))
+
+
+@njit(cache=True)
+def jerk_window_arrays(q0, v0, a0, vt, carry, limits, period_steps, tau, cruise_steps, hold_until, times,
+                       positions, velocities, state_out):
+    """Fill the window from the state (q0, v0, a0) (n,) toward the wanted velocities vt (n,) (see the module
+    docstring), every switching time on the grid of `tau` [s], the period `period_steps` steps of it; `carry` (n,)
+    bool: whether a joint's motion is carried on to step `cruise_steps` before its stop. `limits` (7, n): position
+    limits, the margins' inner edges, acceleration, velocity and jerk limits (J_* rows).
+    Returns (k, index of the point at dt, joints braking now for their limit margin); state_out (3, n) gets the
+    exact state (q, v, a) at dt."""
+    n = q0.shape[0]
+    ends, jerks = np.empty((n, MAX_SEGMENTS)), np.empty((n, MAX_SEGMENTS))
+    counts = np.empty(n, np.int64)
+    braking = 0
+    for j in range(n):
+        c, now = _joint_segments(q0[j], v0[j], a0[j], vt[j], carry[j], limits[J_AMAX, j], limits[J_JMAX, j],
+                                 limits[J_INNER_LOWER, j], limits[J_INNER_UPPER, j], period_steps, tau,
+                                 cruise_steps, ends[j], jerks[j])
+        counts[j] = c
+        braking += 1 if now else 0
+    # the points: 0, dt and every switching time, all on the grid (at least tau apart)
+    steps = np.empty(2 + n * MAX_SEGMENTS, np.int64)
+    steps[0], steps[1] = 0, period_steps
+    m = 2
+    for j in range(n):
+        for s in range(counts[j]):
+            steps[m] = round(ends[j, s] / tau)
+            m += 1
+    steps = np.unique(steps[:m])
+    k = steps.shape[0]
+    first_period = 0
+    lower, upper = limits[J_LOWER], limits[J_UPPER]
+    for i in range(k):
+        t = steps[i] * tau
+        times[i] = _floor_ns(t)
+        if steps[i] == period_steps:
+            first_period = i
+        for j in range(n):
+            q, v, _ = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], counts[j], t)
+            positions[i, j] = min(max(q, lower[j]), upper[j])
+            # at rest after its stop (the plan's end velocity is 0 up to rounding)
+            velocities[i, j] = 0.0 if counts[j] == 0 or t >= ends[j, counts[j] - 1] else v
+    dt = period_steps * tau
+    for j in range(n):
+        q, v, a = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], counts[j], dt)
+        state_out[0, j], state_out[1, j], state_out[2, j] = min(max(q, lower[j]), upper[j]), v, a
+    times[k] = max(hold_until, times[k - 1] + 1e-3)
+    for j in range(n):
+        positions[k, j], velocities[k, j] = positions[k - 1, j], 0.0
+    return k + 1, first_period, braking
+
+
+@njit(cache=True)
+def sample_window_state(times, positions, velocities, t, q_out, v_out, a_out):
+    """Where a controller following the window is `t` [s] after its time 0 (JTC's cubic Hermite through positions
+    and velocities): positions, velocities and accelerations into q_out, v_out, a_out (n,); after the last point
+    that point at rest."""
+    k = times.shape[0]
+    if t >= times[k - 1]:
+        for j in range(q_out.shape[0]):
+            q_out[j], v_out[j], a_out[j] = positions[k - 1, j], velocities[k - 1, j], 0.0
+        return
+    i = 0
+    while i + 2 < k and times[i + 1] <= t:
+        i += 1
+    h = times[i + 1] - times[i]
+    s = max(0.0, (t - times[i]) / h)
+    s2, s3 = s * s, s * s * s
+    for j in range(q_out.shape[0]):
+        p0, p1 = positions[i, j], positions[i + 1, j]
+        m0, m1 = velocities[i, j] * h, velocities[i + 1, j] * h
+        q_out[j] = (2 * s3 - 3 * s2 + 1) * p0 + (s3 - 2 * s2 + s) * m0 + (-2 * s3 + 3 * s2) * p1 + (s3 - s2) * m1
+        v_out[j] = ((6 * s2 - 6 * s) * p0 + (3 * s2 - 4 * s + 1) * m0 + (-6 * s2 + 6 * s) * p1
+                    + (3 * s2 - 2 * s) * m1) / h
+        a_out[j] = ((12 * s - 6) * p0 + (6 * s - 4) * m0 + (6 - 12 * s) * p1 + (6 * s - 2) * m1) / (h * h)
+
+
+@njit(cache=True)
+def window_jerk_share(times, positions, velocities, jmax, start_acceleration, period):
+    """Peak |jerk| / limit over the joints of the cubic Hermite a controller plays through the window, acceleration
+    steps counted over `period` [s] (the worst sampling phase: step / period plus the jerk on either side); the
+    step into the first point from `start_acceleration` (n,) (where the previous window had the arm) counts too."""
+    k, n = times.shape[0], positions.shape[1]
+    share = 0.0
+    for j in range(n):
+        a_prev, j_prev = start_acceleration[j], 0.0
+        for i in range(k):
+            if i + 1 < k:
+                h = times[i + 1] - times[i]
+                p0, p1 = positions[i, j], positions[i + 1, j]
+                m0, m1 = velocities[i, j] * h, velocities[i + 1, j] * h
+                jerk = (12.0 * (p0 - p1) + 6.0 * (m0 + m1)) / (h * h * h)
+                a_start = (6.0 * (p1 - p0) - 4.0 * m0 - 2.0 * m1) / (h * h)
+                a_end = (6.0 * (p0 - p1) + 2.0 * m0 + 4.0 * m1) / (h * h)
+            else:
+                jerk, a_start, a_end = 0.0, 0.0, 0.0         # held after the last point
+            step = (a_start - a_prev) / period
+            peak = max(abs(step + j_prev), abs(step + jerk), abs(jerk))
+            share = max(share, peak / jmax[j])
+            a_prev, j_prev = a_end, jerk
+    return share
+
+
+def servo_jerk_limits(config: ServoConfig, n: int) -> np.ndarray | None:
+    """(n,) [rad/s^3] the joint jerk limits of a servo configuration, None when it sets none (jerk limiting off).
+
+    Raises:
+        ConfigError: a limit that is not a finite positive number.
+    """
+    if config.max_joint_jerk:
+        jerk = np.array(per_joint_values(config.max_joint_jerk, n), dtype=float)
+    elif config.default_joint_jerk > 0.0:
+        jerk = np.full(n, float(config.default_joint_jerk))
+    else:
+        return None
+    bad = [f"{x}" for x in jerk if not (math.isfinite(x) and x > 0.0)]
+    if bad:
+        raise ConfigError(f"max_joint_jerk must be finite and positive [rad/s^3], got {', '.join(bad)}")
+    return jerk
+
+
+class JerkWindows:
+    """The jerk-limited windows of one configuration (window.py's `WindowBuilder` limits plus the jerk limits)."""
+
+    def __init__(self, dt: float, cruise_until: float, hold_until: float, window_limits: np.ndarray,
+                 jerk: np.ndarray) -> None:
+        """`window_limits` (6, n): window.py's table (position limits, inner edges, acceleration, velocity);
+        `jerk` (n,) [rad/s^3]."""
+        self.dt, self.cruise_until, self.hold_until = dt, cruise_until, hold_until
+        self.tau = grid_step(dt)
+        self.period_steps = round(dt / self.tau)
+        self.limits = np.vstack((window_limits, jerk))
+        self.jerk = jerk
+        self.rows = jerk_window_capacity(len(jerk))
+        self.peak_share = 0.0           # the last window's peak jerk / limit (`window_jerk_share`)
+        self.braking = 0                # joints of the last window braking now for their limit margin
+        self.start = None               # (q, v, a) the last window started from (the replacement of a refused one)
+        self.shaping = False            # the last tracking window is still ramping toward the IK's velocity
+
+    @property
+    def point_counts(self) -> tuple[int, ...]:
+        """The numbers of points a jerk-limited window can have."""
+        return tuple(range(3, self.rows + 1))
+
+    def build(self, q: np.ndarray, v: np.ndarray, a: np.ndarray, target: np.ndarray, carry: bool = True,
+              cruise_until: float | None = None) -> tuple[TrajectoryWindow, np.ndarray]:
+        """The window from the state (q, v, a) (n,) toward the wanted velocities `target` (n,); `carry`: the motion
+        is carried on to `cruise_until` (default `max_expected_latency`'s grid end) before the stop (tracking), else
+        every joint stops from dt. Returns the window and the state (3, n) at dt."""
+        n, rows = len(q), self.rows
+        t, positions, velocities = np.empty(rows), np.empty((rows, n)), np.empty((rows, n))
+        state = np.empty((3, n))
+        carried = (target != 0.0) if carry else np.zeros(n, dtype=np.bool_)
+        cruise = self.cruise_until if cruise_until is None else cruise_until
+        k, _, self.braking = jerk_window_arrays(q, v, a, target, carried, self.limits, self.period_steps, self.tau,
+                                                math.ceil(cruise / self.tau - 1e-9), self.hold_until, t, positions,
+                                                velocities, state)
+        window = frozen(TrajectoryWindow, {"times": t[:k], "positions": positions[:k], "velocities": velocities[:k]})
+        self.peak_share = window_jerk_share(window.times, window.positions, window.velocities, self.jerk, a,
+                                            STEP_PERIOD)
+        self.start = (q, v, a)
+        self.shaping = bool(np.abs(state[1] - target).max() > SHAPING_THRESHOLD) if carry else False
+        return window, state
+
+    def stopping(self, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> tuple[TrajectoryWindow, np.ndarray]:
+        """Every joint's jerk-limited stop from (q, v, a) now, then the hold."""
+        return self.build(q, v, a, np.zeros(len(q)), carry=False)
