@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_path import ACC, suite  # noqa: E402
 from jerk_peers import (RUCKIG_MISSING, moveit_filter_run, moveit_first_tick_without_reset,  # noqa: E402
                         movej_ends, ruckig_move, toppra_sections)
-from jerk_play import played_jerk_peaks, spline_figures  # noqa: E402
+from jerk_play import played_jerk_peaks, self_check, spline_figures  # noqa: E402
 from jerk_servo import (SQUARE, phase_spans, run_script, script_figures, script_phases,  # noqa: E402
                         tick_acceleration_ratio, whole_window_ratio)
 from stretch_recovery import demo_config  # noqa: E402
@@ -194,6 +194,7 @@ def cost(value: float, reference: float) -> str:
 def print_tables(results: dict) -> None:
     head = results["head"]
     print(f"# bench_jerk at {head}, {results['load']}\n")
+    print(results["self_check"] + "\n")
     print("## robokin: jerk off vs jerk-limited (1x = Franka's published limits; off rows against 1x)\n")
     print("servo: 1 kHz finite differences of the stitched windows' play (bench/jerk_play.py); plans: the exact peak "
           "on the played quintic (core/trajectory/jerk_check.py played_jerk_peaks), then in brackets the 1 kHz "
@@ -315,8 +316,8 @@ def main() -> None:
     servo, moveit = servo_rows(robot)
     rectangle, rectangle_off = rectangle_rows(robot)
     programs, fine = program_rows(robot)
-    results = {"head": git_head(), "load": load(), "jerk_limits_1x": PANDA_JERK.tolist(), "servo": servo,
-               "moveit_filter": moveit, "rectangle": rectangle, "programs": programs,
+    results = {"head": git_head(), "load": load(), "self_check": self_check(), "jerk_limits_1x": PANDA_JERK.tolist(),
+               "servo": servo, "moveit_filter": moveit, "rectangle": rectangle, "programs": programs,
                "toppra": toppra_rows(robot, rectangle_off), "ruckig": ruckig_rows(fine),
                "ruckig_missing": RUCKIG_MISSING, "exact_peaks": played_jerk_peaks is not None}
     results["seconds"] = round(time.perf_counter() - started, 1)

@@ -139,3 +139,32 @@ def spline_figures(times, positions, velocities, accelerations, a_max: np.ndarra
         out["exact_jerk_ratio"] = [round(float(x), 4) for x in exact / j_max]
         out["sampled_jerk_ratio"] = [round(float(x), 4) for x in sampled / j_max]
     return out
+
+
+def self_check() -> str:
+    """The measurement on two curves of known jerk, as a sentence for the bench's header: the textbook
+    minimum-jerk move (peak 60 d / T^3, at its ends) played as a quintic through 11 points, and a constant jerk J
+    from rest stitched from 2 ms windows that each start at the previous one's state at 2 ms (cubic Hermite)."""
+    T, d = 0.5, 0.3
+    t = np.linspace(0.0, T, 11)
+    s = t / T
+    q = (d * (10 * s**3 - 15 * s**4 + 6 * s**5))[:, None]
+    v = (d * (30 * s**2 - 60 * s**3 + 30 * s**4) / T)[:, None]
+    a = (d * (60 * s - 180 * s**2 + 120 * s**3) / T**2)[:, None]
+    quintic = float(peaks(spline_play(t, q, v, a)).jerk[0])
+    J, dt = 5000.0, 2e-3
+
+    class Window(NamedTuple):
+        times: np.ndarray
+        positions: np.ndarray
+        velocities: np.ndarray
+
+    def at(x):
+        return np.array([[J * x**3 / 6.0]]), np.array([[J * x**2 / 2.0]])
+
+    windows = [Window(np.array([0.0, dt]), *(np.vstack(z) for z in zip(at(k * dt), at((k + 1) * dt))))
+               for k in range(10)]
+    stitched = float(peaks(stitched_play(np.arange(10) * dt, windows), end=9 * dt).jerk[0])
+    return (f"measurement check: minimum-jerk move {quintic:.1f} rad/s^3 (textbook 60 d / T^3 = {60 * d / T**3:.1f}, "
+            f"a 1 kHz difference sits a little below the peak at the ends), stitched constant jerk {stitched:.1f} "
+            f"(exact {J:.0f})")
