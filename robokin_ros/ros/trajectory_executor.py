@@ -280,22 +280,24 @@ class TrajectoryExecutor:
         time, so the controller plays the same command until the braking begins, with no blend from the arm's
         state. Off the plan it ramps the measured velocity down. It replaces the running trajectory on the
         controller; the backend's last resort (`give_up`) is for when no stop can be sent. `requested` [s] is when
-        the stop was decided (receive clock)."""
+        the stop was decided (receive clock). With joint jerk limits set, both stops keep within them as played."""
         monitor, trajectory = run.monitor, run.trajectory
-        limits = self._limits().acceleration
+        motion = self._limits()
+        limits, jerk = motion.acceleration, motion.jerk if motion.jerk_limited else None
         measured = monitor.positions if monitor.positions is not None else self._fresh_positions(run.cfg)
         rest = None if measured is None else RestWatch(requested, measured)
         for _ in range(STOP_ATTEMPTS):   # computing takes longer under load: start later rather than arrive late
             decided = receive_time()
             q = self._fresh_positions(run.cfg)
             stop = plan_stop(trajectory.joint_names, trajectory, monitor.elapsed(decided),
-                             monitor.positions if q is None else q, monitor.velocities, limits, STOP_LEAD)
+                             monitor.positions if q is None else q, monitor.velocities, limits, STOP_LEAD, j_max=jerk)
             if decided + STOP_LEAD - receive_time() >= 0.5 * STOP_LEAD:
                 break
         words = self._send_stop(stop, run, rest)
         if words is None and stop is not None and stop.along_path:      # the path stop could not be sent
             velocity_stop = plan_stop(trajectory.joint_names, None, monitor.elapsed(decided),
-                                      monitor.positions if q is None else q, monitor.velocities, limits, STOP_LEAD)
+                                      monitor.positions if q is None else q, monitor.velocities, limits, STOP_LEAD,
+                                      j_max=jerk)
             words = self._send_stop(velocity_stop, run, rest)
         return words if words is not None else run.backend.give_up()
 

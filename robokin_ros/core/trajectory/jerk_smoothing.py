@@ -57,10 +57,12 @@ class SmoothedProfile:
     time_at, stretched, duration, and the grid (`ss`, `ts`) the report's binding limits are weighted by.
     """
 
-    def __init__(self, path, times: np.ndarray, s: np.ndarray, sd: np.ndarray, window: float) -> None:
+    def __init__(self, path, times: np.ndarray, s: np.ndarray, sd: np.ndarray, window: float,
+                 lead_speed: float = 0.0) -> None:
+        """`lead_speed`: s' before the profile's start (0: from rest; a stop starts from the planned motion)."""
         if not window > 0.0:
             raise ValueError(f"the averaging window must be > 0 s, got {window}")
-        self.path, self.window = path, float(window)
+        self.path, self.window, self.lead_speed = path, float(window), float(lead_speed)
         self._t, self._s, self._sd = np.asarray(times, float), np.asarray(s, float), np.asarray(sd, float)
         h = np.diff(self._t)
         self._u = np.diff(self._sd) / h                        # s'' per interval
@@ -78,7 +80,8 @@ class SmoothedProfile:
 
     def stretched(self, factor: float) -> SmoothedProfile:
         """The same motion `factor` times slower: the base profile and the window stretched alike."""
-        return SmoothedProfile(self.path, self._t * factor, self._s, self._sd / factor, self.window * factor)
+        return SmoothedProfile(self.path, self._t * factor, self._s, self._sd / factor, self.window * factor,
+                               self.lead_speed / factor)
 
     @property
     def duration(self) -> float:
@@ -90,8 +93,8 @@ class SmoothedProfile:
         return np.unique(np.concatenate([self._t, self._t + self.window]))
 
     def _base(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Integral of s from 0, s, s', s'' of the base profile at times x, held at rest before 0 and after its
-        end."""
+        """Integral of s from 0, s, s', s'' of the base profile at times x: before its start at `lead_speed`, after its
+        end at rest."""
         t, s, sd, u = self._t, self._s, self._sd, self._u
         i = np.clip(np.searchsorted(t, x, side="right") - 1, 0, len(u) - 1)
         dt = np.clip(x, t[0], t[-1]) - t[i]
@@ -100,6 +103,11 @@ class SmoothedProfile:
         area = self._area[i] + dt * (s[i] + dt * (0.5 * sd[i] + u[i] * dt / 6.0))
         accel = np.where((x < t[0]) | (x > t[-1]), 0.0, u[i])
         area = area + np.where(x < t[0], s[0] * (x - t[0]), 0.0) + np.where(x > t[-1], s[-1] * (x - t[-1]), 0.0)
+        if self.lead_speed != 0.0:
+            before = np.minimum(x - t[0], 0.0)
+            area = area + 0.5 * self.lead_speed * before * before
+            position = position + self.lead_speed * before
+            speed = np.where(x < t[0], self.lead_speed, speed)
         return area, position, speed, accel
 
     def path_states(self, times) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -107,7 +115,7 @@ class SmoothedProfile:
         times = np.asarray(times, float)
         late, early = self._base(times), self._base(times - self.window)
         s, sd, sdd, sddd = ((a - b) / self.window for a, b in zip(late, early))
-        return np.clip(s, self._s[0], self._s[-1]), np.maximum(sd, 0.0), sdd, sddd
+        return np.clip(s, self._s[0] - self.lead_speed * self.window, self._s[-1]), np.maximum(sd, 0.0), sdd, sddd
 
     def states(self, times) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """s (K,), positions, velocities, accelerations (K, n) at `times` [s]."""

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.trajectory.outgoing_check import LIMIT_TOLERANCE, spline_peaks
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
+from robokin_ros.core.trajectory.jerk_smoothing import LinePath, SmoothedProfile, knotted_times, quintic_jerk_peaks
 
 STEP = 2e-3                  # [s] integration step of the path speed
 OUTPUT_PERIOD = 0.01         # [s] between the points of a stop trajectory (the planner's 100 Hz)
@@ -60,6 +61,21 @@ class PlannedMotion:
                                  6 * dp - 3 * v0 - 3 * v1 - 0.5 * a0 + 0.5 * a1])         # (6, K-1, n)
         self.times, self._h = t, h[:, 0]
         self.duration = planned.duration
+
+    def at(self, taus, order: int = 0) -> np.ndarray:
+        """d^order q / dtau^order (M, n) at planned times `taus` (M,) (clamped to the trajectory), order 0 to 3."""
+        taus = np.clip(np.asarray(taus, float), self.times[0], self.duration)
+        i = np.clip(np.searchsorted(self.times, taus, side="right") - 1, 0, len(self._h) - 1)
+        h = self._h[i][:, None]
+        s = (taus - self.times[i])[:, None] / h
+        c = self._coeffs[:, i]                                                      # (6, M, n)
+        if order == 0:
+            return c[0] + s * (c[1] + s * (c[2] + s * (c[3] + s * (c[4] + s * c[5]))))
+        if order == 1:
+            return (c[1] + s * (2 * c[2] + s * (3 * c[3] + s * (4 * c[4] + s * 5 * c[5])))) / h
+        if order == 2:
+            return (2 * c[2] + s * (6 * c[3] + s * (12 * c[4] + s * 20 * c[5]))) / (h * h)
+        return (6 * c[3] + s * (24 * c[4] + s * 60 * c[5])) / (h * h * h)
 
     def __call__(self, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(q, dq/dtau, d2q/dtau2), each (n,), at planned time `tau` [s] (clamped to the trajectory)."""
@@ -100,6 +116,90 @@ def path_stop(planned: JointTrajectoryArrays, start_time: float, a_max: npt.Arra
     """
     motion = PlannedMotion(planned)
     limits = share * _positive_limits(a_max, len(planned.joint_names))
+    return _stop_arrays(planned.joint_names, motion, _thin(_braking_samples(motion, start_time, limits), period))
+
+
+def jerk_path_stop(planned: JointTrajectoryArrays, start_time: float, a_max: npt.ArrayLike, j_max: npt.ArrayLike,
+                   period: float = OUTPUT_PERIOD, share: float = ACCELERATION_SHARE) -> JointTrajectoryArrays:
+    """`path_stop` within joint jerk limits `j_max` (n,) [rad/s^3 | m/s^3] (inf = none), as the controller's quintic
+    plays its points.
+
+    The braking tau(t) of `path_stop` is averaged over a window w (core/trajectory/jerk_smoothing.py) with the planned
+    motion before it (tau' = 1): the stop leaves the plan at `start_time` with the plan's own acceleration, its
+    braking ramps in and out (the path jerk is at most the braking's steps over w) and it still never leaves the
+    path. The braking starts w / 2 later on the plan so that the averaged stop is at `start_time` at its time 0. The
+    window starts at the slowest joint's ramp 2 a / j (and two output periods) and widens by the played excess until
+    the quintic through the points stays within `j_max`. When the plan is at rest sooner than that, its rest is the
+    stop.
+    """
+    motion = PlannedMotion(planned)
+    n = len(planned.joint_names)
+    limits, jerk = share * _positive_limits(a_max, n), _jerk_limits(j_max, n)
+    window = max(float(np.max(2.0 * limits / jerk)), 2.0 * period)
+    start = min(max(float(start_time), 0.0), motion.duration)
+    stop = None
+    for _ in range(_JERK_ROUNDS):
+        samples = _braking_samples(motion, start + 0.5 * window, limits) if start + 0.5 * window < motion.duration \
+            else None
+        if samples is None or samples[-1, 2] > 0.0:
+            # the plan comes to rest at its end before the braking would: its own (jerk-limited) end is the stop
+            return _rest_of_plan(planned, motion, start, period)
+        stop = _smoothed_stop(planned.joint_names, motion, samples, window, period)
+        ratio = float((quintic_jerk_peaks(stop.times, stop.positions, stop.velocities, stop.accelerations)
+                       / jerk).max())
+        if ratio <= 1.0 + 0.5 * LIMIT_TOLERANCE:
+            break
+        window *= ratio * (1.0 + _JERK_MARGIN)
+    return stop
+
+
+_JERK_ROUNDS = 8
+_JERK_MARGIN = 0.01
+
+
+class _PlanPath:
+    """The planned motion as a path in planned time (orders 0 to 3), for `SmoothedProfile`."""
+
+    def __init__(self, motion: PlannedMotion) -> None:
+        self.motion = motion
+
+    def __call__(self, taus, order: int = 0) -> np.ndarray:
+        return self.motion.at(taus, order)
+
+
+def _smoothed_stop(joint_names, motion: PlannedMotion, samples: np.ndarray, window: float,
+                   period: float) -> JointTrajectoryArrays:
+    """The braking `samples` (from `_braking_samples`, starting window / 2 after the stop) averaged over `window`,
+    from the plan's motion at the stop's start."""
+    samples = samples[np.r_[True, np.diff(samples[:, 0]) > 0.0]]          # no zero-length step
+    profile = SmoothedProfile(_PlanPath(motion), samples[:, 0], samples[:, 1], samples[:, 2], window, lead_speed=1.0)
+    times = _output_times(profile.duration, period)
+    tau, speed, accel, _ = profile.path_states(times)
+    d1, d2 = motion.at(tau, 1), motion.at(tau, 2)
+    velocities, accelerations = d1 * speed[:, None], d2 * speed[:, None] ** 2 + d1 * accel[:, None]
+    velocities[-1], accelerations[-1] = 0.0, 0.0                 # exactly at rest, as a JTC requires
+    return JointTrajectoryArrays(tuple(joint_names), times, motion.at(tau), velocities, accelerations)
+
+
+def _rest_of_plan(planned: JointTrajectoryArrays, motion: PlannedMotion, start: float,
+                  period: float) -> JointTrajectoryArrays:
+    """The plan from `start` to its end (it is at rest sooner than a stop would be), times from 0: the state at
+    `start`, then the plan's own points."""
+    later = planned.times > start + 1e-9
+    if not later.any():
+        q = motion.at([planned.duration])
+        return JointTrajectoryArrays(planned.joint_names, np.array([0.0, period]), np.vstack([q, q]),
+                                     np.zeros((2, q.shape[1])), np.zeros((2, q.shape[1])))
+    here = [motion.at([start], k) for k in range(3)]
+    return JointTrajectoryArrays(planned.joint_names, np.r_[0.0, planned.times[later] - start],
+                                 np.vstack([here[0], planned.positions[later]]),
+                                 np.vstack([here[1], planned.velocities[later]]),
+                                 np.vstack([here[2], planned.accelerations[later]]))
+
+
+def _braking_samples(motion: PlannedMotion, start_time: float, limits: np.ndarray) -> np.ndarray:
+    """The integration samples (t, tau, tau', tau'' from there on) (K, 4) of the braking from planned time
+    `start_time` (clamped to the plan) within the acceleration limits `limits` (n,)."""
     tau, speed, brake = min(max(float(start_time), 0.0), motion.duration), 1.0, 0.0
     samples = [(0.0, tau, speed, 0.0)]                       # (t, tau, tau', tau'' from there on)
     t = 0.0
@@ -113,7 +213,7 @@ def path_stop(planned: JointTrajectoryArrays, start_time: float, a_max: npt.Arra
         tau = min(tau + speed * step + 0.5 * brake * step * step, motion.duration)
         speed, t = max(speed + brake * step, 0.0), t + step
         samples.append((t, tau, speed, brake))
-    return _stop_arrays(planned.joint_names, motion, _thin(np.array(samples), period))
+    return np.array(samples)
 
 
 def _step_to_end(remaining: float, speed: float, brake: float, step: float) -> float:
@@ -160,7 +260,7 @@ class ContinuedStop(NamedTuple):
 
 
 def continued_stop(planned: JointTrajectoryArrays, elapsed: float, lead: float,
-                   a_max: npt.ArrayLike) -> ContinuedStop:
+                   a_max: npt.ArrayLike, j_max: npt.ArrayLike | None = None) -> ContinuedStop:
     """The running trajectory from just before `elapsed` up to its first sample at least `lead` later, then
     `path_stop` from that sample (module docstring).
 
@@ -174,6 +274,8 @@ def continued_stop(planned: JointTrajectoryArrays, elapsed: float, lead: float,
         planned: the running trajectory (times from 0, ends at rest). elapsed: [s] its planned time now (the
             controller's progress). lead: [s] > 0, the time the stop needs to reach the controller.
         a_max: (n,) joint acceleration limits [rad/s^2 | m/s^2], > 0.
+        j_max: (n,) joint jerk limits [rad/s^3 | m/s^3] (inf = none), None = no jerk limit: the braking is then
+            `jerk_path_stop`'s and the played jerk is held within them too.
     """
     limits = _positive_limits(a_max, len(planned.joint_names))
     times = planned.times
@@ -183,14 +285,17 @@ def continued_stop(planned: JointTrajectoryArrays, elapsed: float, lead: float,
         return ContinuedStop(_rows(planned, first, len(times), times[first]), float(times[first]), planned.duration)
     kept = _rows(planned, first, brake_at, times[first])
     for share in SHARES:
-        braking = path_stop(planned, float(times[brake_at]), limits, share=share)
+        braking = (path_stop(planned, float(times[brake_at]), limits, share=share) if j_max is None else
+                   jerk_path_stop(planned, float(times[brake_at]), limits, j_max, share=share))
         stop = JointTrajectoryArrays(planned.joint_names, np.concatenate([kept.times, braking.times + times[brake_at]
                                                                           - times[first]]),
                                      np.vstack([kept.positions, braking.positions]),
                                      np.vstack([kept.velocities, braking.velocities]),
                                      np.vstack([kept.accelerations, braking.accelerations]))
         peak = spline_peaks(stop.times, stop.positions, stop.velocities, stop.accelerations).acceleration
-        if (peak <= limits * (1.0 + 0.5 * LIMIT_TOLERANCE)).all():
+        if (peak <= limits * (1.0 + 0.5 * LIMIT_TOLERANCE)).all() and (j_max is None or (
+                quintic_jerk_peaks(stop.times, stop.positions, stop.velocities, stop.accelerations)
+                <= np.asarray(j_max, float) * (1.0 + 0.5 * LIMIT_TOLERANCE)).all()):
             break
     return ContinuedStop(stop, float(times[first]), float(times[brake_at]))
 
@@ -202,7 +307,8 @@ def _rows(planned: JointTrajectoryArrays, begin: int, end: int, t0: float) -> Jo
 
 
 def velocity_stop(joint_names, positions: npt.ArrayLike, velocities: npt.ArrayLike, a_max: npt.ArrayLike,
-                  coast: float = 0.0, period: float = OUTPUT_PERIOD) -> JointTrajectoryArrays:
+                  coast: float = 0.0, period: float = OUTPUT_PERIOD,
+                  j_max: npt.ArrayLike | None = None) -> JointTrajectoryArrays:
     """From a measured state, on along its velocity for `coast` [s], then every joint decelerating uniformly
     within `a_max` so that all reach rest together.
 
@@ -211,6 +317,9 @@ def velocity_stop(joint_names, positions: npt.ArrayLike, velocities: npt.ArrayLi
         a_max: (n,) acceleration limits, > 0. coast: [s] >= 0, from the measurement to the stop's time 0
             (row 0 is the state extrapolated to then).
         period: [s] between the returned points.
+        j_max: (n,) joint jerk limits (inf = none), None = none: with them the deceleration ramps in and out over a
+            window (the joint needing the longest ramp, deceleration / jerk) and the points sit at the profile's
+            breakpoints, so a controller's quintic plays it exactly (`jerk_limited_stop`).
     """
     n = len(joint_names)
     q0 = _finite_vector("positions", positions, n)
@@ -218,6 +327,8 @@ def velocity_stop(joint_names, positions: npt.ArrayLike, velocities: npt.ArrayLi
     limits = ACCELERATION_SHARE * _positive_limits(a_max, n)
     duration = float(np.max(np.abs(v0) / limits))
     start = q0 + v0 * max(coast, 0.0)
+    if j_max is not None and duration > 0.0:
+        return _jerk_velocity_stop(joint_names, start, v0, duration, _jerk_limits(j_max, n), period)
     times = _output_times(duration, period) if duration > 0.0 else np.array([0.0, period])
     deceleration = -v0 / duration if duration > 0.0 else np.zeros(n)                  # (n,)
     tt = np.minimum(times, duration)[:, None]                                         # (K, 1)
@@ -227,12 +338,38 @@ def velocity_stop(joint_names, positions: npt.ArrayLike, velocities: npt.ArrayLi
     return JointTrajectoryArrays(tuple(joint_names), times, q, v, np.tile(deceleration, (len(times), 1)))
 
 
+def _jerk_velocity_stop(joint_names, start: np.ndarray, v0: np.ndarray, duration: float, jerk: np.ndarray,
+                        period: float) -> JointTrajectoryArrays:
+    """The uniform deceleration to rest over `duration` averaged over the window deceleration / jerk, on the line
+    start + v0 * sigma (sigma [s]: the motion at v0 before the stop; the base starts half a window along it so the
+    averaged stop is at `start` at time 0)."""
+    window = max(float(np.max(np.abs(v0) / duration / jerk)), _MIN_WINDOW)
+    half = 0.5 * window
+    profile = SmoothedProfile(LinePath(start, v0), np.array([0.0, duration]), np.array([half, half + 0.5 * duration]),
+                              np.array([1.0, 0.0]), window, lead_speed=1.0)
+    times = knotted_times(profile.duration, 1.0 / period, profile.breakpoints())
+    sigma, speed, accel, _ = profile.path_states(times)
+    sigma[0], speed[0], accel[0], speed[-1], accel[-1] = 0.0, 1.0, 0.0, 0.0, 0.0
+    return JointTrajectoryArrays(tuple(joint_names), times, start + np.outer(sigma, v0), np.outer(speed, v0),
+                                 np.outer(accel, v0))
+
+
+_MIN_WINDOW = 1e-3         # [s] the shortest ramp of a velocity stop (a joint without a jerk limit)
+
+
 def _output_times(duration: float, period: float) -> np.ndarray:
     """0, period, ... and exactly `duration` (a last gap under a tenth of a period merges into the end)."""
     times = np.arange(0.0, duration, period)
     if len(times) > 1 and duration - times[-1] < 0.1 * period:
         times = times[:-1]
     return np.append(times, duration)
+
+
+def _jerk_limits(j_max: npt.ArrayLike, n: int) -> np.ndarray:
+    limits = np.asarray(j_max, dtype=float)
+    if limits.shape != (n,) or np.isnan(limits).any() or not (limits > 0.0).all() or np.isinf(limits).all():
+        raise InvalidInputError(f"jerk limits must be {n} values > 0 (inf = none, not all), got {limits.tolist()}")
+    return limits
 
 
 def _positive_limits(a_max: npt.ArrayLike, n: int) -> np.ndarray:
@@ -285,7 +422,7 @@ class StopPlan(NamedTuple):
 
 def plan_stop(joint_names, planned: JointTrajectoryArrays | None, elapsed: float, positions: npt.ArrayLike | None,
               velocities: npt.ArrayLike | None, a_max: npt.ArrayLike, coast: float,
-              tracking_bound: float = TRACKING_BOUND) -> StopPlan | None:
+              tracking_bound: float = TRACKING_BOUND, j_max: npt.ArrayLike | None = None) -> StopPlan | None:
     """The stop for an execution that must end now: the running trajectory continued into a stop along its path
     while the arm follows it (`continued_stop`), else along the measured velocity; None when neither is known (no
     plan to follow and no measured state). Stamp it at the running trajectory's start + `start`.
@@ -298,14 +435,15 @@ def plan_stop(joint_names, planned: JointTrajectoryArrays | None, elapsed: float
         a_max: (n,) acceleration limits. coast: [s] from now until the stop may leave the running trajectory (its
             delivery time).
         tracking_bound: [rad | m] the arm follows the plan while it is this close to the planned path.
+        j_max: (n,) joint jerk limits (inf = none), None = none: both stops then keep within them as played.
     """
     on_plan = planned is not None and len(planned.times) >= 2 and elapsed - MEASUREMENT_LAG < planned.duration
     if on_plan and positions is not None:
         on_plan = planned_progress(planned, elapsed, positions).error <= tracking_bound
     if on_plan:
-        stop = continued_stop(planned, elapsed, coast, a_max)
+        stop = continued_stop(planned, elapsed, coast, a_max, j_max)
         return StopPlan(stop.trajectory, True, stop.offset)
     if positions is None:
         return None
     moving = np.zeros(len(joint_names)) if velocities is None else velocities
-    return StopPlan(velocity_stop(joint_names, positions, moving, a_max, coast), False, elapsed + coast)
+    return StopPlan(velocity_stop(joint_names, positions, moving, a_max, coast, j_max=j_max), False, elapsed + coast)

@@ -185,3 +185,79 @@ def test_continued_stop_is_the_running_trajectory_then_a_stop_a_controller_plays
     peaks = spline_peaks(T.times, T.positions, T.velocities, T.accelerations)
     assert (peaks.acceleration <= A_MAX * 1.001).all(), (peaks.acceleration / A_MAX).max()
     assert stop.offset + T.duration <= planned.duration + 0.05            # never slower than the plan's own end
+
+
+# ---- jerk-limited stops (issue 27, item 3) ---------------------------------------------------------------------
+J_MAX = np.array([7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0]) * 0.1   # a tenth of Franka's figures
+
+
+@pytest.fixture(scope="module")
+def jerk_line_plan(line_plan):
+    """The line planned within the jerk limits: what a stop continues."""
+    robot, _, start, end = line_plan
+    planner = MotionPlanner(robot, PathConfig(max_joint_acceleration=tuple(A_MAX), max_joint_jerk=tuple(J_MAX)))
+    plan = planner.plan(waypoint_program([pin.SE3(robot.fk(robot.home()).rotation, end)], 0.0), robot.home())
+    assert plan.success
+    return robot, plan.trajectory, start, end
+
+
+def _played_jerk(stop):
+    from robokin_ros.core.trajectory.jerk_check import played_jerk_peaks, sampled_jerk
+    args = (stop.times, stop.positions, stop.velocities, stop.accelerations)
+    exact = played_jerk_peaks(*args).jerk
+    sampled = np.abs(sampled_jerk(*args).jerk).max(axis=0)
+    assert np.all(sampled <= exact * (1 + 1e-6) + 1e-6)          # the independent measurement agrees
+    return exact
+
+
+@pytest.mark.parametrize("share", [0.3, 0.5, 0.7])
+def test_jerk_limited_cancel_stop_mid_path(jerk_line_plan, share):
+    """A cancel mid-path: the running points, then the braking, all within the jerk and acceleration limits as the
+    controller's quintic plays them, at rest at the end, on the line; the acceleration-limited stop of the same plan
+    jerks above the limit (so the check can fail)."""
+    robot, planned, start, end = jerk_line_plan
+    elapsed = share * planned.duration
+    stop = continued_stop(planned, elapsed, 0.05, A_MAX, J_MAX).trajectory
+    assert np.all(_played_jerk(stop) <= J_MAX * (1 + 2e-3))
+    peaks = spline_peaks(stop.times, stop.positions, stop.velocities, stop.accelerations)
+    assert np.all(peaks.acceleration <= A_MAX * (1 + 2e-3))
+    assert np.all(stop.velocities[-1] == 0.0) and np.all(stop.accelerations[-1] == 0.0)
+    tool = np.array([robot.fk(q).translation for q in stop.positions])
+    axis = (end - start) / np.linalg.norm(end - start)
+    off = tool - start - np.outer((tool - start) @ axis, axis)
+    assert np.linalg.norm(off, axis=1).max() <= 1e-4                   # on the line
+    plain = continued_stop(planned, elapsed, 0.05, A_MAX).trajectory
+    assert (_played_jerk(plain) / J_MAX).max() > 1.0
+
+
+def test_jerk_limited_velocity_stop_is_played_exactly():
+    """Off the plan: along the measured velocity, the deceleration ramps in and out within the jerk limits; the
+    points at the profile's breakpoints make the controller's quintic play it exactly (the binding joint at 1.0)."""
+    names = [f"j{k}" for k in range(7)]
+    v0 = np.array([0.5, -0.3, 0.2, 0.0, 0.4, -0.6, 0.1])
+    stop = velocity_stop(names, np.zeros(7), v0, A_MAX, 0.0, j_max=J_MAX)
+    ratio = _played_jerk(stop) / J_MAX
+    assert ratio.max() == pytest.approx(1.0, rel=1e-6)
+    assert np.all(spline_peaks(stop.times, stop.positions, stop.velocities, stop.accelerations).acceleration
+                  <= A_MAX * (1 + 1e-9))
+    assert np.array_equal(stop.velocities[0], v0) and np.all(stop.accelerations[0] == 0.0)
+    assert np.all(stop.velocities[-1] == 0.0)
+    direction = stop.positions[-1] / np.linalg.norm(stop.positions[-1])
+    assert direction == pytest.approx(v0 / np.linalg.norm(v0), abs=1e-12)     # along its own velocity
+
+
+def test_plan_stop_passes_the_jerk_limits(jerk_line_plan):
+    robot, planned, _, _ = jerk_line_plan
+    elapsed = 0.5 * planned.duration
+    q = PlannedMotion(planned)(elapsed)[0]
+    stop = plan_stop(planned.joint_names, planned, elapsed, q, None, A_MAX, 0.05, j_max=J_MAX)
+    assert stop.along_path and np.all(_played_jerk(stop.trajectory) <= J_MAX * (1 + 2e-3))
+    off = plan_stop(planned.joint_names, None, elapsed, q, np.full(7, 0.3), A_MAX, 0.05, j_max=J_MAX)
+    assert not off.along_path and np.all(_played_jerk(off.trajectory) <= J_MAX * (1 + 1e-6))
+
+
+@pytest.mark.parametrize("bad", [np.full(7, np.nan), np.zeros(7), -J_MAX, np.full(7, np.inf), J_MAX[:6]])
+def test_bad_jerk_limits_of_a_stop_are_refused(jerk_line_plan, bad):
+    _, planned, _, _ = jerk_line_plan
+    with pytest.raises(InvalidInputError, match="jerk limits"):
+        continued_stop(planned, 0.5 * planned.duration, 0.05, A_MAX, bad)
