@@ -42,6 +42,7 @@ class ScriptRun(NamedTuple):
     tick_us: np.ndarray        # (k,) Servo.step wall time [us]
     played: Played             # at the controller's 1 kHz
     windows: list              # the published windows (TrajectoryWindow), in order
+    window_stamps: np.ndarray  # (w,) [s] their stamps
 
 
 def phase_spans(phases) -> dict[str, tuple[float, float]]:
@@ -84,7 +85,8 @@ def run_script(robot: RobotModel, config: ServoConfig, phases) -> ScriptRun:
                 windows.append(out.window)
                 published.append(now)
     played = stitched_play(published, windows, end=now)
-    return ScriptRun(np.array(stamps), names, np.array(pos), np.array(vel), stat, np.array(cost), played, windows)
+    return ScriptRun(np.array(stamps), names, np.array(pos), np.array(vel), stat, np.array(cost), played, windows,
+                     np.array(published))
 
 
 def commanded_tool(robot: RobotModel, config: ServoConfig, phases, start: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -188,15 +190,22 @@ def tick_acceleration_ratio(run: ScriptRun, a_max: np.ndarray, dt: float, start:
     return round(float((dv / (a_max * dt)).max()), 4)
 
 
-def whole_window_ratio(run: ScriptRun, j_max: np.ndarray) -> float:
-    """Largest exact jerk / limit over the published windows each played to its end (what the arm follows when
-    the servo stalls or the stream stops: the tail and the hold), by core/trajectory/jerk_check.py with the step
-    into each window's first point left to the stitched play (`from_rest=False`); nan in a tree without it."""
+def whole_window_ratio(run: ScriptRun, j_max: np.ndarray, phases, joint_names) -> dict:
+    """The largest exact jerk / limit over the published windows each played to its end (what the arm follows
+    when the servo stalls or the stream stops: the tail and the hold), by core/trajectory/jerk_check.py with the
+    step into each window's first point left to the stitched play (`from_rest=False`), where it happens, and how
+    many windows exceed the limit by more than the check's 0.2 %; nan in a tree without jerk_check."""
     if played_jerk_peaks is None:
-        return float("nan")
-    worst = 0.0
-    for w in run.windows:
-        jerk = played_jerk_peaks(w.times, w.positions, w.velocities, getattr(w, "accelerations", None),
-                                 from_rest=False).jerk
-        worst = max(worst, float((jerk / j_max).max()))
-    return round(worst, 4)
+        return {"ratio": float("nan")}
+    ratios = np.array([played_jerk_peaks(w.times, w.positions, w.velocities, getattr(w, "accelerations", None),
+                                         from_rest=False).jerk / j_max for w in run.windows])     # (w, n)
+    worst = int(ratios.max(axis=1).argmax())
+    joint = int(ratios[worst].argmax())
+    window = run.windows[worst]
+    times = played_jerk_peaks(window.times, window.positions, window.velocities,
+                              getattr(window, "accelerations", None), from_rest=False).time
+    stamp = float(run.window_stamps[worst])
+    phase = next(name for name, (a, b) in phase_spans(phases).items() if a < stamp <= b + 1e-9)
+    return {"ratio": round(float(ratios[worst, joint]), 4), "over": int((ratios.max(axis=1) > 1.002).sum()),
+            "where": f"{joint_names[joint]}, window stamped {stamp:.3f} s ({phase}), {float(times[joint]):.4f} s "
+                     "into it"}
