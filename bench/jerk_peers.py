@@ -17,7 +17,10 @@
   filter without an initial output. Its per-tick states are played as a quintic through them.
   Not reproduced: MoveIt Servo's own IK, its joint-limit halting and collision scaling (robokin's servo computes
   the commands), its smoothHalt on a stale command (robokin's stop ramp is fed instead), and its trajectory
-  message (the sliding window that recomputes velocities by finite differences).
+  message (common.cpp's sliding window, which stamps states max_expected_latency ahead and recomputes velocities by
+  finite differences). Also shown: the filter's first output when `reset` was never called, as in MoveIt Servo's
+  C++ demos (`initialize` leaves Ruckig's current position at 0 on every joint). The filter here runs on ruckig
+  0.19 (Python); MoveIt links the ruckig its distribution ships.
 
 Each needs `ruckig` (installed in /tmp/peers-venv only): without it the Ruckig peers are skipped with a message.
 """
