@@ -5,7 +5,9 @@ configuration is reset to home every 500 ticks), after a warm-up. Also times the
 considered for the kernel and numba's compile / cached-load time (in fresh subprocesses).
 Run: .venv/bin/python bench/bench_servo_core.py [--ticks 20000] [--servo-only] [--two-tips]
 (`--servo-only`: the robokin rows alone, for before/after comparisons: `PYTHONPATH=<an old tree>` runs them on it.
-Configurations are built from parameter names, which every tree since issue 25 accepts.)
+Configurations are built from parameter names, which every tree since issue 25 accepts. With jerk limits (issue 27):
+the tick with the Panda's published jerk limits, the jerk window kernel alone, and Ruckig's per-tick velocity update
+as its peer when `ruckig` imports: /tmp/peers-venv/bin/python bench/bench_servo_core.py --servo-only.)
 Targets: core tick median <= 10 us and p99 <= 40 us; >= 8x faster than pink, >= 2x faster than OInK.
 
 Two tips (issue 26; `--two-tips` runs these rows alone, and the full run ends with them): the dual Panda (14 joints)
@@ -88,9 +90,9 @@ def robokin_solve(robot, check: bool):
     return step
 
 
-def robokin_servo(robot):
+def robokin_servo(robot, **params):
     """Servo.step alone; the callbacks (set_command, set_measurement) run untimed in `prepare`."""
-    servo = Servo(robot, servo_config(command_in_type="speed_units", publish_period=DT))
+    servo = Servo(robot, servo_config(command_in_type="speed_units", publish_period=DT, **params))
     last = [robot.home()]
 
     def prepare(k):
@@ -451,15 +453,65 @@ def main() -> None:
     two_tip_rows(args.ticks)
 
 
+# the Panda's published joint jerk limits (Franka, control parameters) [rad/s^3] and the demo's acceleration limits
+PANDA_JERK = [7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0]
+PANDA_ACCELERATION = [15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0]
+
+
+def jerk_kernel(robot):
+    """The jerk-limited window alone (core/servo/jerk_window.py): from a moving state toward a velocity that
+    changes every tick, the first period, the carried motion and the stop, points and peak share."""
+    from robokin_ros.core.servo.jerk_window import JerkWindows
+    from robokin_ros.core.servo.window import WindowBuilder
+    config = servo_config(publish_period=DT, max_joint_acceleration=PANDA_ACCELERATION)
+    windows = WindowBuilder.for_config(robot, config, np.array(PANDA_ACCELERATION))
+    jerk = JerkWindows(DT, float(windows.grid[-1]), 1.0, windows.limits, np.array(PANDA_JERK))
+    state = [robot.home(), np.zeros(robot.n), np.zeros(robot.n)]
+
+    def step(k):
+        target = 0.5 * np.sin(0.01 * k + np.arange(robot.n))
+        _, at_dt = jerk.build(state[0], state[1], state[2], target)
+        state[:] = [robot.home(), at_dt[1], at_dt[2]]
+    return step
+
+
+def ruckig_update(robot):
+    """Ruckig's per-tick update, velocity interface, 7 joints, toward the same changing velocity (the peer for a
+    state-to-target step; `ruckig` in a venv of its own, e.g. /tmp/peers-venv). Raises ImportError without it."""
+    from ruckig import ControlInterface, InputParameter, OutputParameter, Ruckig
+    otg, inp, out = Ruckig(robot.n, DT), InputParameter(robot.n), OutputParameter(robot.n)
+    inp.control_interface = ControlInterface.Velocity
+    inp.current_position, inp.current_velocity = robot.home().tolist(), [0.0] * robot.n
+    inp.current_acceleration, inp.target_acceleration = [0.0] * robot.n, [0.0] * robot.n
+    inp.max_velocity = robot.limits.velocity.tolist()
+    inp.max_acceleration, inp.max_jerk = PANDA_ACCELERATION, PANDA_JERK
+
+    def step(k):
+        inp.target_velocity = (0.5 * np.sin(0.01 * k + np.arange(robot.n))).tolist()
+        otg.update(inp, out)
+        out.pass_to_input(inp)
+    return step
+
+
 def servo_rows(robot, ticks: int) -> None:
-    """The robokin rows alone, each as (median, p99) [us]."""
+    """The robokin rows alone, each as (median, p99) [us]; with jerk limits too where the tree has them."""
     rows = [("VelocityIk.solve, check=False", robokin_solve(robot, False), None),
             ("Servo.step (full tick)", *robokin_servo(robot)),
             ("Servo.step, pose target", *robokin_pose_servo(robot)),
             ("Servo.step, separation limited", *robokin_guarded_servo(robot))]
+    try:
+        rows += [("Servo.step, jerk limits (Panda)",
+                  *robokin_servo(robot, max_joint_jerk=PANDA_JERK, max_joint_acceleration=PANDA_ACCELERATION)),
+                 ("jerk window kernel alone", jerk_kernel(robot), None)]
+    except ImportError:
+        print("(this tree has no jerk-limited servo: no jerk rows)")
+    try:
+        rows.append(("ruckig update, velocity interface", ruckig_update(robot), None))
+    except ImportError as error:
+        print(f"ruckig skipped: {error} (install ruckig in a venv of its own, e.g. /tmp/peers-venv)")
     for name, step, prepare in rows:
         median, p99 = timed(step, ticks, prepare=prepare)
-        print(f"| {name:32} | {median:6.2f} | {p99:6.2f} |", flush=True)
+        print(f"| {name:33} | {median:6.2f} | {p99:6.2f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -328,9 +328,10 @@ class ServoNode(RobokinNode):
         if now - self._failure_reported_at >= self._config.status_period:
             self._failure_reported_at = now
             self._moveit_status_pub.publish(moveit_status_msg(ServoStatus.INVALID.moveit_code, reason))
-            self._status_pub.publish(status_msg(ServoStatus.INVALID, reason, (), float("nan"), float("nan"), 0.0,
-                                                self.get_clock().now().to_msg(), self._robot.base_frame,
-                                                self._watchdog.figures(now)))
+            msg = status_msg(ServoStatus.INVALID, reason, (), float("nan"), float("nan"), 0.0,
+                             self.get_clock().now().to_msg(), self._robot.base_frame, self._watchdog.figures(now))
+            msg.peak_jerk_share = float("nan")
+            self._status_pub.publish(msg)
 
     def _run_tick(self, now: float) -> None:
         # The trajectory's time 0 is this tick (the core integrates the real time between ticks): a controller
@@ -498,10 +499,11 @@ class ServoNode(RobokinNode):
             log = self._log.info if report.code.routine else self._log.warning
             log(f"status {report.code.name}", text)
         self._moveit_status_pub.publish(moveit_status_msg(report.code.moveit_code, message))
-        self._status_pub.publish(status_msg(report.code, message, output.locked_joints, output.sigma_min,
-                                            output.condition_number, output.velocity_scale,
-                                            self.get_clock().now().to_msg(), self._robot.base_frame,
-                                            self._watchdog.figures(now), tips))
+        msg = status_msg(report.code, message, output.locked_joints, output.sigma_min, output.condition_number,
+                         output.velocity_scale, self.get_clock().now().to_msg(), self._robot.base_frame,
+                         self._watchdog.figures(now), tips)
+        msg.peak_jerk_share = float(output.peak_jerk_share)      # NaN without jerk limits
+        self._status_pub.publish(msg)
 
     def _tips_status(self, code: ServoStatus, message: str) -> tuple[str, TipsStatus]:
         """Several tips: the status fields naming the tips, and the sentence naming the arms of a collision pair."""

@@ -98,24 +98,26 @@ class Servo:
         """Swap the whole configuration (validated against the robot first; the state is kept)."""
         check_tips_config(self.robot, config)       # raises ConfigError before anything changes, as does the IK
         ik = VelocityIk(self.robot, config)
+        jerk = servo_jerk_limits(config, self.robot.n)     # None: no jerk limit, the windows of window.py; or raises
         self.config, self._ik, self._state.dt = config, ik, config.publish_period
         if self._tips is not None:
             self._tips.ik = ik
             self._tips.update_config(config)
         self._pose_tracker.update_config(config)
         if self._guards is None:
-            self._guards = SpeedGuards(self.robot, config, ik.acceleration_limits)
+            self._guards = SpeedGuards(self.robot, config, ik.acceleration_limits, jerk)
         else:
-            self._guards.update_config(config, ik.acceleration_limits)
+            self._guards.update_config(config, ik.acceleration_limits, jerk)
         self._guiding.update_config(config)
         if self._command is not None and not self._command.update_config(config):
             self._command = None            # no longer a valid command in the new units: it stops being tracked
         self._amax = ik.acceleration_limits
         self.windows = WindowBuilder.for_config(self.robot, config, self._amax)
-        jerk = servo_jerk_limits(config, self.robot.n)     # None: no jerk limit, the windows of window.py
         self.jerk = None if jerk is None else JerkWindows(config.publish_period, float(self.windows.grid[-1]),
                                                           config.max_delivery_delay, self.windows.limits, jerk)
         self._state.jerk_limited = self.jerk is not None
+        if self.jerk is None:
+            self._state.accelerations = np.zeros(self.robot.n)      # followed again from 0 if jerk limits return
         self._stopping.update_config(config, self.windows, self._amax, self.jerk)
 
     @property

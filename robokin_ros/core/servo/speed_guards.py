@@ -83,21 +83,28 @@ class CollisionGuard:
     """Collision-aware speed scaling: the nearest self or scene pair, checked at `collision_check_rate`, and its
     distance gradient, which judges every tick's motion (core/collision/scaling.py has the rule)."""
 
-    def __init__(self, robot: RobotModel, config: ServoConfig, acceleration_limits: np.ndarray) -> None:
+    def __init__(self, robot: RobotModel, config: ServoConfig, acceleration_limits: np.ndarray,
+                 jerk_limits: np.ndarray | None = None) -> None:
         """Raises ModelError (geometry, SRDF) or ConfigError (scene file) when collision checking cannot start."""
         collision = config.collision
         objects = load_scene(collision.scene_objects_file, robot.base_frame) if collision.scene_objects_file else ()
         self.checker = ClearanceChecker(robot, build_robot_geometry(robot, collision.srdf or None), objects)
-        self.update_config(config, acceleration_limits)
+        self.update_config(config, acceleration_limits, jerk_limits)
         self.clearance: Clearance | None = None
         self._checked_at = -np.inf
 
-    def update_config(self, config: ServoConfig, acceleration_limits: np.ndarray) -> None:
+    def update_config(self, config: ServoConfig, acceleration_limits: np.ndarray,
+                      jerk_limits: np.ndarray | None = None) -> None:
         collision = config.collision
         self._period = 1.0 / collision.collision_check_rate
         self._factor = collision.collision_distance_safety_factor
         self._minimum = collision.min_allowable_collision_distance
         self._amax = acceleration_limits
+        # With jerk limits a stop takes longer than at a_max: the acceleration ramps at J first, and the S-curve from
+        # speed v covers v^2 / (2 A) + v A / (2 J); the velocity also follows a slowing command that much later. The
+        # rule's distance covered per check period (linear in the scale) gets the lag max A / J on top, which covers
+        # both (core/servo/jerk_window.py); 0 without jerk limits (the rule unchanged).
+        self._lag = 0.0 if jerk_limits is None else float(np.max(acceleration_limits / jerk_limits))
 
     def judge(self, positions: np.ndarray, velocities: np.ndarray, now: float) -> GuardVerdict | None:
         """The factor for joint velocities (n,) about to be commanded at positions (n,); None when clear."""
@@ -105,7 +112,7 @@ class CollisionGuard:
             self.clearance, self._checked_at = self.checker.check(positions), now
         scaling = collision_scaling(self.clearance, velocities, safety_factor=self._factor,
                                     min_allowable_distance=self._minimum, acceleration_limits=self._amax,
-                                    period=self._period)
+                                    period=self._period + self._lag)
         if scaling.verdict == CollisionVerdict.OK:
             return None
         status = ServoStatus.HALT_FOR_COLLISION if scaling.verdict == CollisionVerdict.HALT \
@@ -117,20 +124,23 @@ class SpeedGuards:
     """Both guards of one servo: the collision guard (built on the first configuration that checks collisions,
     kept while it is off) and the separation guard; the smallest factor wins."""
 
-    def __init__(self, robot: RobotModel, config: ServoConfig, acceleration_limits: np.ndarray) -> None:
+    def __init__(self, robot: RobotModel, config: ServoConfig, acceleration_limits: np.ndarray,
+                 jerk_limits: np.ndarray | None = None) -> None:
         self.robot = robot
         self.separation = SeparationGuard(robot, config)
         self.collision: CollisionGuard | None = None
-        self.update_config(config, acceleration_limits)
+        self.update_config(config, acceleration_limits, jerk_limits)
 
-    def update_config(self, config: ServoConfig, acceleration_limits: np.ndarray) -> None:
+    def update_config(self, config: ServoConfig, acceleration_limits: np.ndarray,
+                      jerk_limits: np.ndarray | None = None) -> None:
+        """New parameters; `jerk_limits` (n,) [rad/s^3] or None (no jerk limit)."""
         self.config = config
         self.separation.update_config(config)
         if config.collision.check_collisions:
             if self.collision is None:
-                self.collision = CollisionGuard(self.robot, config, acceleration_limits)
+                self.collision = CollisionGuard(self.robot, config, acceleration_limits, jerk_limits)
             else:
-                self.collision.update_config(config, acceleration_limits)
+                self.collision.update_config(config, acceleration_limits, jerk_limits)
         # whether `judge` can say anything (a plain attribute: the servo asks it every tick)
         self.active = config.collision.check_collisions or config.separation.enabled
 

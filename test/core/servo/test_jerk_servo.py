@@ -8,7 +8,7 @@ sums of the plan, are below 1e-6 of a limit; the slack only absorbs sampling ari
 import numpy as np
 import pytest
 
-from jerk_play import play, jerk_shares, takeover_steps
+from jerk_play import jerk_shares, play, takeover_steps
 from robokin_ros.core.collision.clearance import ClearanceChecker
 from robokin_ros.core.errors import ConfigError
 from robokin_ros.core.servo.config import CollisionConfig, SeparationConfig, ServoConfig
@@ -156,6 +156,7 @@ def test_a_collision_halt_stops_before_the_minimum_distance_within_the_jerk_limi
     checker = ClearanceChecker(panda, objects=servo.collision_guard.checker.objects)
     played = play(run.stamped, rate_hz=100.0)
     closest = min(checker.check(q).distance for q in played.positions[-150:])
+    print(f"\nclosest approach {closest * 1e3:.3f} mm, minimum {minimum * 1e3:.1f} mm")
     assert closest >= minimum - 2e-4, closest
 
 
