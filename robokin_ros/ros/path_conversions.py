@@ -173,10 +173,17 @@ def waypoint_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
         return GoalOutcome(Result.SUCCESS, ik.message)
     approach = f" (with a {plan.approach.duration:.2f} s approach move)" if plan.approach is not None else ""
     summary = (f"{ik.path.length * 1e3:.1f} mm in {plan.timing.duration:.2f} s{approach}, max deviation "
-               f"{max(ik.deviations.position, plan.timing.max_position_deviation) * 1e3:.3f} mm")
+               f"{max(ik.deviations.position, plan.timing.max_position_deviation) * 1e3:.3f} mm"
+               f"{jerk_summary(plan.timing)}")
     if goal.plan_only:
         return GoalOutcome(Result.SUCCESS, f"planned (plan_only): {summary}")
     return GoalOutcome(Result.SUCCESS, f"planned: {summary}", plan.trajectory, f"executed: {summary}")
+
+
+def jerk_summary(timing) -> str:
+    """", peak jerk X % of the limit" of a plan timed within jerk limits ("" without them, or without a timing)."""
+    ratio = float("nan") if timing is None else timing.played_jerk_ratio
+    return f", peak jerk {ratio * 100:.1f} % of the limit" if np.isfinite(ratio) else ""
 
 
 # ---- motion programs ------------------------------------------------------------------------------------------------
@@ -354,7 +361,8 @@ def goal_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
         return GoalOutcome(Result.SUCCESS, plan.message)
     deviation = (f", max deviation {plan.max_position_deviation * 1e3:.3f} mm"
                  if np.isfinite(plan.max_position_deviation) else "")
-    summary = f"{count} moves, cycle time {plan.trajectory.duration:.3f} s{deviation}{tips_summary(plan)}" + \
+    summary = f"{count} moves, cycle time {plan.trajectory.duration:.3f} s{deviation}{jerk_summary(plan.timing)}" \
+        f"{tips_summary(plan)}" + \
         "".join(f"; note: {note}" for note in plan.notes)
     if goal.plan_only:
         return GoalOutcome(Result.SUCCESS, f"planned (plan_only): {summary}")

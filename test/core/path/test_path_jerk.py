@@ -205,3 +205,23 @@ def test_approach_movej_within_jerk(panda):
     assert plan.success, plan.message
     limits = p.limits()
     assert_played_within(plan.trajectory, jerk, limits.velocity, limits.acceleration)
+
+
+def test_plan_path_prints_the_peak_jerk_share(tmp_path, capsys):
+    """plan_path with a jerk config: the program report says the peak jerk as a share of the limit; without one the
+    report has no such line."""
+    from robokin_ros.tools.plan_path import main
+    config = tmp_path / "jerk.yaml"
+    config.write_text("path_ik_node:\n  ros__parameters:\n    max_joint_acceleration: [" + ", ".join(map(str, ACC))
+                      + "]\n    max_joint_jerk: [" + ", ".join(str(j / 10) for j in PANDA_JERK) + "]\n")
+    program = str(ROOT / "examples" / "programs" / "pick_place_zoned.yaml")
+    assert main(["--config", str(config), program, "--out", str(tmp_path / "out")]) == 0
+    line = [s for s in capsys.readouterr().out.splitlines() if s.startswith("peak jerk")]
+    assert len(line) == 1 and "% of the limit" in line[0]
+    share = float(line[0].split()[2])
+    assert 50.0 <= share <= 100.0 * (1 + TOLERANCE)
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("path_ik_node:\n  ros__parameters:\n    max_joint_acceleration: [" + ", ".join(map(str, ACC))
+                     + "]\n")
+    assert main(["--config", str(plain), program, "--out", str(tmp_path / "plain")]) == 0
+    assert "peak jerk" not in capsys.readouterr().out
