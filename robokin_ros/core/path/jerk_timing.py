@@ -39,6 +39,8 @@ from robokin_ros.core.path.timing import (
     time_optimal,
 )
 from robokin_ros.core.path.toppra_constraints import LimitLookup, SpeedCap, ToolSpeedLimit, limit_vector
+from robokin_ros.core.path.chain import ChainArrays
+from robokin_ros.core.path.tool_jerk import played_tool_jerk
 from robokin_ros.core.path.toppra_run import ControlSamples, limited_by, solve
 from robokin_ros.core.trajectory.arrays import sample_times
 from robokin_ros.core.trajectory.jerk_smoothing import (
@@ -77,9 +79,12 @@ def time_section_profile(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_m
                          velocity_scaling: float = 1.0, acceleration_scaling: float = 1.0,
                          trajectory_rate_hz: float = 100.0, control_rate_hz: float = 500.0,
                          tool: ToolSpeedLimit | None = None, schedule: LimitLookup | None = None,
-                         played: bool = True, budget: PlanningBudget = UNLIMITED, jerk=None) -> TimedTrajectory:
+                         played: bool = True, budget: PlanningBudget = UNLIMITED, jerk=None,
+                         tool_jerk: tuple = (0.0, 0.0)) -> TimedTrajectory:
     """`time_optimal`'s timing (same arguments) within joint jerk limits `jerk` (n,) [rad/s^3] (inf = none; not
-    scaled by the scalings) on the spline a controller plays; None: `time_optimal` itself."""
+    scaled by the scalings) on the spline a controller plays; None: `time_optimal` itself. `tool_jerk`: the tool's
+    linear [m/s^3] and angular [rad/s^3] jerk limits (0 = none), in force with joint jerk limits on a section whose
+    tool speed is limited (a one-tool chain; `core/path/tool_jerk.py` measures them)."""
     j_max = jerk_limits(jerk, len(joint_names))
     if j_max is None:
         return time_optimal(ss, waypoints, joint_names, v_max, a_max, velocity_scaling, acceleration_scaling,
@@ -95,6 +100,7 @@ def time_section_profile(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_m
     if schedule is not None and tool is not None:
         tool = tool._replace(linear=0.0, angular=0.0)      # the schedule's tool limits replace the tool's own
     limited = _tool_limited(ss, tool, schedule)
+    cartesian = limited and isinstance(tool.chain, ChainArrays) and max(tool_jerk) > 0.0
     share = np.ones(len(v_max))
     window, stretch, widenings, retimings = first_window(a_max, j_max, trajectory_rate_hz), 1.0, 0, 0
     solved, verify, caps, previous, stalls = None, 0.0, None, None, 0
@@ -112,7 +118,8 @@ def time_section_profile(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_m
         accel = max(peaks.acceleration_ratio, float(played_a.max()))
         speed = max(peaks.velocity_ratio, peaks.tool_ratio, float(played_v.max()))
         worst_jerk = float(jerk_ratio.max())
-        if max(accel, speed, worst_jerk) <= 1.0 + RATIO_TOLERANCE:
+        tool_ratio = played_tool_jerk(m["points"], tool.chain).ratio(*tool_jerk) if cartesian else float("nan")
+        if max(accel, speed, worst_jerk) <= 1.0 + RATIO_TOLERANCE and not tool_ratio > 1.0 + RATIO_TOLERANCE:
             break
         factor = 1.0
         over = _speed_ratios(m, v_max, tool if limited else None, schedule)
@@ -131,6 +138,13 @@ def time_section_profile(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_m
                 caps, window, widened, previous = _jerk_remedy(caps, window, widenings < WIDENINGS,
                                                                solved.trajectory, profile, m["points"], j_max)
                 widenings += widened
+        if tool_ratio > 1.0 + RATIO_TOLERANCE:
+            # the tool's jerk: the ramp's share falls with a wider window, the rest with a slower section
+            if widenings < WIDENINGS:
+                window *= min(tool_ratio, MAX_WIDENING) * (1.0 + MARGIN)
+                widenings += 1
+            else:
+                factor = max(factor, tool_ratio ** (1.0 / 3.0) * (1.0 + MARGIN))
         if factor > 1.0:
             previous = None
             stretch *= factor
@@ -151,7 +165,8 @@ def time_section_profile(ss: np.ndarray, waypoints: np.ndarray, joint_names, v_m
                           limited_by=limited_by(solved.trajectory, solved.binding, joint_names),
                           played_velocity_ratio=float(played_v.max()), played_acceleration_ratio=float(played_a.max()),
                           played_stretch=stretch, planned_acceleration_share=float(share.min()),
-                          played_jerk_ratio=worst_jerk, jerk_window=profile.window)
+                          played_jerk_ratio=float(jerk_ratio.max()), jerk_window=profile.window,
+                          played_tool_jerk_ratio=tool_ratio)
     return TimedTrajectory(m["points"], report, profile)
 
 

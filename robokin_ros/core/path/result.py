@@ -87,6 +87,9 @@ class TimingReport:
     # quintic (nan = no jerk limit: not measured) and the averaging window of the profile [s] (0 = none)
     played_jerk_ratio: float = float("nan")
     jerk_window: float = 0.0
+    # with joint jerk limits and max_cartesian_jerk / max_cartesian_angular_jerk on a tool-speed-limited section: the
+    # tool's peak jerk over its limit, the larger of linear and angular (core/path/tool_jerk.py; nan = not measured)
+    played_tool_jerk_ratio: float = float("nan")
 
 
 @dataclass(frozen=True)

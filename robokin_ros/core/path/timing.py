@@ -110,6 +110,7 @@ def join_reports(reports, duration: float) -> TimingReport:
                         played_stretch=max(r.played_stretch for r in reports),
                         planned_acceleration_share=min(r.planned_acceleration_share for r in reports),
                         played_jerk_ratio=worst("played_jerk_ratio"),
+                        played_tool_jerk_ratio=worst("played_tool_jerk_ratio"),
                         jerk_window=max(r.jerk_window for r in reports))
 
 

@@ -252,7 +252,8 @@ def time_run(program: MotionProgram, pieces: list[Piece], move_limits: np.ndarra
     tool = ToolSpeedLimit(fk.arrays())
     timed = time_section_profile(run.parameter[run.knots], run.positions[run.knots], joint_names, v_max, a_max,
                                  1.0, 1.0, c.trajectory_rate_hz, c.control_rate_hz, tool, schedule=schedule,
-                                 played=True, budget=budget, jerk=limits.jerk)
+                                 played=True, budget=budget, jerk=limits.jerk,
+                                 tool_jerk=(c.max_cartesian_jerk, c.max_cartesian_angular_jerk))
     reports = stretch_reports(timed, schedule, v_max, a_max, tool, joint_names, c.control_rate_hz)
     phases["timing"] += time.perf_counter() - t1
     used = dict(run.joint_zones)

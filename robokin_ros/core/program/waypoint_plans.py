@@ -223,7 +223,8 @@ def time_section(Q: np.ndarray, path: DensePath, first: int, last: int, fk, join
     tool = ToolSpeedLimit(fk.arrays(), c.max_cartesian_speed, c.max_cartesian_angular_speed)
     timed = time_section_profile(ss, Q[first:last + 1][reduced.indices], joint_names, v_max, a_max,
                                  v_scale, a_scale, c.trajectory_rate_hz, c.control_rate_hz, tool, played=True,
-                                 budget=budget, jerk=limits.jerk)
+                                 budget=budget, jerk=limits.jerk,
+                                 tool_jerk=(c.max_cartesian_jerk, c.max_cartesian_angular_jerk))
     shifted = dataclasses.replace(reduced, indices=reduced.indices + first)
     return TimedSection(shifted, timed.arrays, timed.report, elapsed)
 

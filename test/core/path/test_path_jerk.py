@@ -225,3 +225,27 @@ def test_plan_path_prints_the_peak_jerk_share(tmp_path, capsys):
                      + "]\n")
     assert main(["--config", str(plain), program, "--out", str(tmp_path / "plain")]) == 0
     assert "peak jerk" not in capsys.readouterr().out
+
+
+def test_tool_jerk_is_bounded_on_tool_speed_limited_paths(panda):
+    """max_cartesian_jerk / max_cartesian_angular_jerk with joint jerk limits on a tool-speed-limited rectangle: the
+    tool's jerk on the played trajectory (FK of the controller's quintic at 1 kHz, third differences) within them;
+    a bound below what the joint limits alone give makes the plan slower, not wrong."""
+    from robokin_ros.core.path.tool_jerk import played_tool_jerk
+    jerk = np.array(PANDA_JERK)
+    waypoints = waypoint_program(rectangle(panda), 0.03)
+    free = planner(panda, jerk, max_cartesian_speed=0.25).plan(waypoints, panda.home())
+    chain = MotionPlanner(panda, PathConfig(robot="panda")).solver().fk.arrays()
+    measured = played_tool_jerk(free.trajectory, chain)
+    assert np.isnan(free.timing.played_tool_jerk_ratio)
+    bound = 0.5 * measured.linear
+    plan = planner(panda, jerk, max_cartesian_speed=0.25, max_cartesian_jerk=bound).plan(waypoints, panda.home())
+    assert plan.success, plan.message
+    bounded = played_tool_jerk(plan.trajectory, chain)
+    assert bounded.linear <= bound * (1 + 2e-3)
+    assert plan.timing.played_tool_jerk_ratio == pytest.approx(bounded.linear / bound, rel=1e-6)
+    assert plan.timing.max_position_deviation <= 1e-4 and plan.timing.peak_tool_speed <= 0.25 * (1 + 1e-3)
+    limits = planner(panda).limits()
+    assert_played_within(plan.trajectory, jerk, limits.velocity, limits.acceleration)
+    print(f"tool jerk {measured.linear:.1f} m/s^3 -> {bounded.linear:.1f} (bound {bound:.1f}); "
+          f"{free.timing.duration:.3f} s -> {plan.timing.duration:.3f} s")
