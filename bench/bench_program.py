@@ -6,6 +6,11 @@ as via + end waypoints, 50 mm corners, clamped), what a user had before programs
 (TimeOptimal) on the same waypoints, same URDF and acceleration limits. The peers do not honour per-move speeds or
 zones, so their cycle time is not comparable move for move; the plan time is. Run: .venv/bin/python
 bench/bench_program.py  (< 1 min). The issue's target: the 20-move program plans in <= 100 ms.
+
+`--jerk` (issue 27): the cycle-time cost of jerk limiting instead, fine and zoned: the acceleration-limited plan
+against the jerk-limited one with Franka's published joint jerk limits (frankaemika.github.io/docs/
+control_parameters.html) and with a tenth of them; the played peak jerk (the controller's quintic through the points,
+exact) over the limits, the deviation and the plan time (goal: cycle <= 1.15x on the pick-and-place).
 """
 from __future__ import annotations
 
@@ -52,7 +57,45 @@ def waypoints_of(program, robot) -> list[pin.SE3]:
     return out
 
 
+PANDA_JERK = (7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0)     # [rad/s^3] Franka's published figures
+
+
+def jerk_cost() -> None:
+    """The --jerk table (module docstring)."""
+    import os
+
+    from robokin_ros.core.program.planner import MotionPlanner
+    from robokin_ros.core.trajectory.jerk_check import played_jerk_peaks
+    print(__doc__.split("\n")[0] + ": jerk-limited cycle time")
+    robot = RobotModel.from_name("panda")
+    q0, start = robot.home(), robot.fk(robot.home())
+    settings = [("acceleration-limited", ()), ("jerk: Franka's figures", PANDA_JERK),
+                ("jerk: a tenth of them", tuple(j / 10 for j in PANDA_JERK))]
+    print(f"\n## Panda, medians of {REPEATS} warm calls, load {os.getloadavg()[0]:.2f}\n")
+    print("| program | limits | cycle [s] | / acceleration-limited | played peak jerk / limit | deviation [mm] | "
+          "plan [ms] |")
+    print("|---|---|---|---|---|---|---|")
+    for kind in ("fine", "zoned"):
+        program = program_from_mapping(load_program_file(EXAMPLES / f"pick_place_{kind}.yaml"), start, robot.n,
+                                       robot.fk)
+        base = None
+        for name, jerk in settings:
+            planner = MotionPlanner(robot, PathConfig(robot="panda", max_joint_acceleration=ACC["panda"],
+                                                      clamp_blend_radius=True, max_joint_jerk=jerk))
+            seconds, plan = timed(lambda p=planner: p.plan(program, q0))
+            t = plan.trajectory
+            peak = played_jerk_peaks(t.times, t.positions, t.velocities, t.accelerations).jerk
+            share = f"{(peak / np.array(jerk)).max():.3f}" if jerk else \
+                f"{(peak / np.array(PANDA_JERK)).max():.2f} (of Franka's)"
+            base = plan.cycle_time if base is None else base
+            print(f"| {kind} | {name} | {plan.cycle_time:.3f} | {plan.cycle_time / base:.3f} | {share} | "
+                  f"{plan.max_position_deviation * 1e3:.4f} | {seconds * 1e3:.1f} |")
+
+
 def main() -> None:
+    if "--jerk" in sys.argv[1:]:
+        jerk_cost()
+        return
     # imported here: bench/identical_plans.py imports this module's cases with older trees too
     from robokin_ros.core.program.moves import waypoint_program
     from robokin_ros.core.program.planner import MotionPlanner
