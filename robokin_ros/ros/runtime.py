@@ -16,6 +16,7 @@ from rclpy.utilities import get_default_context
 
 from robokin_ros.core.errors import RobokinError
 from robokin_ros.core.robot import RobotModel
+from robokin_ros.ros.joint_limits_params import with_planning_jerk
 from robokin_ros.ros.params import declare_config
 from robokin_ros.ros.robot_description import load_robot
 from robokin_ros.ros.rclpy_compat import init_default_context, shutdown_default_context
@@ -50,6 +51,10 @@ def boot(node: Node, config_cls: type) -> Boot:
     config = declare_config(node, config_cls)
     robot = load_robot(node, config)
     config.check_joint_lists(robot.joint_names)
+    if hasattr(config, "max_joint_jerk"):
+        # MoveIt's joint_limits.yaml (robot_description_planning) fills the jerk limits the node's own parameters
+        # leave empty, as MoveIt Servo reads them
+        config = with_planning_jerk(config, node, robot.joint_names)
     return Boot(config, robot)
 
 

@@ -141,3 +141,15 @@ def test_constructor_overrides_are_read_too(node_from):
     finally:
         node.destroy_node()
         rclpy.try_shutdown(context=context)
+
+
+def test_a_node_booting_takes_moveit_jerk_limits_unless_its_own_are_set(node_from):
+    """ros/runtime.py's `boot`, which every robokin node starts from, applies the rule to the config it returns."""
+    from robokin_ros.ros.runtime import boot
+    entries = {j: {"has_jerk_limits": "true", "max_jerk": jerk} for j, jerk in zip(JOINTS, FRANKA_JERK)}
+    text = joint_limits_yaml(entries).replace("  ros__parameters:\n", "  ros__parameters:\n    robot: panda\n")
+    servo = boot(node_from(text), ServoConfig).config
+    assert servo.max_joint_jerk == tuple(FRANKA_JERK)
+    own = text.replace("    robot: panda\n", "    robot: panda\n    max_joint_jerk: [100.0, 100.0, 100.0, 100.0, "
+                       "100.0, 100.0, 100.0]\n")
+    assert boot(node_from(own), PathConfig).config.max_joint_jerk == (100.0,) * 7
