@@ -4,15 +4,20 @@
 Each round measures, on the averaged profile:
 - at the control rate: |qd| / v_max, |qdd| / a_max, the tool speeds (each sample against its own s's limits);
 - on the controller's quintic through the points at the trajectory rate: velocity, acceleration and the exact
-  jerk (`quintic_jerk_peaks`), against the joint jerk limits.
+  jerk per point interval (`interval_jerk_peaks`) against the joint jerk limits; with Cartesian jerk limits on a
+  tool-speed-limited section, the tool's jerk on that quintic (core/path/tool_jerk.py).
 Remedies, the cheapest in cycle time first:
-- a played jerk over the limit widens the window by the excess (the ramp term q' s''' falls as 1 / tau; the
-  window also has to span enough point intervals for the quintic to follow the ramp);
-- an acceleration over the limit (the average is used at another path position than toppra's values) runs toppra
+- a speed over its limit (the average of a speed dip that toppra follows along a limit lies above the dip): toppra
+  runs again with its speed capped around that path position only (`SpeedCap`), so a cruise elsewhere keeps its
+  programmed speed; a residue only the played spline shows is stretched away;
+- an acceleration over the limit (the average is used at another path position than toppra's values): toppra
   again with the acceleration limits lowered by the excess (`timing.derated`);
-- a velocity or tool speed over the limit, and a jerk that widening no longer lowers (the path's own curvature
-  terms q''' s'^3 + 3 q'' s' s'', which no window changes), stretch the whole profile uniformly in time
-  (velocities / c, accelerations / c^2, jerks / c^3).
+- a played jerk over the limit, per interval: where the ramp term q' s''' dominates the profile's jerk there, a
+  wider window (it falls as 1 / tau, and the window has to span enough point intervals for the quintic to follow
+  the ramp; at most MAX_WIDENING per round); where the path's curvature terms q''' s'^3 + 3 q'' s' s'' do (no window
+  changes them), lower speed caps there (by the excess^(1/3)); after MAX_STALLS rounds of caps that did not lower
+  it, or when the window may not widen any more, a uniform stretch of the section (velocities / c,
+  accelerations / c^2, jerks / c^3).
 No derating for the played acceleration is needed first: the averaged profile has a continuous acceleration, which
 the quintic through its points follows (toppra runs with the full limits: the jerk-limited plan is often shorter
 than the acceleration-limited one, whose played overshoot costs a derating).
