@@ -37,26 +37,21 @@ from robokin_ros.core.errors import ConfigError
 from robokin_ros.core.schema import per_joint_values
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.types import TrajectoryWindow, frozen
+from robokin_ros.core.trajectory.jerk_check import CONTROLLER_PERIOD
 
 # [s] the grid every switching time is on (the period split into whole steps near this): a cubic through points
 # microseconds apart amplifies the rounding of the positions into jerks (12 eps |q| / h^3: 0.4 % of a Panda's limit
 # at 10 us, 0.002 % at 50 us), and a switching time left out of the points breaks the cubic's match (J * 10 us of
 # acceleration missed for one 10 us off: 1 % of J seen at 1 kHz).
-GRID_STEP = 5e-5
+GRID_STEP = 1e-4
 # A plan this many grid steps long or shorter is closed exactly (`_closing_jerks`), in at most CLOSING_TRIES more.
 CLOSING_STEPS = 3
 CLOSING_TRIES = 4
 # Plans made per profile (`_append_on_grid`): each consumes a phase or a grid step.
 MAX_REPLANS = 12
-# [s] what a controller's finite differences of the acceleration see an acceleration step over (1 kHz): the same
-# figure as core/trajectory/jerk_check.py's CONTROLLER_PERIOD
-STEP_PERIOD = 1e-3
-# Segments a joint can have: the profile within the first period and its cruise to dt, the acceleration back to 0
-# and the cruise after dt, the stop (MAX_REPLANS + 1 each at most, the acceleration back to 0 is shorter).
-MAX_SEGMENTS = 4 * (MAX_REPLANS + CLOSING_STEPS + CLOSING_TRIES) + 2
-# The outgoing check's allowance on the peak jerk share (the positions' rounding through a cubic over one grid step,
-# far below it)
-JERK_TOLERANCE = 1e-3
+# Segments a joint can have: the profile within the first period and its cruise to dt, then its own stop, or in
+# its place the acceleration back to 0, the cruise and the shared stop (3).
+MAX_SEGMENTS = 3 * (MAX_REPLANS + CLOSING_STEPS + CLOSING_TRIES) + 5
 # [rad/s] a joint this far from the IK's velocity at dt is still ramping: the status says the jerk limits shape it
 SHAPING_THRESHOLD = 1e-6
 JERK_SHAPING = "jerk limits shape the ramp toward the command"
@@ -200,36 +195,38 @@ def _stays_inside(q_end, q_start, inner_lower, inner_upper):
 
 
 @njit(cache=True)
-def _joint_segments(q0, v0, a0, vt, carry, amax, jmax, inner_lower, inner_upper, period_steps, tau, cruise_steps,
-                    ends, jerks):
-    """One joint's segments of the window (see the module docstring), on the grid of `tau` [s]: the period is
-    `period_steps` steps, the motion is carried on to step `cruise_steps`. Returns (count, braking now)."""
+def _first_period(q0, v0, a0, vt, amax, jmax, inner_lower, inner_upper, period_steps, tau, ends, jerks):
+    """One joint's segments up to dt toward vt, then its own stop from dt; or, when that stop would pass the limit
+    margin, its stop from now. Returns (count, count up to dt (-1 when stopping now))."""
     count, step = _append_on_grid(v0, a0, vt, amax, jmax, 0, tau, period_steps, ends, jerks, 0)
     if step < period_steps:             # arrived: the wanted velocity held to dt
         ends[count], jerks[count] = period_steps * tau, 0.0
         count += 1
-    dt = period_steps * tau
-    q1, v1, a1 = _state_at(q0, v0, a0, ends, jerks, count, dt)
+    q1, v1, a1 = _state_at(q0, v0, a0, ends, jerks, count, period_steps * tau)
     mark = count
     count, step = _append_on_grid(v1, a1, 0.0, amax, jmax, period_steps, tau, -1, ends, jerks, count)
     if not _stays_inside(_state_at(q0, v0, a0, ends, jerks, count, step * tau)[0], q0, inner_lower, inner_upper):
         count, _ = _append_on_grid(v0, a0, 0.0, amax, jmax, 0, tau, -1, ends, jerks, 0)
-        return count, True
-    if not carry or (v1 == 0.0 and a1 == 0.0):
-        return count, False
-    # carried on: the acceleration back to 0 at J, the velocity held until the cruise's end, then the stop
-    count, step = _append_on_grid(v1, a1, v1 + a1 * abs(a1) / (2.0 * jmax), amax, jmax, period_steps, tau, -1,
-                                  ends, jerks, mark)
-    if cruise_steps > step:
-        ends[count], jerks[count] = cruise_steps * tau, 0.0
-        count += 1
-        step = cruise_steps
-    _, vc, ac = _state_at(q0, v0, a0, ends, jerks, count, step * tau)
-    carried, step = _append_on_grid(vc, ac, 0.0, amax, jmax, step, tau, -1, ends, jerks, count)
-    if _stays_inside(_state_at(q0, v0, a0, ends, jerks, carried, step * tau)[0], q0, inner_lower, inner_upper):
-        return carried, False
-    count, _ = _append_on_grid(v1, a1, 0.0, amax, jmax, period_steps, tau, -1, ends, jerks, mark)
-    return count, False
+        return count, -1
+    return count, mark
+
+
+@njit(cache=True)
+def _shared_stop_steps(speeds, amax, jmax, tau):
+    """(ramp, total) grid steps of the stop every carried joint makes together from its cruise speed speeds (n,)
+    (0 = not carried): the velocities all scaled by one S-curve s(t) from 1 to 0, so the joints keep their ratio
+    (the tool its direction) and share their switching times. The deceleration of joint j is |v_j| / T, its jerk
+    |v_j| / (T T1): T >= max |v_j| / A_j and T1 T >= P = max |v_j| / J_j; T + T1 is least at T = max(that,
+    sqrt(P)), T1 = P / T; both rounded up to the grid (which only lowers the deceleration and the jerk)."""
+    slowest, p = 0.0, 0.0
+    for j in range(speeds.shape[0]):
+        slowest = max(slowest, speeds[j] / amax[j])
+        p = max(p, speeds[j] / jmax[j])
+    if p <= 0.0:
+        return 0, 0
+    total = max(slowest, math.sqrt(p))
+    ramp = max(1, math.ceil(p / total / tau - 1e-9))
+    return ramp, max(ramp, math.ceil(total / tau - 1e-9))
 
 
 @njit(cache=True)
@@ -250,24 +247,65 @@ def grid_step(dt: float) -> float:
 
 
 @njit(cache=True)
-def jerk_window_arrays(q0, v0, a0, vt, carry, limits, period_steps, tau, cruise_steps, hold_until, times,
+def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau, cruise_steps, hold_until, times,
                        positions, velocities, state_out):
-    """Fill the window from the state (q0, v0, a0) (n,) toward the wanted velocities vt (n,) (see the module
-    docstring), every switching time on the grid of `tau` [s], the period `period_steps` steps of it; `carry` (n,)
-    bool: whether a joint's motion is carried on to step `cruise_steps` before its stop. `limits` (7, n): position
-    limits, the margins' inner edges, acceleration, velocity and jerk limits (J_* rows).
-    Returns (k, index of the point at dt, joints braking now for their limit margin); state_out (3, n) gets the
-    exact state (q, v, a) at dt."""
+    """Fill the window from the state (q0, v0, a0) (n,) toward the wanted velocities (n,), each within +-cap (n,)
+    (see the module docstring), every switching time on the grid of `tau` [s], the period `period_steps` steps of
+    it; `carry`: whether the joints that move on are carried on to step `cruise_steps` before their stop (else
+    every joint stops from dt). `limits` (7, n): position limits, the margins' inner edges, acceleration, velocity
+    and jerk limits (J_* rows). Returns (k, index of the point at dt, joints braking now for their limit margin,
+    largest |velocity at dt - wanted velocity|); state_out (3, n) gets the exact state (q, v, a) at dt."""
     n = q0.shape[0]
+    vt = np.empty(n)
+    for j in range(n):
+        vt[j] = min(max(wanted[j], -cap[j]), cap[j])
     ends, jerks = np.empty((n, MAX_SEGMENTS)), np.empty((n, MAX_SEGMENTS))
-    counts = np.empty(n, np.int64)
+    counts, marks = np.empty(n, np.int64), np.empty(n, np.int64)
+    amax, jmax, inner_lower, inner_upper = limits[J_AMAX], limits[J_JMAX], limits[J_INNER_LOWER], limits[J_INNER_UPPER]
     braking = 0
     for j in range(n):
-        c, now = _joint_segments(q0[j], v0[j], a0[j], vt[j], carry[j], limits[J_AMAX, j], limits[J_JMAX, j],
-                                 limits[J_INNER_LOWER, j], limits[J_INNER_UPPER, j], period_steps, tau,
-                                 cruise_steps, ends[j], jerks[j])
-        counts[j] = c
-        braking += 1 if now else 0
+        counts[j], marks[j] = _first_period(q0[j], v0[j], a0[j], vt[j], amax[j], jmax[j], inner_lower[j],
+                                            inner_upper[j], period_steps, tau, ends[j], jerks[j])
+        braking += 1 if marks[j] < 0 else 0
+    # the carried joints: the acceleration back to 0 at J from dt, the velocity held, then the stop they share
+    speeds, started = np.zeros(n), cruise_steps
+    carried_ends = np.full(n, -1, np.int64)         # the count after the acceleration back to 0, -1: not carried
+    for j in range(n):
+        if not carry or vt[j] == 0.0 or marks[j] < 0:
+            continue
+        dt = period_steps * tau
+        _, v1, a1 = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], marks[j], dt)
+        if v1 == 0.0 and a1 == 0.0:
+            continue
+        c, step = _append_on_grid(v1, a1, v1 + a1 * abs(a1) / (2.0 * jmax[j]), amax[j], jmax[j], period_steps,
+                                  tau, -1, ends[j], jerks[j], marks[j])
+        carried_ends[j] = c
+        speeds[j] = abs(_state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], c, step * tau)[1])
+        started = max(started, step)
+    ramp, total = _shared_stop_steps(speeds, amax, jmax, tau)
+    for j in range(n):
+        c = carried_ends[j]
+        if c < 0:
+            continue
+        if speeds[j] == 0.0:            # at rest once its acceleration is back to 0
+            counts[j] = c
+            continue
+        if started * tau > ends[j, c - 1]:
+            ends[j, c], jerks[j, c] = started * tau, 0.0
+            c += 1
+        v = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], c, started * tau)[1]
+        jerk = v / (total * tau * ramp * tau)
+        for end, x in ((started + ramp, -jerk), (started + total, 0.0), (started + total + ramp, jerk)):
+            if end > round(ends[j, c - 1] / tau):
+                ends[j, c], jerks[j, c] = end * tau, x
+                c += 1
+        if _stays_inside(_state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], c, ends[j, c - 1])[0], q0[j],
+                         inner_lower[j], inner_upper[j]):
+            counts[j] = c
+        else:                           # its own stop from dt, as `_first_period` made it
+            _, v1, a1 = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], marks[j], period_steps * tau)
+            counts[j], _ = _append_on_grid(v1, a1, 0.0, amax[j], jmax[j], period_steps, tau, -1, ends[j], jerks[j],
+                                           marks[j])
     # the points: 0, dt and every switching time, all on the grid (at least tau apart)
     steps = np.empty(2 + n * MAX_SEGMENTS, np.int64)
     steps[0], steps[1] = 0, period_steps
@@ -281,23 +319,34 @@ def jerk_window_arrays(q0, v0, a0, vt, carry, limits, period_steps, tau, cruise_
     first_period = 0
     lower, upper = limits[J_LOWER], limits[J_UPPER]
     for i in range(k):
-        t = steps[i] * tau
-        times[i] = _floor_ns(t)
+        times[i] = _floor_ns(steps[i] * tau)
         if steps[i] == period_steps:
             first_period = i
-        for j in range(n):
-            q, v, _ = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], counts[j], t)
-            positions[i, j] = min(max(q, lower[j]), upper[j])
+    for j in range(n):
+        # each joint walked through its segments and the points together (the same sums as `_state_at`)
+        q, v, a, start, s, c = q0[j], v0[j], a0[j], 0.0, 0, counts[j]
+        for i in range(k):
+            t = steps[i] * tau
+            while s < c and ends[j, s] <= t:
+                q, v, a = _advance(q, v, a, jerks[j, s], ends[j, s] - start)
+                start = ends[j, s]
+                s += 1
+            qi, vi = q, v
+            if s < c and t > start:
+                qi, vi, _ = _advance(q, v, a, jerks[j, s], t - start)
+            positions[i, j] = min(max(qi, lower[j]), upper[j])
             # at rest after its stop (the plan's end velocity is 0 up to rounding)
-            velocities[i, j] = 0.0 if counts[j] == 0 or t >= ends[j, counts[j] - 1] else v
+            velocities[i, j] = 0.0 if c == 0 or t >= ends[j, c - 1] else vi
     dt = period_steps * tau
+    gap = 0.0
     for j in range(n):
         q, v, a = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], counts[j], dt)
         state_out[0, j], state_out[1, j], state_out[2, j] = min(max(q, lower[j]), upper[j]), v, a
+        gap = max(gap, abs(v - vt[j]))
     times[k] = max(hold_until, times[k - 1] + 1e-3)
     for j in range(n):
         positions[k, j], velocities[k, j] = positions[k - 1, j], 0.0
-    return k + 1, first_period, braking
+    return k + 1, first_period, braking, gap
 
 
 @njit(cache=True)
@@ -379,6 +428,8 @@ class JerkWindows:
         self.dt, self.cruise_until, self.hold_until = dt, cruise_until, hold_until
         self.tau = grid_step(dt)
         self.period_steps = round(dt / self.tau)
+        self.velocity_cap = np.maximum(window_limits[J_VMAX] - window_limits[J_AMAX] * self.tau, 0.0)   # (n,)
+        self.cruise_steps = math.ceil(cruise_until / self.tau - 1e-9)
         self.limits = np.vstack((window_limits, jerk))
         self.jerk = jerk
         self.rows = jerk_window_capacity(len(jerk))
@@ -400,16 +451,17 @@ class JerkWindows:
         n, rows = len(q), self.rows
         t, positions, velocities = np.empty(rows), np.empty((rows, n)), np.empty((rows, n))
         state = np.empty((3, n))
-        carried = (target != 0.0) if carry else np.zeros(n, dtype=np.bool_)
-        cruise = self.cruise_until if cruise_until is None else cruise_until
-        k, _, self.braking = jerk_window_arrays(q, v, a, target, carried, self.limits, self.period_steps, self.tau,
-                                                math.ceil(cruise / self.tau - 1e-9), self.hold_until, t, positions,
-                                                velocities, state)
+        cruise = self.cruise_steps if cruise_until is None else math.ceil(cruise_until / self.tau - 1e-9)
+        # the velocity cap: headroom under the velocity limits for the arrival on the grid (a closing may pass the
+        # wanted velocity by up to A tau / 2 before settling on it)
+        k, _, self.braking, gap = jerk_window_arrays(q, v, a, target, carry, self.velocity_cap, self.limits,
+                                                     self.period_steps, self.tau, cruise, self.hold_until, t,
+                                                     positions, velocities, state)
         window = frozen(TrajectoryWindow, {"times": t[:k], "positions": positions[:k], "velocities": velocities[:k]})
         self.peak_share = window_jerk_share(window.times, window.positions, window.velocities, self.jerk, a,
-                                            STEP_PERIOD)
+                                            CONTROLLER_PERIOD)
         self.start = (q, v, a)
-        self.shaping = bool(np.abs(state[1] - target).max() > SHAPING_THRESHOLD) if carry else False
+        self.shaping = carry and gap > SHAPING_THRESHOLD
         return window, state
 
     def stopping(self, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> tuple[TrajectoryWindow, np.ndarray]:

@@ -36,7 +36,8 @@ import pinocchio as pin
 from robokin_ros.core.collision.scene_change import SceneChange
 from robokin_ros.core.errors import InvalidInputError
 from robokin_ros.core.limits import limit_velocity
-from robokin_ros.core.trajectory.outgoing_check import WINDOW_JERK, WINDOW_OK
+from robokin_ros.core.trajectory.jerk_check import CONTROLLER_PERIOD, window_jerk_violation
+from robokin_ros.core.trajectory.outgoing_check import JERK_TOLERANCE, WINDOW_OK
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.commanded_state import CommandedState
 from robokin_ros.core.servo.commands import (
@@ -52,7 +53,6 @@ from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.guiding_input import GuidingInput
 from robokin_ros.core.servo.jerk_window import (
     JERK_SHAPING,
-    JERK_TOLERANCE,
     JerkWindows,
     sample_window_state,
     servo_jerk_limits,
@@ -331,9 +331,10 @@ class Servo:
         if output.publish:
             if windows.verdict < WINDOW_OK:
                 windows.verdict = windows.check(output.window)
-            if self.jerk is not None and windows.verdict == WINDOW_OK and \
-                    not output.peak_jerk_share <= 1.0 + JERK_TOLERANCE:
-                windows.verdict = WINDOW_JERK
+            if self.jerk is not None and windows.verdict == WINDOW_OK:
+                w = output.window
+                windows.verdict = window_jerk_violation(w.times, w.positions, w.velocities, self.jerk.jerk,
+                                                        JERK_TOLERANCE, CONTROLLER_PERIOD)
             if windows.verdict != WINDOW_OK:
                 output = self._refused(output)
             self._state.last_window = output.window
@@ -368,8 +369,7 @@ class Servo:
         """With jerk limits: the jerk-limited stop from the state the refused window started from, and why."""
         q, v, a = self.jerk.start
         stop, _ = self.jerk.stopping(q, v, a)
-        reason = self.windows.rejection(output.window, self.joint_names) or \
-            f"peak jerk {output.peak_jerk_share:.3g} x the joint jerk limits"
+        reason = self.windows.rejection(output.window, self.joint_names, self.jerk.jerk)
         return stop, f"a servo window was not published, it broke the outgoing check: {reason}; stopping " \
                      "within the limits instead, command dropped"
 

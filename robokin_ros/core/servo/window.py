@@ -309,11 +309,12 @@ class WindowBuilder:
         return stop, f"a servo window was not published, it broke the outgoing check: {reason}; {what} " \
                      "within the limits instead, command dropped"
 
-    def rejection(self, window: TrajectoryWindow, joint_names) -> str | None:
-        """Why a window breaks the outgoing check's position, velocity and acceleration rules, None if it does not."""
+    def rejection(self, window: TrajectoryWindow, joint_names, jerk: np.ndarray | None = None):
+        """The Rejection (outgoing_check) of a window that breaks the check (position, velocity, acceleration and,
+        given `jerk` (n,) limits, jerk rules), None if it does not."""
         limits = self.limits
         return window_rejection(window.times, window.positions, window.velocities, joint_names, limits[W_LOWER],
-                                limits[W_UPPER], limits[W_VMAX], limits[W_AMAX])
+                                limits[W_UPPER], limits[W_VMAX], limits[W_AMAX], j_max=jerk)
 
     def stopping(self, q: np.ndarray, v: np.ndarray) -> TrajectoryWindow:
         """From positions q and velocities v (n,) at time 0, every joint decelerating at its acceleration limit to
