@@ -139,14 +139,30 @@ def test_blended_rectangle_within_jerk(panda, share):
     print(f"rectangle, jerk x{share}: {plain.timing.duration:.3f} s -> {plan.timing.duration:.3f} s")
 
 
+def p_chain(robot):
+    return MotionPlanner(robot, PathConfig(robot="panda")).solver().fk.arrays()
+
+
 def test_blended_rectangle_cruises_at_the_tool_speed(panda):
     """A tool-speed-limited path keeps its programmed speed within +-1 % while cruising, jerk-limited."""
     jerk = np.array(PANDA_JERK)
-    plan = planner(panda, jerk, max_cartesian_speed=0.1).plan(waypoint_program(rectangle(panda), 0.03),
-                                                              panda.home())
+    p = planner(panda, jerk, max_cartesian_speed=0.1)
+    plan = p.plan(waypoint_program(rectangle(panda), 0.03), panda.home())
     assert plan.success
     assert plan.timing.peak_tool_speed == pytest.approx(0.1, rel=1e-2)
     assert plan.timing.peak_tool_speed <= 0.1 * (1 + 1e-3)
+    assert plan.timing.played_stretch == 1.0            # no uniform slow-down: the cruise is the programmed speed
+    # the tool's speed on the played trajectory over the long straight edge (0.3 m at 0.1 m/s): within 1 %
+    from robokin_ros.core.path.deviation import controller_positions
+    chain = p_chain(panda)
+    t = np.arange(0.0, plan.trajectory.duration, 1e-3)
+    from robokin_ros.core.path.chain import chain_poses
+    tool = chain_poses(chain, controller_positions(plan.trajectory, t))[1]
+    speed = np.linalg.norm(np.diff(tool, axis=0), axis=1) / 1e-3
+    assert speed.max() <= 0.1 * 1.01
+    cruise = speed >= 0.1 * 0.99                        # within 1 % of the programmed speed
+    length = plan.path_ik.path.length
+    assert cruise.sum() * 1e-3 >= 0.8 * length / 0.1, (cruise.sum() * 1e-3, length)
 
 
 @pytest.mark.parametrize("kind", ["fine", "zoned"])
