@@ -4,25 +4,30 @@ continuous within every window and from one window to the next.
 Used only when the configuration sets a jerk limit (`max_joint_jerk` / `default_joint_jerk`); without one the
 servo builds its windows in window.py, unchanged.
 
-Each tick, per joint, from the commanded state (q, v, a) at time 0 (the previous window's state where this one
-takes over), toward the velocity the IK wants, vt:
-- [0, dt]: the time-optimal constant-jerk profile from (v, a) to (vt, 0) (`_append_profile`: jerk +-J to the peak
-  acceleration, at most the acceleration limit A, hold, jerk -+J to zero, arriving without overshoot), cut at dt;
-  the state at dt is where the next tick starts;
-- the position condition: from the state at dt the joint must still be able to stop (the same profile to
-  velocity 0, an S-curve) without passing its limit margin; if it cannot, the joint starts that stop now, at 0
-  (a jerk-aware `braking_speed`: the room is judged on the jerk-limited stop, which is longer than a_max's);
-- after dt the window, as without jerk, carries the motion on up to `max_expected_latency` (a late next window
-  finds the arm still moving, not braking): the acceleration back to 0 at J, the velocity held, then the
-  S-curve stop; a joint for which that passes its margin stops from dt instead; a joint whose wanted velocity is 0
-  stops from dt (a stop is not carried on);
+Each tick, from the commanded state (q, v, a) at time 0 (the previous window's state where this one takes over),
+toward the velocities the IK wants, vt (each within A tau of the velocity limits: see `velocity_cap`):
+- [0, dt], per joint: the time-optimal constant-jerk plan from (v, a) to (vt, 0) (`_plan`: jerk +-J to a peak
+  acceleration of at most A, held, then jerk -+J to zero, arriving without overshoot), played on a grid of
+  GRID_STEP (`_append_on_grid`), cut at dt; the state at dt is where the next tick starts. A target that moves
+  every tick is met by a new plan every tick, from the state reached, acceleration included;
+- the position condition, per joint: from the state at dt the joint must still be able to stop (the plan to
+  velocity 0, an S-curve) without passing its limit margin; if it cannot, it starts that stop now, at 0 (a
+  jerk-aware `braking_speed`: the room is judged on the jerk-limited stop, longer than a_max's);
+- after dt, as without jerk limits, the motion is carried on up to `max_expected_latency` (a late next window
+  finds the arm still moving, not braking): each moving joint's acceleration back to 0 at J, the velocity held,
+  then one S-curve stop all these joints share (`_shared_stop_steps`: every velocity scaled by the same s(t) from 1
+  to 0, so the tool keeps its direction while it stops, and the joints share their switching times); a joint that
+  would so pass its margin, or whose wanted velocity is 0, makes its own stop from dt instead. The stops of the
+  ticks that track nothing (stale command, pause, no joint state, a refused window) are each joint's own stop
+  from the state now (`JerkWindows.stopping`);
 - then the hold.
-The points are at every joint's jerk switching times (all on a grid of GRID_STEP), and a cubic Hermite
-through the ends of a constant-jerk interval is that interval: a controller playing the window (JTC's spline for
-positions and velocities) follows each joint's profile exactly, acceleration continuous at the points.
+The points are at every switching time (all on the grid), and a cubic Hermite through the ends of a constant-jerk
+interval is that interval: a controller playing the window (JTC's spline for positions and velocities) follows each
+joint's profile exactly, acceleration continuous at the points and from one window to the next.
 
-The joints are limited one by one: in a transient a joint with more room to change ramps faster than one with
-less, which bends the tool's direction briefly (measured in test/core/servo/test_jerk_servo.py).
+During a change of velocity the joints are limited one by one: a joint with more room to change ramps faster than
+one with less, which bends the tool's direction briefly (the demo's square: 0.48 mm off a side at the sharpest
+corner, against 0.28 mm acceleration-limited; the sides themselves as straight: test/core/servo/test_jerk_servo.py).
 
 numba kernels on plain float64 arrays (`cache=True`), one call per tick.
 """
@@ -39,10 +44,11 @@ from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.types import TrajectoryWindow, frozen
 from robokin_ros.core.trajectory.jerk_check import CONTROLLER_PERIOD
 
-# [s] the grid every switching time is on (the period split into whole steps near this): a cubic through points
+# [s] the grid every switching time is on (the period split into whole steps near this). A cubic through points
 # microseconds apart amplifies the rounding of the positions into jerks (12 eps |q| / h^3: 0.4 % of a Panda's limit
-# at 10 us, 0.002 % at 50 us), and a switching time left out of the points breaks the cubic's match (J * 10 us of
-# acceleration missed for one 10 us off: 1 % of J seen at 1 kHz).
+# at 10 us, far less at 100 us), and a switching time left out of the points breaks the cubic's match (J * 10 us of
+# acceleration missed for one 10 us off: 1 % of J seen at 1 kHz); a coarser grid means fewer points per window
+# (the outgoing check's cost) and a later arrival (a plan's phases end up to a step late).
 GRID_STEP = 1e-4
 # A plan this many grid steps long or shorter is closed exactly (`_closing_jerks`), in at most CLOSING_TRIES more.
 CLOSING_STEPS = 3

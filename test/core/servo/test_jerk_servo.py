@@ -3,7 +3,7 @@ windows (each taken over at its stamp, cubic Hermite through positions and veloc
 at 1 kHz and at the servo period; the jerk is the finite difference of the played acceleration.
 
 Limits: the Panda's published joint jerk limits (Franka, control parameters) and the demo's acceleration limits.
-Tolerance on the jerk share: 1e-4 (the positions' rounding through a cubic over one 50 us grid step, and the float
+Tolerance on the jerk share: 1e-4 (the positions' rounding through a cubic over one 100 us grid step, and the float
 sums of the plan, are below 1e-6 of a limit; the slack only absorbs sampling arithmetic)."""
 import numpy as np
 import pytest
