@@ -28,7 +28,7 @@ from robokin_ros.core.path.chain import ChainFk, chain_fk
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.deviation import AxisSelection, played_deviation, trajectory_deviation
 from robokin_ros.core.path.downsample import downsample, path_parameter
-from robokin_ros.core.path.jerk_timing import time_section_profile
+from robokin_ros.core.path.jerk_timing import check_jerk_ramps, time_section_profile
 from robokin_ros.core.path.geometry import (
     DUPLICATE_TOLERANCE,
     DensePath,
@@ -63,7 +63,7 @@ __all__ = [
     "arm_reach", "Deviations", "DownsampleResult", "PathIkResult", "PathPlan",
     "PathStatus",
     "TimingReport", "jerk_line", "join_reports", "PathIkSolver", "TimedTrajectory", "time_optimal",
-    "time_section_profile", "ToolSpeedLimit",
+    "time_section_profile", "check_jerk_ramps", "ToolSpeedLimit",
     "tool_speeds", "TipMove", "TipsPath", "blended_per_tip", "carried_paths", "per_tip_moves", "TipsIkResult",
     "TipsIkSolver", "tip_sentence", "TimedTipsSection", "TipsDeviation", "time_tips_section", "tips_deviation",
 ]

@@ -34,6 +34,7 @@ from robokin_ros.core.path.surface import (
     TipsIkSolver,
     arm_reach,
     build_path,
+    check_jerk_ramps,
     join_reports,
     unstopped_turn_limit,
 )
@@ -76,6 +77,7 @@ class MotionPlanner:
         self.config = config or PathConfig()
         self.pose_solver = pose_solver or nearest_branch_solver(robot) or solve_pose
         self.config.check_joint_lists(robot.joint_names)
+        check_jerk_ramps(self.limits(), robot.joint_names)
         self._solvers: dict[str, PathIkSolver] = {}
         self._tips_solver: TipsIkSolver | None = None
 

@@ -265,3 +265,16 @@ def test_tool_jerk_is_bounded_on_tool_speed_limited_paths(panda):
     assert_played_within(plan.trajectory, jerk, limits.velocity, limits.acceleration)
     print(f"tool jerk {measured.linear:.1f} m/s^3 -> {bounded.linear:.1f} (bound {bound:.1f}); "
           f"{free.timing.duration:.3f} s -> {plan.timing.duration:.3f} s")
+
+
+def test_an_absurdly_low_jerk_limit_is_refused_naming_the_joint(panda):
+    """A jerk limit whose acceleration ramp would take minutes (1 rad/s^3 for a 7.5 rad/s^2 joint) is refused when
+    the planner is made (path_ik_node at start-up), naming the joint and the smallest value allowed; nothing else
+    changes (the other joints' limits are fine)."""
+    from robokin_ros.core.errors import ConfigError
+    jerk = list(PANDA_JERK)
+    jerk[1] = 1.0
+    with pytest.raises(ConfigError, match=r"1 rad/s\^3 for panda_joint2 .* 15 s ramp.*>= 1.5 rad/s\^3"):
+        planner(panda, jerk)
+    with pytest.raises(ConfigError, match="panda_joint1"):
+        MotionPlanner(panda, PathConfig(robot="panda", max_joint_acceleration=ACC, default_joint_jerk=2.0))
