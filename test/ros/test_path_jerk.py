@@ -85,13 +85,15 @@ def rectangle_goal(model, states) -> Goal:
 
 
 def program_goal(model, states) -> Goal:
+    """A blended MoveJ, two MoveL, an exact stop and a MoveJ between exact stops (the S-curve, its points at its
+    breakpoints)."""
     q, T = current_pose(model, states)
     names = list(model.joint_names)
     moves = [MotionMove(type=MotionMove.MOVE_J, joint_names=names, joint_positions=(q + 0.15).tolist(), zone=0.02),
              MotionMove(type=MotionMove.MOVE_L, pose=stamped(pin.SE3(T.rotation, T.translation + [0, 0, 0.05])),
                         speed=0.2, zone=0.01),
              MotionMove(type=MotionMove.MOVE_L, pose=stamped(T), speed=0.2),
-             MotionMove(type=MotionMove.MOVE_J, joint_names=names, joint_positions=q.tolist())]
+             MotionMove(type=MotionMove.MOVE_J, joint_names=names, joint_positions=(q - 0.1).tolist())]
     return Goal(program=moves)
 
 
