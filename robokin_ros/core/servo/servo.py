@@ -368,9 +368,13 @@ class Servo:
     def _jerk_replacement(self, output: ServoOutput) -> tuple:
         """With jerk limits: the jerk-limited stop from the state the refused window started from, and why."""
         q, v, a = self.jerk.start
-        stop, _ = self.jerk.stopping(q, v, a)
+        stop, what = self.jerk.stopping(q, v, a)[0], "stopping"
+        if self.windows.rejection(stop, self.joint_names, self.jerk.jerk) is not None:
+            # not even the stop keeps the limits (a state the servo did not command): the arm held where it is
+            zero = np.zeros(len(q))
+            stop, what = self.jerk.stopping(q, zero, zero)[0], "holding the arm"
         reason = self.windows.rejection(output.window, self.joint_names, self.jerk.jerk)
-        return stop, f"a servo window was not published, it broke the outgoing check: {reason}; stopping " \
+        return stop, f"a servo window was not published, it broke the outgoing check: {reason}; {what} " \
                      "within the limits instead, command dropped"
 
     def _decide(self, now: float) -> ServoOutput:

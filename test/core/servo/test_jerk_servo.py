@@ -222,3 +222,18 @@ def test_the_square_keeps_its_lines_with_jerk_limits(panda):
     run.check_played(panda, rates=(1000.0,))
     assert line <= plain_line * 1.2 and line <= 0.02e-3
     assert whole <= 2.0 * plain_whole
+
+
+def test_a_window_breaking_the_jerk_check_is_replaced_and_the_reason_is_the_status(panda):
+    """The safety net with jerk limits: the outgoing check (core/trajectory/jerk_check.py) is given jerk limits a
+    tenth of those the windows are built with (the servo's own limits cannot produce such a window): the window is
+    not published, a replacement that passes the check is, and the status names the jerk rule."""
+    from robokin_ros.core.trajectory.jerk_check import window_jerk_violation
+    servo = jerk_servo(panda)
+    run = Run(servo).until(0.05, Run.twist(None, (0.1, 0.0, 0.0)))
+    servo.jerk.jerk = np.array(JERK) / 10.0
+    out = run.until(0.05 + DT, Run.twist(None, (0.1, 0.0, 0.0))).outputs[-1]
+    assert out.status == ServoStatus.INVALID and out.publish
+    assert "not published" in out.message and "jerk" in out.message, out.message
+    w = out.window
+    assert window_jerk_violation(w.times, w.positions, w.velocities, servo.jerk.jerk, 2e-3, 1e-3) == 0
