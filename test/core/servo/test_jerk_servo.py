@@ -237,3 +237,23 @@ def test_a_window_breaking_the_jerk_check_is_replaced_and_the_reason_is_the_stat
     assert "not published" in out.message and "jerk" in out.message, out.message
     w = out.window
     assert window_jerk_violation(w.times, w.positions, w.velocities, servo.jerk.jerk, 2e-3, 1e-3) == 0
+
+
+def test_a_joint_state_outage_mid_motion_ramps_down_within_the_jerk_limits(panda):
+    """No joint state for longer than joint_state_timeout while moving: the ramp to rest keeps the jerk limits."""
+    servo = jerk_servo(panda)
+    run = Run(servo).until(0.3, Run.twist(None, (0.0, 0.2, 0.0)))
+    stamped, outputs = [], []
+    now = run.now
+    while now < run.now + 0.6:
+        now += DT
+        servo.set_command(TwistCommand(np.array([0.0, 0.2, 0.0]), np.zeros(3), "", now))
+        out = servo.step(now)                    # no set_measurement: the joint states stopped
+        outputs.append(out)
+        if out.publish:
+            stamped.append((now, out.window))
+    run.stamped += stamped
+    run.outputs += outputs
+    run.check_played(panda)
+    assert ServoStatus.JOINT_STATE_MISSING in {o.status for o in outputs}
+    assert not outputs[-1].velocities.any()
