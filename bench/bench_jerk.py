@@ -15,7 +15,9 @@ Peers (bench/jerk_peers.py): toppra's own output, Ruckig point to point on the M
 filter on the servo script.
 
 Run: /tmp/peers-venv/bin/python bench/bench_jerk.py [--json PATH]   (about a minute on 2 cores; ruckig is only in
-that venv: with another Python the Ruckig peers are skipped with a message)
+that venv: with another Python the Ruckig peers are skipped with a message). The header names the git HEAD and
+whether robokin_ros has uncommitted changes; to measure a commit while others edit the tree, run it from an archive
+(git archive REV robokin_ros bench config examples | tar -x -C DIR; cd DIR; PYTHONPATH=DIR ... --rev REV).
 """
 from __future__ import annotations
 
@@ -302,7 +304,9 @@ def print_ruckig_peers(results: dict) -> None:
               f"{row['robokin_off_s']:.3f} s jerk off |")
 
 
-def git_head() -> str:
+def git_head(rev: str = "") -> str:
+    if rev:
+        return f"{rev} (an archive of it)"
     done = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"], capture_output=True, text=True)
     dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "robokin_ros"],
                            capture_output=True, text=True).stdout.strip()
@@ -312,14 +316,16 @@ def git_head() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path, help="write every number to this file")
+    parser.add_argument("--rev", default="", help="the revision this tree is, when run from an archive of it")
     args = parser.parse_args()
     robot = RobotModel.from_name("panda")
     started = time.perf_counter()
     servo, moveit = servo_rows(robot)
     rectangle, rectangle_off = rectangle_rows(robot)
     programs, fine = program_rows(robot)
-    results = {"head": git_head(), "load": load(), "self_check": self_check(), "jerk_limits_1x": PANDA_JERK.tolist(),
-               "servo": servo, "moveit_filter": moveit, "rectangle": rectangle, "programs": programs,
+    results = {"head": git_head(args.rev), "load": load(), "self_check": self_check(),
+               "jerk_limits_1x": PANDA_JERK.tolist(), "servo": servo, "moveit_filter": moveit, "rectangle": rectangle,
+               "programs": programs,
                "toppra": toppra_rows(robot, rectangle_off), "ruckig": ruckig_rows(fine),
                "ruckig_missing": RUCKIG_MISSING, "exact_peaks": played_jerk_peaks is not None}
     results["seconds"] = round(time.perf_counter() - started, 1)
