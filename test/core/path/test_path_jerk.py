@@ -278,3 +278,24 @@ def test_an_absurdly_low_jerk_limit_is_refused_naming_the_joint(panda):
         planner(panda, jerk)
     with pytest.raises(ConfigError, match="panda_joint1"):
         MotionPlanner(panda, PathConfig(robot="panda", max_joint_acceleration=ACC, default_joint_jerk=2.0))
+
+
+def test_smooth_joint_blend_has_no_curvature_at_its_ends():
+    """The zone blend next to a MoveJ with jerk limits: tangent to both lines, curvature 0 at both ends (second
+    differences of its samples in arc length vanish there, as on the lines), inside the corner's triangle."""
+    from robokin_ros.core.program.runs import joint_blend
+    before, corner, after = np.array([0.0, 0.0, 0.0]), np.array([0.2, 0.0, 0.0]), np.array([0.2, 0.15, 0.05])
+    t_in, t_out = np.array([1.0, 0.0, 0.0]), (after - corner) / np.linalg.norm(after - corner)
+    for smooth in (False, True):
+        q = np.vstack([before, joint_blend(before, corner, after, t_in, t_out, smooth), after])
+        chords = np.linalg.norm(np.diff(q, axis=0), axis=1)
+        units = np.diff(q, axis=0) / chords[:, None]
+        bend = np.linalg.norm(np.diff(units, axis=0), axis=1) / (0.5 * (chords[:-1] + chords[1:]))   # curvature
+        # the curvature extrapolated to each end from the two nearest values (they are one chord apart)
+        ends = np.array([2 * bend[0] - bend[1], 2 * bend[-1] - bend[-2]])
+        if smooth:
+            assert np.all(np.abs(ends) < 0.02 * bend.max()), ends / bend.max()
+        else:
+            assert np.all(ends > 0.2 * bend.max())         # the cubic starts curving at once: the step it removes
+        weights = np.linalg.lstsq(np.column_stack([before - corner, after - corner]), (q - corner).T, rcond=None)[0]
+        assert np.all(weights >= -1e-12) and np.all(weights.sum(axis=0) <= 1 + 1e-12)      # in the triangle
