@@ -64,6 +64,8 @@ PROPORTION_TOLERANCE = 1e-9
 # [rad/s] a joint this far from the IK's velocity at dt is still ramping: the status says the jerk limits shape it
 SHAPING_THRESHOLD = 1e-6
 JERK_SHAPING = "jerk limits shape the ramp toward the command"
+# Point counts `JerkWindows.point_counts` names for a node to prepare its messages for
+PREPARED_POINTS = 48
 _NS = 1e9
 # Rows of the `limits` table of `jerk_window_arrays`, (7, n).
 J_LOWER, J_UPPER, J_INNER_LOWER, J_INNER_UPPER, J_AMAX, J_VMAX, J_JMAX = range(7)
@@ -515,8 +517,11 @@ class JerkWindows:
 
     @property
     def point_counts(self) -> tuple[int, ...]:
-        """The numbers of points a jerk-limited window can have."""
-        return tuple(range(3, self.rows + 1))
+        """The numbers of points a jerk-limited window usually has, which a node lays its messages out for ahead
+        (~3 ms each): up to PREPARED_POINTS (the Panda's windows: median 13, 99th percentile 28 tracking a moving
+        twist); a rarer longer one (every joint ramping and braking for a limit at once, up to `rows`) is laid out
+        when first met."""
+        return tuple(range(3, min(self.rows, PREPARED_POINTS) + 1))
 
     def build(self, q: np.ndarray, v: np.ndarray, a: np.ndarray, target: np.ndarray, carry: bool = True,
               cruise_until: float | None = None) -> tuple[TrajectoryWindow, np.ndarray]:
@@ -540,5 +545,5 @@ class JerkWindows:
         return window, state
 
     def stopping(self, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> tuple[TrajectoryWindow, np.ndarray]:
-        """Every joint's jerk-limited stop from (q, v, a) now, then the hold."""
+        """The joints' jerk-limited stop from (q, v, a) now, made together (`_stop_together`), then the hold."""
         return self.build(q, v, a, np.zeros(len(q)), carry=False)
