@@ -6,8 +6,8 @@ from robokin_ros.core.path.result import PathPlan
 
 def jerk_line(ratio: float, window: float) -> str:
     """The peak jerk as a share of the limit, as the controller plays the trajectory (`TimingReport`)."""
-    return (f"peak jerk {ratio * 100:.1f} % of the limit (worst joint, on the controller's quintic; averaging window "
-            f"up to {window * 1e3:.1f} ms)")
+    averaged = f"; averaging window up to {window * 1e3:.1f} ms" if window > 0 else ""
+    return f"peak jerk {ratio * 100:.1f} % of the limit (worst joint, on the controller's quintic{averaged})"
 
 
 def report_text(plan: PathPlan) -> str:
