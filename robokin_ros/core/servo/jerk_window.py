@@ -336,6 +336,10 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     counts, marks = np.empty(n, np.int64), np.empty(n, np.int64)
     amax, jmax, inner_lower, inner_upper = limits[J_AMAX], limits[J_JMAX], limits[J_INNER_LOWER], limits[J_INNER_UPPER]
     braking = 0
+    halting = True                  # every wanted velocity 0 (a halt, a zero command): a stop like the others
+    for j in range(n):
+        halting = halting and vt[j] == 0.0
+    carry = carry and not halting
     if not carry:
         braking = _stop_together(q0, v0, a0, amax, jmax, inner_lower, inner_upper, tau, ends, jerks, counts)
     for j in range(n if carry else 0):
