@@ -38,7 +38,7 @@ from robokin_ros.core.path.surface import (
 )
 from robokin_ros.core.program.moves import MotionProgram, MoveKind, check_program, check_tips
 from robokin_ros.core.program.pieces import joint_line
-from robokin_ros.core.program.result import MotionPlan, MoveReport
+from robokin_ros.core.program.result import MotionPlan, MoveReport, with_jerk_shares
 from robokin_ros.core.program.runs import empty_reports, point_to_point
 from robokin_ros.core.tips.held_object import take_grasp
 from robokin_ros.core.trajectory.arrays import concatenate_trajectories, hold_trajectory
@@ -88,7 +88,7 @@ def plan_tips_program(planner, program: MotionProgram, start_positions, tip_fram
             q = _cartesian_piece(planner, solver, program, kind, moves, q, default_tip, move_limits, budget, out)
         if out.failure is not None:
             break
-    return _plan(robot, program, q, out, started)
+    return _plan(robot, program, q, out, started, planner.limits().jerk)
 
 
 def _as_program(program: MotionProgram) -> MotionProgram:
@@ -254,8 +254,9 @@ def _joint_piece(planner, program, index, q, move_limits, default_tip, out: _Out
     return target
 
 
-def _plan(robot, program: MotionProgram, q, out: _Outcome, started: float) -> MotionPlan:
-    """The MotionPlan of the pieces planned (up to a failure)."""
+def _plan(robot, program: MotionProgram, q, out: _Outcome, started: float, jerk=None) -> MotionPlan:
+    """The MotionPlan of the pieces planned (up to a failure); `jerk`: the joint jerk limits (the move reports'
+    peak jerk shares), None = none."""
     count = len(program.moves)
     notes = tuple(out.notes)
     failed, status, message, tip = out.failure if out.failure else (-1, PathStatus.SUCCESS, "", "")
@@ -274,6 +275,7 @@ def _plan(robot, program: MotionProgram, q, out: _Outcome, started: float) -> Mo
     timing = join_reports(out.timings, trajectory.duration)
     text = (message + f"; the solved part ({failed} of {count} moves done) is timed" if out.failure else
             f"program planned for {len(robot.tip_frames)} tips: {count} moves, cycle time {trajectory.duration:.3f} s")
+    reports = with_jerk_shares(reports, trajectory, jerk)
     return MotionPlan(status, text + "".join(f"; note: {n}" for n in notes), trajectory, tuple(reports), timing,
                       max_position_deviation=max((d[1] for d in deviations), default=0.0),
                       max_orientation_deviation=max((d[2] for d in deviations), default=0.0), **common)

@@ -53,7 +53,7 @@ from robokin_ros.core.program.moves import (
 )
 from robokin_ros.core.program.pieces import Piece, PieceFailure, groups, solve_cartesian, solve_joint_move, \
     zero_length_moves
-from robokin_ros.core.program.result import MotionPlan
+from robokin_ros.core.program.result import MotionPlan, with_jerk_shares
 from robokin_ros.core.program.runs import TimedRun, empty_reports, move_reports, runs_deviation, time_run
 from robokin_ros.core.program.waypoint_plans import plan_waypoints
 from robokin_ros.core.robot import RobotModel
@@ -297,6 +297,7 @@ class MotionPlanner:
         message = (failure.message + f"; the solved part ({completed} of {count} moves done) is timed"
                    if failure else f"program planned: {count} moves, cycle time {trajectory.duration:.3f} s") + \
             "".join(f"; note: {note}" for note in notes)
+        reports = with_jerk_shares(reports, trajectory, self.limits().jerk)
         return MotionPlan(failure.status if failure else PathStatus.SUCCESS, message, trajectory, tuple(reports),
                           report, failed_move=failure.move if failure else -1, completed_moves=completed,
                           max_position_deviation=position, max_orientation_deviation=orientation,

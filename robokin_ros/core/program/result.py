@@ -1,13 +1,15 @@
 """What planning a motion program returns: the trajectory, the per-move cycle-time report and the outcome."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import numpy as np
 import pinocchio as pin
 
 from robokin_ros.core.codes import SentencedCode
 from robokin_ros.core.path.surface import DownsampleResult, PathIkResult, PathPlan, TimingReport, jerk_line
 from robokin_ros.core.trajectory.arrays import JointTrajectoryArrays
+from robokin_ros.core.trajectory.jerk_smoothing import interval_jerk_peaks
 
 
 @dataclass(frozen=True)
@@ -23,11 +25,31 @@ class MoveReport:
     limited_by: str                  # "velocity of <joint>", "acceleration of <joint>", "tool speed", ... or ""
     programmed_speed: float = 0.0    # [m/s] the move's tool speed (0 = none)
     zone: float = 0.0                # [m] as planned (clamped zones smaller than programmed)
+    # with joint jerk limits: the peak |jerk| / limit over the joints of the controller's quintic through the points
+    # while this move plays (`with_jerk_shares`; nan = no jerk limit: not measured)
+    peak_jerk_share: float = float("nan")
 
     @property
     def end_time(self) -> float:
         """[s]"""
         return self.start_time + self.duration
+
+
+def with_jerk_shares(reports, trajectory: JointTrajectoryArrays | None, jerk) -> tuple:
+    """The move reports with their `peak_jerk_share`: per point interval of `trajectory`, the played quintic's peak
+    jerk over the limits `jerk` (n,), and per move the largest over the intervals it overlaps. Unchanged without a
+    jerk limit (None or all inf) or a trajectory."""
+    if jerk is None or not np.isfinite(np.asarray(jerk, float)).any() or trajectory is None or \
+            len(trajectory.times) < 2:
+        return tuple(reports)
+    t = trajectory.times
+    share = (interval_jerk_peaks(t, trajectory.positions, trajectory.velocities, trajectory.accelerations)
+             / np.asarray(jerk, float)).max(axis=1)                                              # (K - 1,)
+    out = []
+    for r in reports:
+        inside = (t[1:] > r.start_time) & (t[:-1] < r.end_time)
+        out.append(replace(r, peak_jerk_share=float(share[inside].max())) if inside.any() else r)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -121,9 +143,14 @@ def cycle_report_text(plan: ProgramPlan) -> str:
     timing = plan.timing
     if timing is not None and timing.played_jerk_ratio == timing.played_jerk_ratio:    # measured: jerk limits set
         lines.insert(2, jerk_line(timing.played_jerk_ratio, timing.jerk_window))
+    jerk = any(np.isfinite(m.peak_jerk_share) for m in plan.moves)
+    if jerk:
+        lines[-1] = lines[-1].replace("  limited by", " jerk [%]  limited by")
     for m in plan.moves:
         programmed = f"{m.programmed_speed:.3f}" if m.programmed_speed > 0 else "-"
         zone = f"{m.zone * 1e3:.1f}" if m.zone > 0 else "fine"
+        share = "" if not jerk else f" {m.peak_jerk_share * 100:8.1f}" if np.isfinite(m.peak_jerk_share) else \
+            f" {'-':>8}"
         lines.append(f"{m.label:<22} {m.start_time:9.3f} {m.duration:9.3f} {m.peak_tool_speed:12.4f} "
-                     f"{programmed:>7} {zone:>9}  {m.limited_by or '-'}")
+                     f"{programmed:>7} {zone:>9}{share}  {m.limited_by or '-'}")
     return "\n".join(lines)

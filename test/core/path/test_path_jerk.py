@@ -299,3 +299,22 @@ def test_smooth_joint_blend_has_no_curvature_at_its_ends():
             assert np.all(ends > 0.2 * bend.max())         # the cubic starts curving at once: the step it removes
         weights = np.linalg.lstsq(np.column_stack([before - corner, after - corner]), (q - corner).T, rcond=None)[0]
         assert np.all(weights >= -1e-12) and np.all(weights.sum(axis=0) <= 1 + 1e-12)      # in the triangle
+
+
+def test_move_reports_carry_the_peak_jerk_share(panda):
+    """Each move of the pick-and-place reports the played peak jerk / limit while it plays; their largest is the
+    plan's; the cycle report prints the column; without jerk limits nothing is measured (nan) nor printed."""
+    from robokin_ros.core.program.result import cycle_report_text
+    jerk = np.array(PANDA_JERK) * 0.1
+    plan = planner(panda, jerk).plan(pick_place(panda, "zoned"), panda.home())
+    shares = np.array([m.peak_jerk_share for m in plan.moves])
+    assert np.all(np.isfinite(shares)) and np.all(shares <= 1 + TOLERANCE)
+    assert shares.max() == pytest.approx(plan.timing.played_jerk_ratio, rel=1e-9)
+    t = plan.trajectory
+    worst = plan.moves[int(shares.argmax())]
+    inside = (t.times >= worst.start_time - 1e-9) & (t.times <= worst.end_time + 1e-9)
+    assert played_jerk_peaks(t.times[inside], t.positions[inside], t.velocities[inside],
+                             t.accelerations[inside]).jerk.max() > 0.0
+    assert "jerk [%]" in cycle_report_text(plan)
+    plain = planner(panda).plan(pick_place(panda, "zoned"), panda.home())
+    assert all(np.isnan(m.peak_jerk_share) for m in plain.moves) and "jerk [%]" not in cycle_report_text(plain)
