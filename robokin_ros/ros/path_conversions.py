@@ -335,7 +335,7 @@ def move_report_msgs(plan: MotionPlan) -> list[MoveReport]:
     return [MoveReport(name=m.label, start_time=float(m.start_time), duration=float(m.duration),
                        peak_tool_speed=float(m.peak_tool_speed),
                        peak_tool_angular_speed=float(m.peak_tool_angular_speed), zone=float(m.zone),
-                       limited_by=m.limited_by) for m in plan.moves]
+                       limited_by=m.limited_by, peak_jerk_share=float(m.peak_jerk_share)) for m in plan.moves]
 
 
 def goal_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:

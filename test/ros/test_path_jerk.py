@@ -108,6 +108,9 @@ def test_what_the_controller_receives_is_within_the_jerk_limits(topic_graph, pan
     assert spin_until(graph.executor, lambda: graph.received, 5.0)
     ratios = [played_jerk_ratio(msg) for msg in graph.received]
     assert max(ratios) <= 1 + TOLERANCE
+    if goal_of is program_goal:                  # the cycle report: each move's share, the largest the measured one
+        shares = np.array([m.peak_jerk_share for m in result.move_reports])
+        assert np.all(np.isfinite(shares)) and shares.max() == pytest.approx(max(ratios), rel=1e-3)
     print(f"{goal_of.__name__}: {len(graph.received)} trajectory message(s), played peak jerk "
           f"{max(ratios) * 100:.1f} % of the limit; {result.message}")
 
