@@ -170,7 +170,8 @@ class PathIkNode(RobokinNode):
         return interruption(goal_handle, self._goals, self.context.ok())
 
     def _execute(self, goal_handle):
-        result = Result(error_code=Result.INTERNAL_ERROR, message="not finished", failed_sample=-1, failed_move=-1)
+        result = Result(error_code=Result.INTERNAL_ERROR, message="not finished", failed_sample=-1, failed_move=-1,
+                        peak_jerk_share=float("nan"))
         with self._goals.executing(lambda: self._finish(goal_handle, result)):
             run_into_result(lambda: self._run_goal(goal_handle, result), result, self.get_logger())
         return result

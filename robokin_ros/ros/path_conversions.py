@@ -343,6 +343,7 @@ def goal_outcome(result, plan: MotionPlan, goal) -> GoalOutcome:
     `waypoint_outcome`; a program's trajectory unless plan_only, on failure its solved part (which ends at rest) with
     execute_partial."""
     fill_tip_result(result, plan)
+    result.peak_jerk_share = float("nan") if plan.timing is None else float(plan.timing.played_jerk_ratio)
     if plan.path_ik is not None:
         return waypoint_outcome(result, plan, goal)
     result.fraction, result.failed_move, result.failed_sample = float(plan.fraction), int(plan.failed_move), -1

@@ -105,9 +105,11 @@ def test_what_the_controller_receives_is_within_the_jerk_limits(topic_graph, pan
     result = send(graph, goal_of(panda, graph.states))
     assert result.error_code == Result.SUCCESS, result.message
     assert "peak jerk" in result.message and "% of the limit" in result.message
+    assert result.peak_jerk_share <= 1 + TOLERANCE
     assert spin_until(graph.executor, lambda: graph.received, 5.0)
     ratios = [played_jerk_ratio(msg) for msg in graph.received]
     assert max(ratios) <= 1 + TOLERANCE
+    assert result.peak_jerk_share == pytest.approx(max(ratios), rel=1e-3)
     if goal_of is program_goal:                  # the cycle report: each move's share, the largest the measured one
         shares = np.array([m.peak_jerk_share for m in result.move_reports])
         assert np.all(np.isfinite(shares)) and shares.max() == pytest.approx(max(ratios), rel=1e-3)
@@ -152,5 +154,7 @@ def test_plan_only_results_are_within_the_jerk_limits(tmp_path_factory, panda):
             result = send(graph, goal)
             assert result.error_code == Result.SUCCESS, result.message
             assert played_jerk_ratio(result.trajectory) <= 1 + TOLERANCE
+        refused = send(graph, Goal(waypoints=rectangle_goal(panda, graph.states).waypoints, velocity_scaling=50.0))
+        assert refused.error_code == Result.INVALID_GOAL and np.isnan(refused.peak_jerk_share)
     finally:
         graph.close()
