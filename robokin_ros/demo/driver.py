@@ -60,7 +60,7 @@ def make_driver(robot: RobotModel, recording: Recording, name: str = "robokin_de
 
         def _on_status(self, msg) -> None:
             recording.status.append(StatusSample(time.monotonic(), msg.code, msg.message,
-                                                 tuple(msg.locked_joints), msg.sigma_min))
+                                                 tuple(msg.locked_joints), msg.sigma_min, msg.peak_jerk_share))
 
         def send(self, phase: Phase) -> None:
             msg = TwistStamped()

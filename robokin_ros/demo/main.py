@@ -26,7 +26,9 @@ from robokin_ros.demo.path import run_path_goal
 from robokin_ros.demo.program import run_program_goals
 from robokin_ros.demo.report import (
     analyse_phase,
+    configured_jerk,
     print_capability_along,
+    print_jerk_report,
     print_twist_report,
     status_transitions,
     write_plot,
@@ -79,6 +81,7 @@ def _run(executor, driver, robot: RobotModel, recording: Recording, graph: NodeG
     silence_start = recording.phase_spans[-1].start
     t, _, dq = recording.arrays(silence_start - STOP_LEAD_S)
     print_twist_report(reports, status_transitions(recording, t0), time_to_stop(t, dq, silence_start))
+    print_jerk_report(recording, t0, configured_jerk(config_file(f"{ROBOT}_servo.yaml"), robot.n))
     t_all, q_all, dq_all = recording.arrays()
     np.savez_compressed(out / "recording.npz", time=t_all - t0, positions=q_all, velocities=dq_all,
                         joint_names=np.array(robot.joint_names),

@@ -57,7 +57,9 @@ def run_program_goals(executor, driver, robot: RobotModel, recording: Recording)
         slowest = max(result.move_reports, key=lambda r: r.duration)
         print(f"  {version}: {len(program)} moves, cycle time {cycles[version]:.2f} s (executed in "
               f"{t_end - t_start:.2f} s, planning included); exact stops met within {max(misses) * 1e3:.2f} mm; "
-              f"longest move {slowest.name} {slowest.duration:.2f} s, limited by {slowest.limited_by or '-'}")
+              f"longest move {slowest.name} {slowest.duration:.2f} s, limited by {slowest.limited_by or '-'}"
+              + (f"; peak jerk {result.peak_jerk_share * 100:.1f} % of the limit"
+                 if np.isfinite(result.peak_jerk_share) else ""))
         failed += max(misses) > STOP_TOLERANCE
     if len(cycles) == len(VERSIONS):
         fine, zoned = cycles["fine"], cycles["zoned"]

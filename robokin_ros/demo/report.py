@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.status import ServoStatus
@@ -59,6 +60,37 @@ def print_twist_report(reports: list[PhaseReport], transitions: list[str], stop_
     for line in transitions:
         print(f"    {line}")
     print(f"\n  time to stop after silence: {'still moving!' if stop_s is None else f'{stop_s * 1000:.0f} ms'}")
+
+
+def configured_jerk(params_file: Path, n: int) -> np.ndarray | None:
+    """The joint jerk limits (n,) [rad/s^3] a servo parameter file sets, None when it sets none."""
+    params = yaml.safe_load(Path(params_file).read_text())["/**"]["ros__parameters"]
+    if params.get("max_joint_jerk"):
+        return np.array(params["max_joint_jerk"], dtype=float)
+    default = float(params.get("default_joint_jerk", 0.0))
+    return np.full(n, default) if default > 0.0 else None
+
+
+def print_jerk_report(recording: Recording, t0: float, jerk_limits: np.ndarray | None) -> None:
+    """The twist script's peak jerk over the joints' jerk limits (n,): as the servo reports each window it published
+    (its status: the window on the controller's spline, the step from the window before included), and as sim_robot
+    played the windows, from the velocities on /joint_states by second divided differences over their stamps (a
+    window that arrives after its stamp is taken over where the clock is, as a JTC does: the acceleration steps)."""
+    if jerk_limits is None:
+        print("\n  jerk: no jerk limits configured (velocity and acceleration limits only)")
+        return
+    shares = [s.peak_jerk_share for s in recording.status if s.time >= t0 and np.isfinite(s.peak_jerk_share)]
+    t, _, v = recording.stamped(t0)
+    rising = np.concatenate(([True], np.diff(t) > 0.0))
+    t, v = t[rising], v[rising]
+    played = float("nan")
+    if len(t) > 3:
+        a = np.diff(v, axis=0) / np.diff(t)[:, None]
+        ta = 0.5 * (t[1:] + t[:-1])
+        played = float((np.abs(np.diff(a, axis=0) / np.diff(ta)[:, None]) / jerk_limits).max())
+    print(f"\n  peak jerk over the limits: {max(shares, default=float('nan')) * 100:.1f} % in the windows the servo "
+          f"published (its status); {played * 100:.1f} % as sim_robot played them (/joint_states, "
+          f"{len(t) / max(t[-1] - t[0], 1e-9):.0f} Hz)")
 
 
 def status_transitions(recording: Recording, t0: float) -> list[str]:

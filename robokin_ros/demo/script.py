@@ -122,6 +122,7 @@ class StatusSample(NamedTuple):
     message: str
     locked_joints: tuple[str, ...]
     sigma_min: float                  # [m/rad]
+    peak_jerk_share: float = float("nan")   # the window's peak jerk over its limit (NaN: no jerk limits)
 
 
 class PhaseSpan(NamedTuple):
