@@ -253,3 +253,12 @@ def test_the_scripts_python_snippets_run_against_this_tree(snippet):
 
 def test_the_scripts_have_a_python_snippet_to_check():
     assert any("ensure_compiled" in p.values[0] for p in _python_snippets_of_scripts())
+
+
+def test_test_files_have_unique_names():
+    """pytest imports test modules by basename (rootdir-relative, no packages): two test files of one name stop the
+    whole suite at collection, which only a fresh clone shows (a stale __pycache__ hides it)."""
+    names = {}
+    for path in sorted((REPO / "test").rglob("test_*.py")):
+        names.setdefault(path.name, []).append(str(path.relative_to(REPO)))
+    assert not [paths for paths in names.values() if len(paths) > 1]
