@@ -210,7 +210,8 @@ def _stays_inside(q_end, q_start, inner_lower, inner_upper):
 @njit(cache=True)
 def _first_period(q0, v0, a0, vt, amax, jmax, inner_lower, inner_upper, period_steps, tau, ends, jerks):
     """One joint's segments up to dt toward vt, then its own stop from dt; or, when that stop would pass the limit
-    margin, its stop from now. Returns (count, count up to dt (-1 when stopping now))."""
+    margin, its stop from now. Returns (count, count up to dt (-1 when stopping now), velocity and acceleration at
+    dt on the way to vt (which the carried motion starts from))."""
     count, step = _append_on_grid(v0, a0, vt, amax, jmax, 0, tau, period_steps, ends, jerks, 0)
     if step < period_steps:             # arrived: the wanted velocity held to dt
         ends[count], jerks[count] = period_steps * tau, 0.0
@@ -220,8 +221,8 @@ def _first_period(q0, v0, a0, vt, amax, jmax, inner_lower, inner_upper, period_s
     count, step = _append_on_grid(v1, a1, 0.0, amax, jmax, period_steps, tau, -1, ends, jerks, count)
     if not _stays_inside(_state_at(q0, v0, a0, ends, jerks, count, step * tau)[0], q0, inner_lower, inner_upper):
         count, _ = _append_on_grid(v0, a0, 0.0, amax, jmax, 0, tau, -1, ends, jerks, 0)
-        return count, -1
-    return count, mark
+        return count, -1, v1, a1
+    return count, mark, v1, a1
 
 
 @njit(cache=True)
@@ -329,14 +330,15 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     it; `carry`: whether the joints that move on are carried on to step `cruise_steps` before their stop (else
     every joint stops from dt). `limits` (7, n): position limits, the margins' inner edges, acceleration, velocity
     and jerk limits (J_* rows). Returns (k, index of the point at dt, joints braking now for their limit margin,
-    largest |velocity at dt - wanted velocity|, whether state_out is `_plainly_finite`); state_out (3, n) gets the
-    exact state (q, v, a) at dt."""
+    largest |velocity at dt - wanted velocity|, whether state_out is `_plainly_finite`, the window's
+    `window_jerk_share` from a0); state_out (3, n) gets the exact state (q, v, a) at dt."""
     n = q0.shape[0]
     vt = np.empty(n)
     for j in range(n):
         vt[j] = min(max(wanted[j], -cap[j]), cap[j])
     ends, jerks = np.empty((n, MAX_SEGMENTS)), np.empty((n, MAX_SEGMENTS))
     counts, marks = np.empty(n, np.int64), np.empty(n, np.int64)
+    v_dt, a_dt = np.empty(n), np.empty(n)          # carried joints: the state at dt `_first_period` reached
     amax, jmax, inner_lower, inner_upper = limits[J_AMAX], limits[J_JMAX], limits[J_INNER_LOWER], limits[J_INNER_UPPER]
     braking = 0
     halting = True                  # every wanted velocity 0 (a halt, a zero command): a stop like the others
@@ -346,8 +348,9 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     if not carry:
         braking = _stop_together(q0, v0, a0, amax, jmax, inner_lower, inner_upper, tau, ends, jerks, counts)
     for j in range(n if carry else 0):
-        counts[j], marks[j] = _first_period(q0[j], v0[j], a0[j], vt[j], amax[j], jmax[j], inner_lower[j],
-                                            inner_upper[j], period_steps, tau, ends[j], jerks[j])
+        counts[j], marks[j], v_dt[j], a_dt[j] = _first_period(q0[j], v0[j], a0[j], vt[j], amax[j], jmax[j],
+                                                              inner_lower[j], inner_upper[j], period_steps, tau,
+                                                              ends[j], jerks[j])
         braking += 1 if marks[j] < 0 else 0
     # the carried joints: the acceleration back to 0 at J from dt, the velocity held, then the stop they share
     speeds, started = np.zeros(n), cruise_steps
@@ -355,8 +358,7 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     for j in range(n):
         if not carry or vt[j] == 0.0 or marks[j] < 0:      # (marks are set only when carried)
             continue
-        dt = period_steps * tau
-        _, v1, a1 = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], marks[j], dt)
+        v1, a1 = v_dt[j], a_dt[j]
         if v1 == 0.0 and a1 == 0.0:
             continue
         c, step = _append_on_grid(v1, a1, v1 + a1 * abs(a1) / (2.0 * jmax[j]), amax[j], jmax[j], period_steps,
@@ -385,9 +387,8 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
                          inner_lower[j], inner_upper[j]):
             counts[j] = c
         else:                           # its own stop from dt, as `_first_period` made it
-            _, v1, a1 = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], marks[j], period_steps * tau)
-            counts[j], _ = _append_on_grid(v1, a1, 0.0, amax[j], jmax[j], period_steps, tau, -1, ends[j], jerks[j],
-                                           marks[j])
+            counts[j], _ = _append_on_grid(v_dt[j], a_dt[j], 0.0, amax[j], jmax[j], period_steps, tau, -1, ends[j],
+                                           jerks[j], marks[j])
     # the points: 0, dt and every switching time, all on the grid (at least tau apart), each once, in order. Each
     # joint's switching times are in order already: merged with (0, dt) as list n (sorting them all cost more than
     # the rest of the points)
@@ -445,7 +446,9 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     times[k] = max(hold_until, times[k - 1] + 1e-3)
     for j in range(n):
         positions[k, j], velocities[k, j] = positions[k - 1, j], 0.0
-    return k + 1, first_period, braking, gap, _plainly_finite(state_out)
+    # the peak share here rather than in a call of its own from Python (one dispatch less a tick)
+    share = window_jerk_share(times[:k + 1], positions[:k + 1], velocities[:k + 1], jmax, a0, CONTROLLER_PERIOD)
+    return k + 1, first_period, braking, gap, _plainly_finite(state_out), share
 
 
 @njit(cache=True)
@@ -568,12 +571,10 @@ class JerkWindows:
         cruise = self.cruise_steps if cruise_until is None else math.ceil(cruise_until / self.tau - 1e-9)
         # the velocity cap: headroom under the velocity limits for the arrival on the grid (a closing may pass the
         # wanted velocity by up to A tau / 2 before settling on it)
-        k, _, self.braking, gap, self.plainly_finite = jerk_window_arrays(
+        k, _, self.braking, gap, self.plainly_finite, self.peak_share = jerk_window_arrays(
             q, v, a, target, carry, self.velocity_cap, self.limits, self.period_steps, self.tau, cruise,
             self.hold_until, t, positions, velocities, state)
         window = frozen(TrajectoryWindow, {"times": t[:k], "positions": positions[:k], "velocities": velocities[:k]})
-        self.peak_share = window_jerk_share(window.times, window.positions, window.velocities, self.jerk, a,
-                                            CONTROLLER_PERIOD)
         self.start = (q, v, a)
         self.shaping = carry and gap > SHAPING_THRESHOLD
         return window, state
