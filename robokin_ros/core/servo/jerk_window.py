@@ -64,6 +64,8 @@ PROPORTION_TOLERANCE = 1e-9
 # [rad/s] a joint this far from the IK's velocity at dt is still ramping: the status says the jerk limits shape it
 SHAPING_THRESHOLD = 1e-6
 JERK_SHAPING = "jerk limits shape the ramp toward the command"
+# |value| under which a sum of a few thousand values cannot overflow (`_plainly_finite`)
+PLAINLY_FINITE = 1e300
 # Point counts `JerkWindows.point_counts` names for a node to prepare its messages for
 PREPARED_POINTS = 48
 _NS = 1e9
@@ -72,9 +74,10 @@ J_LOWER, J_UPPER, J_INNER_LOWER, J_INNER_UPPER, J_AMAX, J_VMAX, J_JMAX = range(7
 
 
 @njit(cache=True)
-def _plan(v0, a0, vt, amax, jmax, durations, jerks):
-    """The time-optimal constant-jerk phases (durations (3,) [s], jerks (3,)) that take a joint from velocity v0 and
-    acceleration a0 to velocity vt at rest in acceleration, |jerk| <= jmax, |a| <= amax; returns their total.
+def _plan(v0, a0, vt, amax, jmax):
+    """The time-optimal constant-jerk phases that take a joint from velocity v0 and acceleration a0 to velocity vt
+    at rest in acceleration, |jerk| <= jmax, |a| <= amax: (total [s], durations (3,) [s], jerks (3,)) as tuples
+    (values on the stack: this runs several times per joint and tick, an array each time cost more than the plan).
 
     Direction: the velocity the joint reaches by bringing its acceleration to 0 at once is v0 + a0 |a0| / (2 J); the
     plan raises the acceleration when vt is above it, lowers it otherwise (mirrored below), to a peak p with
@@ -84,17 +87,17 @@ def _plan(v0, a0, vt, amax, jmax, durations, jerks):
     d = 1.0 if vt >= flat else -1.0
     dv, a = d * (vt - v0), d * a0                   # mirrored: the velocity rises by dv
     peak = min(math.sqrt(max(jmax * dv + 0.5 * a * a, 0.0)), amax)
-    durations[0], jerks[0] = abs(peak - a) / jmax, d * (jmax if peak >= a else -jmax)
-    durations[1], jerks[1] = 0.0, 0.0
+    d0, j0 = abs(peak - a) / jmax, d * (jmax if peak >= a else -jmax)
+    d1 = 0.0
     if peak > 1e-12:
-        durations[1] = max(0.0, (dv - 0.5 * (a + peak) * durations[0] - 0.5 * peak * peak / jmax) / peak)
-    durations[2], jerks[2] = peak / jmax, -d * jmax
-    return durations[0] + durations[1] + durations[2]
+        d1 = max(0.0, (dv - 0.5 * (a + peak) * d0 - 0.5 * peak * peak / jmax) / peak)
+    d2, j2 = peak / jmax, -d * jmax
+    return d0 + d1 + d2, (d0, d1, d2), (j0, 0.0, j2)
 
 
 @njit(cache=True)
 def _planned_acceleration(a0, durations, jerks, t):
-    """The acceleration t [s] into a plan of `_plan` that starts at acceleration a0."""
+    """The acceleration t [s] into a plan of `_plan` (its durations and jerks) that starts at acceleration a0."""
     start = 0.0
     for i in range(3):
         h = min(t, start + durations[i]) - start
@@ -140,11 +143,10 @@ def _append_on_grid(v, a, vt, amax, jmax, step, tau, cut, ends, jerks, count):
     reached. The last few steps (a plan of at most CLOSING_STEPS steps) close exactly on the grid with the least-norm
     jerks (`_closing_jerks`). On the grid the points of a window are at least tau apart, and never between two
     switching times: a cubic through the ends of each interval is the motion exactly."""
-    durations, phase_jerks = np.empty(3), np.empty(3)
     for _ in range(MAX_REPLANS):
         if cut >= 0 and step >= cut:
             break
-        total = _plan(v, a, vt, amax, jmax, durations, phase_jerks)
+        total, durations, phase_jerks = _plan(v, a, vt, amax, jmax)
         if total <= 0.0:
             break
         if total <= CLOSING_STEPS * tau:
@@ -208,7 +210,8 @@ def _stays_inside(q_end, q_start, inner_lower, inner_upper):
 @njit(cache=True)
 def _first_period(q0, v0, a0, vt, amax, jmax, inner_lower, inner_upper, period_steps, tau, ends, jerks):
     """One joint's segments up to dt toward vt, then its own stop from dt; or, when that stop would pass the limit
-    margin, its stop from now. Returns (count, count up to dt (-1 when stopping now))."""
+    margin, its stop from now. Returns (count, count up to dt (-1 when stopping now), velocity and acceleration at
+    dt on the way to vt (which the carried motion starts from))."""
     count, step = _append_on_grid(v0, a0, vt, amax, jmax, 0, tau, period_steps, ends, jerks, 0)
     if step < period_steps:             # arrived: the wanted velocity held to dt
         ends[count], jerks[count] = period_steps * tau, 0.0
@@ -218,8 +221,8 @@ def _first_period(q0, v0, a0, vt, amax, jmax, inner_lower, inner_upper, period_s
     count, step = _append_on_grid(v1, a1, 0.0, amax, jmax, period_steps, tau, -1, ends, jerks, count)
     if not _stays_inside(_state_at(q0, v0, a0, ends, jerks, count, step * tau)[0], q0, inner_lower, inner_upper):
         count, _ = _append_on_grid(v0, a0, 0.0, amax, jmax, 0, tau, -1, ends, jerks, 0)
-        return count, -1
-    return count, mark
+        return count, -1, v1, a1
+    return count, mark, v1, a1
 
 
 @njit(cache=True)
@@ -327,13 +330,15 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     it; `carry`: whether the joints that move on are carried on to step `cruise_steps` before their stop (else
     every joint stops from dt). `limits` (7, n): position limits, the margins' inner edges, acceleration, velocity
     and jerk limits (J_* rows). Returns (k, index of the point at dt, joints braking now for their limit margin,
-    largest |velocity at dt - wanted velocity|); state_out (3, n) gets the exact state (q, v, a) at dt."""
+    largest |velocity at dt - wanted velocity|, whether state_out is `_plainly_finite`, the window's
+    `window_jerk_share` from a0); state_out (3, n) gets the exact state (q, v, a) at dt."""
     n = q0.shape[0]
     vt = np.empty(n)
     for j in range(n):
         vt[j] = min(max(wanted[j], -cap[j]), cap[j])
     ends, jerks = np.empty((n, MAX_SEGMENTS)), np.empty((n, MAX_SEGMENTS))
     counts, marks = np.empty(n, np.int64), np.empty(n, np.int64)
+    v_dt, a_dt = np.empty(n), np.empty(n)          # carried joints: the state at dt `_first_period` reached
     amax, jmax, inner_lower, inner_upper = limits[J_AMAX], limits[J_JMAX], limits[J_INNER_LOWER], limits[J_INNER_UPPER]
     braking = 0
     halting = True                  # every wanted velocity 0 (a halt, a zero command): a stop like the others
@@ -343,8 +348,9 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     if not carry:
         braking = _stop_together(q0, v0, a0, amax, jmax, inner_lower, inner_upper, tau, ends, jerks, counts)
     for j in range(n if carry else 0):
-        counts[j], marks[j] = _first_period(q0[j], v0[j], a0[j], vt[j], amax[j], jmax[j], inner_lower[j],
-                                            inner_upper[j], period_steps, tau, ends[j], jerks[j])
+        counts[j], marks[j], v_dt[j], a_dt[j] = _first_period(q0[j], v0[j], a0[j], vt[j], amax[j], jmax[j],
+                                                              inner_lower[j], inner_upper[j], period_steps, tau,
+                                                              ends[j], jerks[j])
         braking += 1 if marks[j] < 0 else 0
     # the carried joints: the acceleration back to 0 at J from dt, the velocity held, then the stop they share
     speeds, started = np.zeros(n), cruise_steps
@@ -352,8 +358,7 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     for j in range(n):
         if not carry or vt[j] == 0.0 or marks[j] < 0:      # (marks are set only when carried)
             continue
-        dt = period_steps * tau
-        _, v1, a1 = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], marks[j], dt)
+        v1, a1 = v_dt[j], a_dt[j]
         if v1 == 0.0 and a1 == 0.0:
             continue
         c, step = _append_on_grid(v1, a1, v1 + a1 * abs(a1) / (2.0 * jmax[j]), amax[j], jmax[j], period_steps,
@@ -382,19 +387,33 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
                          inner_lower[j], inner_upper[j]):
             counts[j] = c
         else:                           # its own stop from dt, as `_first_period` made it
-            _, v1, a1 = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], marks[j], period_steps * tau)
-            counts[j], _ = _append_on_grid(v1, a1, 0.0, amax[j], jmax[j], period_steps, tau, -1, ends[j], jerks[j],
-                                           marks[j])
-    # the points: 0, dt and every switching time, all on the grid (at least tau apart)
-    steps = np.empty(2 + n * MAX_SEGMENTS, np.int64)
-    steps[0], steps[1] = 0, period_steps
-    m = 2
+            counts[j], _ = _append_on_grid(v_dt[j], a_dt[j], 0.0, amax[j], jmax[j], period_steps, tau, -1, ends[j],
+                                           jerks[j], marks[j])
+    # the points: 0, dt and every switching time, all on the grid (at least tau apart), each once, in order. Each
+    # joint's switching times are in order already: merged with (0, dt) as list n (sorting them all cost more than
+    # the rest of the points)
+    on_grid = np.empty((n + 1, MAX_SEGMENTS), np.int64)
+    lengths = np.empty(n + 1, np.int64)
     for j in range(n):
+        lengths[j] = counts[j]
         for s in range(counts[j]):
-            steps[m] = round(ends[j, s] / tau)
-            m += 1
-    steps = np.unique(steps[:m])
-    k = steps.shape[0]
+            on_grid[j, s] = round(ends[j, s] / tau)
+    on_grid[n, 0], on_grid[n, 1], lengths[n] = 0, period_steps, 2
+    heads = np.zeros(n + 1, np.int64)
+    steps = np.empty(2 + n * MAX_SEGMENTS, np.int64)
+    k = 0
+    while True:
+        low = -1
+        for j in range(n + 1):
+            if heads[j] < lengths[j] and (low < 0 or on_grid[j, heads[j]] < low):
+                low = on_grid[j, heads[j]]
+        if low < 0:
+            break
+        steps[k] = low
+        k += 1
+        for j in range(n + 1):
+            while heads[j] < lengths[j] and on_grid[j, heads[j]] == low:
+                heads[j] += 1
     first_period = 0
     lower, upper = limits[J_LOWER], limits[J_UPPER]
     for i in range(k):
@@ -427,7 +446,20 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     times[k] = max(hold_until, times[k - 1] + 1e-3)
     for j in range(n):
         positions[k, j], velocities[k, j] = positions[k - 1, j], 0.0
-    return k + 1, first_period, braking, gap
+    # the peak share here rather than in a call of its own from Python (one dispatch less a tick)
+    share = window_jerk_share(times[:k + 1], positions[:k + 1], velocities[:k + 1], jmax, a0, CONTROLLER_PERIOD)
+    return k + 1, first_period, braking, gap, _plainly_finite(state_out), share
+
+
+@njit(cache=True)
+def _plainly_finite(values):
+    """Whether every value is finite and small enough (< PLAINLY_FINITE in magnitude) that no sum of a few thousand
+    of them, in any order, can overflow: then a sum of them is finite, which the caller would otherwise ask numpy
+    (a reduction per array costs ~1 us a tick)."""
+    for x in values.ravel():
+        if not abs(x) < PLAINLY_FINITE:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -518,6 +550,7 @@ class JerkWindows:
         self.braking = 0                # joints of the last window braking now for their limit margin
         self.start = None               # (q, v, a) the last window started from (the replacement of a refused one)
         self.shaping = False            # the last tracking window is still ramping toward the IK's velocity
+        self.plainly_finite = True      # the last state at dt is finite, and so is any sum of its values
 
     @property
     def point_counts(self) -> tuple[int, ...]:
@@ -538,12 +571,10 @@ class JerkWindows:
         cruise = self.cruise_steps if cruise_until is None else math.ceil(cruise_until / self.tau - 1e-9)
         # the velocity cap: headroom under the velocity limits for the arrival on the grid (a closing may pass the
         # wanted velocity by up to A tau / 2 before settling on it)
-        k, _, self.braking, gap = jerk_window_arrays(q, v, a, target, carry, self.velocity_cap, self.limits,
-                                                     self.period_steps, self.tau, cruise, self.hold_until, t,
-                                                     positions, velocities, state)
+        k, _, self.braking, gap, self.plainly_finite, self.peak_share = jerk_window_arrays(
+            q, v, a, target, carry, self.velocity_cap, self.limits, self.period_steps, self.tau, cruise,
+            self.hold_until, t, positions, velocities, state)
         window = frozen(TrajectoryWindow, {"times": t[:k], "positions": positions[:k], "velocities": velocities[:k]})
-        self.peak_share = window_jerk_share(window.times, window.positions, window.velocities, self.jerk, a,
-                                            CONTROLLER_PERIOD)
         self.start = (q, v, a)
         self.shaping = carry and gap > SHAPING_THRESHOLD
         return window, state

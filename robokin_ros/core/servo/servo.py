@@ -440,7 +440,8 @@ class Servo:
         grid_end = command.window_grid(q, state_v, self.windows.grid, self._amax, state.dt)[-1]
         window, at_dt = self.jerk.build(q, state_v, state.accelerations, result.velocities, True, float(grid_end))
         q_out, v_out = at_dt[0], at_dt[1]
-        if not math.isfinite(q_out.sum() + v_out.sum() + at_dt[2].sum()):
+        # (`plainly_finite`: the same answer without numpy's reductions, the test below only when it cannot tell)
+        if not (self.jerk.plainly_finite or math.isfinite(q_out.sum() + v_out.sum() + at_dt[2].sum())):
             state.request_anchor()
             return self._stopping.hold(ServoStatus.INVALID, "internal error: a non-finite command was discarded; "
                                        "re-synced to the measured state", publish=False)
