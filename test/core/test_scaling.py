@@ -64,7 +64,7 @@ def away(panda, offset=(0.15, 0.1, -0.12)):
 
 
 def played_ratios(trajectory, planner):
-    v_max, a_max = planner.limits()
+    v_max, a_max = planner.limits()[:2]
     played = spline_peaks(trajectory.times, trajectory.positions, trajectory.velocities, trajectory.accelerations)
     return (played.velocity / v_max).max(), (played.acceleration / a_max).max()
 

@@ -544,6 +544,13 @@ class JerkWindows:
         self.velocity_cap = np.maximum(window_limits[J_VMAX] - window_limits[J_AMAX] * self.tau, 0.0)   # (n,)
         self.cruise_steps = math.ceil(cruise_until / self.tau - 1e-9)
         self.limits = np.vstack((window_limits, jerk))
+        # the stops are planned again each tick from a state on the grid: they may end a rounding of the grid
+        # (~ a tau^2) beyond the plan of the tick before; a through-the-node jog ended 1.8e-7 rad past the margin.
+        # The margins' inner edges move in by twice that, so that no window passes them.
+        with np.errstate(invalid="ignore"):
+            allowance = np.where(np.isfinite(window_limits[J_AMAX]), 2.0 * window_limits[J_AMAX] * self.tau ** 2, 0.0)
+        self.limits[J_INNER_LOWER] += allowance
+        self.limits[J_INNER_UPPER] -= allowance
         self.jerk = jerk
         self.rows = jerk_window_capacity(len(jerk))
         self.peak_share = 0.0           # the last window's peak jerk / limit (`window_jerk_share`)
