@@ -72,25 +72,16 @@ def configured_jerk(params_file: Path, n: int) -> np.ndarray | None:
 
 
 def print_jerk_report(recording: Recording, t0: float, jerk_limits: np.ndarray | None) -> None:
-    """The twist script's peak jerk over the joints' jerk limits (n,): as the servo reports each window it published
-    (its status: the window on the controller's spline, the step from the window before included), and as sim_robot
-    played the windows, from the velocities on /joint_states by second divided differences over their stamps (a
-    window that arrives after its stamp is taken over where the clock is, as a JTC does: the acceleration steps)."""
+    """The twist script's peak jerk over the joints' jerk limits, as the servo reports each window it published (its
+    status: the window on the controller's spline, the step from the window before included). The ROS tests measure
+    the windows the controller receives (test/ros/test_servo_jerk.py): /joint_states, sampled by a process that ticks
+    irregularly, would measure its own timing (two samples 20 us apart divide rounding by their spacing squared)."""
     if jerk_limits is None:
         print("\n  jerk: no jerk limits configured (velocity and acceleration limits only)")
         return
     shares = [s.peak_jerk_share for s in recording.status if s.time >= t0 and np.isfinite(s.peak_jerk_share)]
-    t, _, v = recording.stamped(t0)
-    rising = np.concatenate(([True], np.diff(t) > 0.0))
-    t, v = t[rising], v[rising]
-    played = float("nan")
-    if len(t) > 3:
-        a = np.diff(v, axis=0) / np.diff(t)[:, None]
-        ta = 0.5 * (t[1:] + t[:-1])
-        played = float((np.abs(np.diff(a, axis=0) / np.diff(ta)[:, None]) / jerk_limits).max())
     print(f"\n  peak jerk over the limits: {max(shares, default=float('nan')) * 100:.1f} % in the windows the servo "
-          f"published (its status); {played * 100:.1f} % as sim_robot played them (/joint_states, "
-          f"{len(t) / max(t[-1] - t[0], 1e-9):.0f} Hz)")
+          f"published ({len(shares)} status reports), limits {', '.join(f'{j:g}' for j in jerk_limits)} rad/s^3")
 
 
 def status_transitions(recording: Recording, t0: float) -> list[str]:
