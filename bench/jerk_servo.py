@@ -13,17 +13,16 @@ rest the stop time after the last command.
 """
 from __future__ import annotations
 
-import time
 from typing import NamedTuple
 
 import numpy as np
 
 from jerk_play import Played, peaks, played_jerk_peaks, ratios, stitched_play
+from stretch_recovery import ideal_arm_ticks
 
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.servo import Servo
-from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
 from robokin_ros.demo.script import SILENCE, demo_phases
 
 SQUARE = ("square +y", "square +z", "square -y", "square -z")
@@ -61,29 +60,18 @@ def twist_of(robot: RobotModel, phase):
 
 def run_script(robot: RobotModel, config: ServoConfig, phases) -> ScriptRun:
     """The script through a core Servo on an ideal arm; the published windows played stitched."""
-    servo, dt = Servo(robot, config), config.publish_period
-    now = 0.0
-    servo.set_measurement(JointMeasurement(robot.home(), now))
     stamps, names, pos, vel, stat, cost, windows, published = [], [], [], [], [], [], [], []
-    clock = time.perf_counter_ns
-    for phase in phases:
-        linear, angular, frame = twist_of(robot, phase)
-        for _ in range(round(phase.duration / dt)):
-            now += dt
-            if phase.name != SILENCE:                   # the demo publishes nothing then
-                servo.set_command(TwistCommand(linear, angular, frame, now))
-            t0 = clock()
-            out = servo.step(now)
-            cost.append((clock() - t0) / 1e3)
-            servo.set_measurement(JointMeasurement(out.positions, now))
-            stamps.append(now)
-            names.append(phase.name)
-            pos.append(out.positions)
-            vel.append(out.velocities)
-            stat.append(out.status.name)
-            if out.publish:
-                windows.append(out.window)
-                published.append(now)
+    now = 0.0
+    for now, phase, out, us in ideal_arm_ticks(robot, Servo(robot, config), phases, config.publish_period):
+        cost.append(us)
+        stamps.append(now)
+        names.append(phase.name)
+        pos.append(out.positions)
+        vel.append(out.velocities)
+        stat.append(out.status.name)
+        if out.publish:
+            windows.append(out.window)
+            published.append(now)
     played = stitched_play(published, windows, end=now)
     return ScriptRun(np.array(stamps), names, np.array(pos), np.array(vel), stat, np.array(cost), played, windows,
                      np.array(published))

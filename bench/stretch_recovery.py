@@ -47,11 +47,11 @@ def demo_config(**kw) -> Config:
                   halt_all_joints_in_cartesian_mode=params["halt_all_joints_in_cartesian_mode"], **kw)
 
 
-def run(robot: RobotModel, config: ServoConfig, phases) -> Run:
-    servo, dt = Servo(robot, config), config.publish_period
-    now, q = 0.0, robot.home()
-    servo.set_measurement(JointMeasurement(q, now))
-    names, pos, vel, sig, stat, cost = [], [], [], [], [], []
+def ideal_arm_ticks(robot: RobotModel, servo: Servo, phases, dt: float):
+    """The script's ticks on an ideal arm from home (each tick's commanded positions are the next measurement):
+    yields (time [s], phase, the tick's output, its `Servo.step` cost [us])."""
+    now = 0.0
+    servo.set_measurement(JointMeasurement(robot.home(), now))
     clock = time.perf_counter_ns
     for phase in phases:
         frame = robot.tip_frame if phase.frame == "tool" else phase.frame
@@ -62,14 +62,21 @@ def run(robot: RobotModel, config: ServoConfig, phases) -> Run:
                 servo.set_command(TwistCommand(linear, angular, frame, now))
             t0 = clock()
             out = servo.step(now)
-            cost.append((clock() - t0) / 1e3)
+            cost = (clock() - t0) / 1e3
             servo.set_measurement(JointMeasurement(out.positions, now))
-            names.append(phase.name)
-            pos.append(out.positions)
-            vel.append(out.velocities)
-            sig.append(out.sigma_min)
-            stat.append(out.status.name)
-    return Run(names, np.array(pos), np.array(vel), np.array(sig), stat, np.array(cost), dt)
+            yield now, phase, out, cost
+
+
+def run(robot: RobotModel, config: ServoConfig, phases) -> Run:
+    names, pos, vel, sig, stat, cost = [], [], [], [], [], []
+    for _, phase, out, us in ideal_arm_ticks(robot, Servo(robot, config), phases, config.publish_period):
+        cost.append(us)
+        names.append(phase.name)
+        pos.append(out.positions)
+        vel.append(out.velocities)
+        sig.append(out.sigma_min)
+        stat.append(out.status.name)
+    return Run(names, np.array(pos), np.array(vel), np.array(sig), stat, np.array(cost), config.publish_period)
 
 
 def way_back(robot: RobotModel, r: Run, config: ServoConfig, phase) -> dict:

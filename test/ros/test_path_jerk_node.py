@@ -8,9 +8,8 @@ trajectory a FollowJointTrajectory goal would carry (plan_only), measured the sa
 import numpy as np
 import pinocchio as pin
 import pytest
-from geometry_msgs.msg import PoseStamped
 from path_graph import PathGraph, current_pose, send, wait_still
-from ros_helpers import spin_until
+from ros_helpers import se3_pose_stamped, spin_until
 from trajectory_msgs.msg import JointTrajectory
 
 from robokin_interfaces.action import ExecuteCartesianPath
@@ -51,14 +50,6 @@ def topic_graph(tmp_path_factory):
         graph.close()
 
 
-def stamped(pose: pin.SE3) -> PoseStamped:
-    msg = PoseStamped()
-    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in pose.translation)
-    o = msg.pose.orientation
-    o.x, o.y, o.z, o.w = (float(v) for v in pin.Quaternion(pose.rotation).coeffs())
-    return msg
-
-
 def arrays(msg: JointTrajectory):
     t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points])
     return (t, np.array([p.positions for p in msg.points]), np.array([p.velocities for p in msg.points]),
@@ -80,7 +71,7 @@ def played_jerk_ratio(msg: JointTrajectory) -> float:
 def rectangle_goal(model, states) -> Goal:
     _, T = current_pose(model, states)
     corners = [(0.08, 0, 0), (0.08, 0.1, 0), (-0.04, 0.1, 0), (-0.04, 0, 0), (0, 0, 0)]
-    return Goal(waypoints=[stamped(pin.SE3(T.rotation, T.translation + np.array(c))) for c in corners],
+    return Goal(waypoints=[se3_pose_stamped(pin.SE3(T.rotation, T.translation + np.array(c))) for c in corners],
                 blend_radius=0.02)
 
 
@@ -90,9 +81,9 @@ def program_goal(model, states) -> Goal:
     q, T = current_pose(model, states)
     names = list(model.joint_names)
     moves = [MotionMove(type=MotionMove.MOVE_J, joint_names=names, joint_positions=(q + 0.15).tolist(), zone=0.02),
-             MotionMove(type=MotionMove.MOVE_L, pose=stamped(pin.SE3(T.rotation, T.translation + [0, 0, 0.05])),
-                        speed=0.2, zone=0.01),
-             MotionMove(type=MotionMove.MOVE_L, pose=stamped(T), speed=0.2),
+             MotionMove(type=MotionMove.MOVE_L, speed=0.2, zone=0.01,
+                        pose=se3_pose_stamped(pin.SE3(T.rotation, T.translation + [0, 0, 0.05]))),
+             MotionMove(type=MotionMove.MOVE_L, pose=se3_pose_stamped(T), speed=0.2),
              MotionMove(type=MotionMove.MOVE_J, joint_names=names, joint_positions=(q - 0.1).tolist())]
     return Goal(program=moves)
 
@@ -124,8 +115,8 @@ def test_a_cancel_stops_within_the_jerk_limits(topic_graph, panda):
     wait_still(graph.executor, graph.states)
     graph.received.clear()
     _, T = current_pose(panda, graph.states)
-    goal = Goal(waypoints=[stamped(pin.SE3(T.rotation, T.translation + np.array([0.0, 0.25, 0.0]))),
-                           stamped(T)])
+    goal = Goal(waypoints=[se3_pose_stamped(pin.SE3(T.rotation, T.translation + np.array([0.0, 0.25, 0.0]))),
+                           se3_pose_stamped(T)])
     seen = []
     future = graph.client.send_goal_async(goal, feedback_callback=lambda f: seen.append(f.feedback))
     assert spin_until(graph.executor, future.done, 15.0) and future.result().accepted

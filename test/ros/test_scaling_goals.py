@@ -13,8 +13,8 @@ import re
 import numpy as np
 import pinocchio as pin
 import pytest
-from geometry_msgs.msg import PoseStamped
 from path_graph import PathGraph, current_pose, send, wait_still
+from ros_helpers import se3_pose_stamped
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robokin_interfaces.action import ExecuteCartesianPath
@@ -51,14 +51,6 @@ def limits(panda):
     return MotionPlanner(panda, PathConfig(max_joint_acceleration=(15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0))).limits()
 
 
-def stamped(pose: pin.SE3) -> PoseStamped:
-    msg = PoseStamped()
-    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in pose.translation)
-    o = msg.pose.orientation
-    o.x, o.y, o.z, o.w = (float(v) for v in pin.Quaternion(pose.rotation).coeffs())
-    return msg
-
-
 def played(result, limits):
     """Peak |qd| / v_max and |qdd| / a_max on the controller's spline through the returned trajectory."""
     points = result.trajectory.points
@@ -81,7 +73,7 @@ def test_waypoint_goal_with_a_movej_approach(graph, panda, limits, field, value)
     q, T = current_pose(panda, graph.states)
     target = pin.SE3(T.rotation, T.translation + np.array([0.15, 0.1, -0.12]))
     assert np.linalg.norm(target.translation - T.translation) == pytest.approx(0.22, abs=0.01)
-    result = send(graph, Goal(waypoints=[stamped(target)], approach=Goal.APPROACH_MOVEJ, plan_only=True,
+    result = send(graph, Goal(waypoints=[se3_pose_stamped(target)], approach=Goal.APPROACH_MOVEJ, plan_only=True,
                               **{field: value}))
     if value not in VALID:
         assert_refused(result, field, value)

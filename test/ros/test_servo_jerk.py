@@ -3,79 +3,30 @@ JointTrajectory windows on the servo's output topic, each taken over at its head
 played as JTC's cubic Hermite through positions and velocities (test/jerk_play.py, numpy), the jerk the finite
 difference of the played acceleration at 1 kHz. One servo_node and one sim_robot process (config/panda_servo.yaml,
 collision checking off): a twist from rest, its reversal, then silence (the stale-command stop and the hold)."""
-import os
-import random
 import time
-from typing import NamedTuple
 
 import numpy as np
 import pytest
 from geometry_msgs.msg import TwistStamped
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from ros_helpers import spin_for, spin_until
-from sensor_msgs.msg import JointState
-from trajectory_msgs.msg import JointTrajectory
+from servo_rig import ServoRig
 
 from jerk_play import jerk_shares, play, takeover_steps
-from robokin_interfaces.msg import ServoStatus as StatusMsg
-from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.status import ServoStatus
 
-os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(1, 100)))
-os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-
-import rclpy  # noqa: E402
-from node_process import Process  # noqa: E402
-
-TRAJECTORY_TOPIC = "/joint_trajectory_controller/joint_trajectory"
 JERK = np.array([7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0])   # Franka Panda [rad/s^3]
 AMAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])                    # config/panda_servo.yaml
 
 
-class Window(NamedTuple):
-    times: np.ndarray        # (k,) [s]
-    positions: np.ndarray    # (k, n) chain order
-    velocities: np.ndarray   # (k, n)
-
-
-class Rig:
+class Rig(ServoRig):
     def __init__(self, tmp_path) -> None:
-        self.context = Context()
-        rclpy.init(context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.panda = RobotModel.from_name("panda")
         jerk = "[" + ", ".join(f"{j:.1f}" for j in JERK) + "]"
-        self.processes = [Process("sim_robot", ["--ros-args", "--params-file", "config/sim_robot.yaml", "-p",
-                                                "publish_tf:=false"], tmp_path),
-                          Process("servo_node", ["--ros-args", "--params-file", "config/panda_servo.yaml", "-p",
-                                                 "check_collisions:=false", "-p", f"max_joint_jerk:={jerk}"],
-                                  tmp_path)]
-        self.node = Node("servo_jerk_client", context=self.context)
-        self.executor.add_node(self.node)
-        self.stamped: list[tuple[float, Window]] = []
-        self.states: list[np.ndarray] = []
-        self.statuses: list[StatusMsg] = []
-        self.node.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_window, 1000)
-        self.node.create_subscription(JointState, "/joint_states", lambda m: self.states.append(m.position), 100)
-        self.node.create_subscription(StatusMsg, "/servo_node/robokin_status", self.statuses.append, 100)
+        super().__init__(tmp_path, "servo_jerk_client",
+                         ["-p", "check_collisions:=false", "-p", f"max_joint_jerk:={jerk}"])
         self.twists = self.node.create_publisher(TwistStamped, "/servo_node/delta_twist_cmds", 10)
         assert spin_until(self.executor, lambda: self.twists.get_subscription_count() > 0 and len(self.states) > 5
                           and self.statuses and self.statuses[-1].code != ServoStatus.JOINT_STATE_MISSING, 60.0), \
             self.output()
-
-    def _on_window(self, msg: JointTrajectory) -> None:
-        order = [list(msg.joint_names).index(name) for name in self.panda.joint_names]
-        points = msg.points
-        self.stamped.append((msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9,
-                             Window(np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9
-                                              for p in points]),
-                                    np.array([p.positions for p in points])[:, order],
-                                    np.array([p.velocities for p in points])[:, order])))
-
-    def output(self) -> str:
-        return "\n".join(p.output[-3000:] for p in self.processes)
 
     def stream(self, seconds: float, linear) -> None:
         end = time.monotonic() + seconds
@@ -84,14 +35,6 @@ class Rig:
             msg.twist.linear.x, msg.twist.linear.y, msg.twist.linear.z = (float(v) for v in linear)
             self.twists.publish(msg)
             spin_for(self.executor, 0.01)
-
-    def close(self) -> None:
-        for process in self.processes:
-            process.stop()
-        self.executor.remove_node(self.node)
-        self.node.destroy_node()
-        self.executor.shutdown()
-        rclpy.try_shutdown(context=self.context)
 
 
 @pytest.fixture(scope="module")
@@ -102,11 +45,11 @@ def rig(tmp_path_factory):
 
 
 def test_twist_start_reversal_and_stale_stop_reach_the_controller_within_the_jerk_limits(rig):
-    first = len(rig.stamped)
+    first = len(rig.windows)
     rig.stream(0.6, (0.0, 0.5, 0.0))          # unitless: from rest
     rig.stream(0.6, (0.0, -0.5, 0.0))         # reversal
     spin_for(rig.executor, 1.0)               # silence: the stale-command stop, then the hold
-    stamped = rig.stamped[first:]
+    stamped = [(w.stamp, w) for w in rig.windows[first:]]
     assert len(stamped) > 200, rig.output()
     stamps = np.array([s for s, _ in stamped])
     assert (np.diff(stamps) > 0).all()

@@ -10,36 +10,21 @@ panda_joint7 jogged at 2 rad/s into its upper limit, a pose target inside the ro
 stop it.
 """
 import os
-import random
 import signal
 import threading
 import time
-from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
 import pytest
 from control_msgs.msg import JointJog
 from geometry_msgs.msg import PoseStamped
-from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from ros_helpers import se3_pose_stamped, spin_for, spin_until
-from sensor_msgs.msg import JointState
-from trajectory_msgs.msg import JointTrajectory
+from servo_rig import ServoRig
 from window_judge import BETWEEN, WITHIN, between_windows, within_windows
 
-from robokin_interfaces.msg import ServoStatus as StatusMsg
-from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.status import ServoStatus
 
-os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(1, 100)))
-os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-
-import rclpy  # noqa: E402
-from node_process import Process  # noqa: E402
-
-TRAJECTORY_TOPIC = "/joint_trajectory_controller/joint_trajectory"
 AMAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])     # config/panda_servo.yaml
 MARGIN = 0.02                                                  # joint_limit_margins' default [rad]
 # servo_node stopped (SIGSTOP) for STALL [s], longer than its windows' 50 ms look-ahead, before these chatter targets
@@ -47,33 +32,11 @@ STALLED_AT = (30, 60, 90, 120, 180, 240)
 STALL = 0.08
 
 
-class Window(NamedTuple):
-    stamp: float             # [s] header stamp
-    times: np.ndarray        # (k,) [s]
-    positions: np.ndarray    # (k, n) chain order
-    velocities: np.ndarray   # (k, n)
-
-
-class Rig:
-    """The processes and a client node that publishes commands and records windows, joint states and statuses."""
+class Rig(ServoRig):
+    """The processes and a client node that publishes pose targets and joint jogs."""
 
     def __init__(self, tmp_path) -> None:
-        self.context = Context()
-        rclpy.init(context=self.context, args=["--ros-args", "-p", "robot:=panda"])
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.panda = RobotModel.from_name("panda")
-        self.processes = [Process("sim_robot", ["--ros-args", "--params-file", "config/sim_robot.yaml", "-p",
-                                                "publish_tf:=false"], tmp_path),
-                          Process("servo_node", ["--ros-args", "--params-file", "config/panda_servo.yaml", "-p",
-                                                 "scale.joint:=2.0", "-p", "check_collisions:=false"], tmp_path)]
-        self.node = Node("limit_motion_client", context=self.context)
-        self.executor.add_node(self.node)
-        self.windows: list[Window] = []
-        self.states: list[tuple[float, np.ndarray]] = []
-        self.statuses: list[StatusMsg] = []
-        self.node.create_subscription(JointTrajectory, TRAJECTORY_TOPIC, self._on_window, 1000)
-        self.node.create_subscription(JointState, "/joint_states", self._on_state, 100)
-        self.node.create_subscription(StatusMsg, "/servo_node/robokin_status", self.statuses.append, 100)
+        super().__init__(tmp_path, "limit_motion_client", ["-p", "scale.joint:=2.0", "-p", "check_collisions:=false"])
         self.poses = self.node.create_publisher(PoseStamped, "/servo_node/pose_target_cmds", 10)
         self.jogs = self.node.create_publisher(JointJog, "/servo_node/delta_joint_cmds", 10)
         assert spin_until(self.executor, lambda: self.poses.get_subscription_count() > 0
@@ -81,35 +44,11 @@ class Rig:
                           and self.statuses and self.statuses[-1].code != ServoStatus.JOINT_STATE_MISSING, 60.0), \
             self.output()
 
-    def _on_window(self, msg: JointTrajectory) -> None:
-        order = [list(msg.joint_names).index(name) for name in self.panda.joint_names]
-        points = msg.points
-        self.windows.append(Window(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9,
-                                   np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9
-                                             for p in points]),
-                                   np.array([p.positions for p in points])[:, order],
-                                   np.array([p.velocities for p in points])[:, order]))
-
-    def _on_state(self, msg: JointState) -> None:
-        order = [list(msg.name).index(name) for name in self.panda.joint_names]
-        self.states.append((time.monotonic(), np.array(msg.position)[order]))
-
-    def output(self) -> str:
-        return "\n".join(p.output[-3000:] for p in self.processes)
-
     def ros_now(self) -> float:
         return self.node.get_clock().now().nanoseconds * 1e-9
 
     def pose(self, T: pin.SE3, stamp: float = 0.0) -> None:
         self.poses.publish(se3_pose_stamped(T, "panda_link0", stamp))
-
-    def close(self) -> None:
-        for process in self.processes:
-            process.stop()
-        self.executor.remove_node(self.node)
-        self.node.destroy_node()
-        self.executor.shutdown()
-        rclpy.try_shutdown(context=self.context)
 
 
 @pytest.fixture(scope="module")
