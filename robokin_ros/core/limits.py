@@ -11,6 +11,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from robokin_ros.core.errors import ConfigError
+
 # Outcome codes of `limit_velocity` (how the final velocity was obtained).
 LIMIT_NONE = 0              # nothing bound: the input velocity unchanged
 LIMIT_VELOCITY = 1          # uniform scale for the joint velocity limits
@@ -141,6 +143,24 @@ class MotionLimits(NamedTuple):
     def jerk_limited(self) -> bool:
         """Whether any joint has a jerk limit (the default configuration has none: jerk limiting is off)."""
         return self.jerk is not None and bool(np.isfinite(self.jerk).any())
+
+
+MAX_RAMP = 10.0              # [s] the longest acceleration ramp (2 a_max / j_max) a jerk limit may ask for
+
+
+def check_jerk_ramps(limits: MotionLimits, joint_names, what: str = "path configuration") -> None:
+    """ConfigError naming every joint whose jerk limit is absurdly low for its acceleration limit: a ramp from
+    -a_max to a_max longer than MAX_RAMP (a 15 rad/s^2 joint below 3 rad/s^3), which would make every move minutes
+    long (a servo stop as long), and a path's trajectory millions of points."""
+    if not limits.jerk_limited:
+        return
+    ramps = 2.0 * np.asarray(limits.acceleration, float) / np.asarray(limits.jerk, float)
+    problems = [f"max_joint_jerk / default_joint_jerk: {limits.jerk[j]:g} rad/s^3 for {joint_names[j]} (acceleration "
+                f"limit {limits.acceleration[j]:g} rad/s^2) asks for a {ramps[j]:.3g} s ramp; a jerk limit must allow "
+                f"one within {MAX_RAMP:g} s (>= {2.0 * limits.acceleration[j] / MAX_RAMP:g} rad/s^3)"
+                for j in np.flatnonzero(ramps > MAX_RAMP)]
+    if problems:
+        raise ConfigError(problems, what)
 
 
 def motion_limits(robot, max_joint_velocity: Sequence[float], max_joint_acceleration: Sequence[float],

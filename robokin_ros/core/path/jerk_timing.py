@@ -30,7 +30,8 @@ import time
 
 import numpy as np
 
-from robokin_ros.core.errors import ConfigError, TrajectoryTimingError
+from robokin_ros.core.errors import TrajectoryTimingError
+from robokin_ros.core.limits import check_jerk_ramps  # noqa: F401 (path surface)
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.result import TimingReport
 from robokin_ros.core.path.timing import (
@@ -71,24 +72,6 @@ def jerk_limits(jerk, n: int) -> np.ndarray | None:
         return None
     jerk = np.asarray(jerk, float)
     return jerk if jerk.shape == (n,) and np.isfinite(jerk).any() else None
-
-
-MAX_RAMP = 10.0              # [s] the longest acceleration ramp (2 a_max / j_max) a jerk limit may ask for
-
-
-def check_jerk_ramps(limits, joint_names, what: str = "path configuration") -> None:
-    """ConfigError naming every joint whose jerk limit is absurdly low for its acceleration limit: a ramp from
-    -a_max to a_max longer than MAX_RAMP (a 15 rad/s^2 joint below 3 rad/s^3), which would make every move minutes
-    long and its trajectory millions of points."""
-    if not limits.jerk_limited:
-        return
-    ramps = 2.0 * np.asarray(limits.acceleration, float) / np.asarray(limits.jerk, float)
-    problems = [f"max_joint_jerk / default_joint_jerk: {limits.jerk[j]:g} rad/s^3 for {joint_names[j]} (acceleration "
-                f"limit {limits.acceleration[j]:g} rad/s^2) asks for a {ramps[j]:.3g} s ramp; a jerk limit must allow "
-                f"one within {MAX_RAMP:g} s (>= {2.0 * limits.acceleration[j] / MAX_RAMP:g} rad/s^3)"
-                for j in np.flatnonzero(ramps > MAX_RAMP)]
-    if problems:
-        raise ConfigError(problems, what)
 
 
 def first_window(a_max: np.ndarray, j_max: np.ndarray, rate_hz: float) -> float:

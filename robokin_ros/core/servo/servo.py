@@ -35,7 +35,7 @@ import pinocchio as pin
 
 from robokin_ros.core.collision.scene_change import SceneChange
 from robokin_ros.core.errors import InvalidInputError
-from robokin_ros.core.limits import limit_velocity
+from robokin_ros.core.limits import MotionLimits, check_jerk_ramps, limit_velocity
 from robokin_ros.core.trajectory.jerk_check import CONTROLLER_PERIOD, window_jerk_violation
 from robokin_ros.core.trajectory.outgoing_check import JERK_TOLERANCE, WINDOW_OK
 from robokin_ros.core.robot import RobotModel
@@ -99,6 +99,9 @@ class Servo:
         check_tips_config(self.robot, config)       # raises ConfigError before anything changes, as does the IK
         ik = VelocityIk(self.robot, config)
         jerk = servo_jerk_limits(config, self.robot.n)     # None: no jerk limit, the windows of window.py; or raises
+        if jerk is not None:
+            check_jerk_ramps(MotionLimits(ik.acceleration_limits, ik.acceleration_limits, jerk),
+                             self.robot.joint_names, "servo configuration")
         self.config, self._ik, self._state.dt = config, ik, config.publish_period
         if self._tips is not None:
             self._tips.ik = ik
