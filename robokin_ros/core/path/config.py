@@ -63,7 +63,7 @@ class PathConfig(NodeConfig):
     velocity_scaling: float = spec(1.0, "default fraction of the velocity limits", gt=0.0, le=1.0)
     acceleration_scaling: float = spec(1.0, "default fraction of the acceleration limits", gt=0.0, le=1.0)
     max_joint_jerk: tuple = spec((), "per-joint jerk limits (empty = default_joint_jerk)", unit="rad/s^3", gt=0.0,
-                                 per_joint=True)
+                                 le=1e6, per_joint=True)
     default_joint_jerk: float = spec(0.0, "jerk limit of every joint when max_joint_jerk is empty (0 = no jerk "
                                      "limit: the acceleration-limited timing)", unit="rad/s^3", ge=0.0, le=1e6)
     max_cartesian_speed: float = spec(0.0, "peak speed of the tool frame origin on every path, on top of the "

@@ -286,7 +286,7 @@ class ServoConfig(SchedulingConfig):
                                              unit="rad/s^2", gt=0.0, le=1000.0)
     max_joint_jerk: tuple = spec((), "per-joint jerk limits (empty = default_joint_jerk); with a jerk limit every "
                                  "window and every transition keeps the acceleration continuous", unit="rad/s^3",
-                                 gt=0.0, per_joint=True)
+                                 gt=0.0, le=1e6, per_joint=True)
     default_joint_jerk: float = spec(0.0, "jerk limit of every joint when max_joint_jerk is empty (0 = no jerk "
                                      "limit: velocity and acceleration limits only)", unit="rad/s^3", ge=0.0,
                                      le=1e6)

@@ -30,7 +30,7 @@ def test_a_jerk_limit_asking_for_a_ramp_of_minutes_is_refused_naming_the_joint(p
         Servo(panda, ServoConfig(max_joint_acceleration=ACCELERATION, max_joint_jerk=tuple(jerk)))
 
 
-@pytest.mark.parametrize("bad", [math.nan, math.inf, 0.0, -1.0])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, 0.0, -1.0, 2e6])
 def test_a_jerk_limit_that_is_not_a_finite_positive_number_is_refused(panda, bad):
     jerk = list(FRANKA_JERK)
     jerk[3] = bad
