@@ -23,7 +23,8 @@ toward the velocities the IK wants, vt (each within A tau of the velocity limits
   joints share (`_shared_stop_steps`: every velocity scaled by the same s(t) from 1 to 0, so the tool keeps its
   direction while it stops, and the joints share their switching times); a joint that would so pass its margin,
   or whose wanted velocity is 0, makes its own stop from dt instead. The stops of the ticks that track nothing
-  (stale command, pause, no joint state, a refused window) are made together from the state now too (`_stop_together`, `JerkWindows.stopping`): the tool stops along its line;
+  (stale command, pause, no joint state, a refused window) are made together from the state now too
+  (`_stop_together`, `JerkWindows.stopping`): the tool stops along its line;
 - then the hold.
 The points are at every switching time (all on the grid), and a cubic Hermite through the ends of a constant-jerk
 interval is that interval: a controller playing the window (JTC's spline for positions and velocities) follows each
