@@ -8,8 +8,8 @@ window's carried motion predicted the new one. The ideal delivery (every window 
 
 Runs the demo's twist script (robokin_ros/demo/script.py, config/panda_servo.yaml, Franka's joint jerk limits), a
 twist start / change / reversal / stale stop, and joint jogs started, changed, reversed and left to go stale,
-through the core Servo on an ideal arm (bench/jerk_servo.py), then plays the published windows under delivery
-delays:
+through the core Servo on an ideal arm (bench/jerk_servo.py), and the window builder alone toward wanted velocities
+that hold (`held_target_windows`), then plays the windows under delivery delays:
 - `ideal`: every window at its stamp;
 - `const 0.25` / `const 0.5`: every window a quarter / half period late;
 - `uniform`: each window late by a seeded uniform share of 0 to 0.5 period;
@@ -47,6 +47,9 @@ from robokin_ros.core.servo.types import JointMeasurement  # noqa: E402
 from robokin_ros.demo.script import SCALE_LINEAR, SILENCE, Phase  # noqa: E402
 
 PANDA_JERK = np.array([7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0])      # [rad/s^3] Franka
+PANDA_VMAX = np.array([2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61])                    # [rad/s]
+LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])      # Panda [rad]
+UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
 PHASES = (0.0, 0.25e-3, 0.5e-3, 0.75e-3)       # [s] the controller's updates after the servo's ticks
 CHANGE_SETTLE = 0.01     # [s] after a command change: the late windows that still carry the old command are played
 CASES = ("ideal", "const 0.25", "const 0.5", "uniform", "bursts")
@@ -131,7 +134,8 @@ def run_jog(robot: RobotModel, config: ServoConfig, phases=JOG_PHASES) -> tuple[
 
 def held_jerk(played: Played, changes: np.ndarray, settle: float = CHANGE_SETTLE) -> np.ndarray:
     """(n,) peak |jerk| [rad/s^3] by 1 kHz finite differences over the samples not within `settle` after a
-    command change (`changes` [s]): where every window taken over continues an unchanged command."""
+    command change (`changes` [s], the start from rest among them: a first window taken over late is played from
+    where it had the arm by then): where every window taken over continues an unchanged command."""
     a = np.diff(played.velocities, axis=0) / PERIOD
     jerk = np.abs(np.diff(a, axis=0)) / PERIOD                       # at played.times[1:-1]
     t = played.times[1:-1]
@@ -141,16 +145,39 @@ def held_jerk(played: Played, changes: np.ndarray, settle: float = CHANGE_SETTLE
     return jerk[~near].max(axis=0)
 
 
+HELD_TARGET = np.array([1.0, 0.5, -1.2, 1.5, -2.0, 2.4, 1.0])      # [rad/s] from rest; several joints ramp at A
+
+
+def held_target_windows(config: ServoConfig, ticks: int = 150) -> tuple[np.ndarray, list]:
+    """The window builder alone (core/servo/jerk_window.py's `JerkWindows`, the servo's limits) toward wanted
+    velocities that never change (HELD_TARGET), each window from the state at dt of the one before, a window every
+    period from rest: the case a window's carried motion can predict exactly. Returns stamps and windows."""
+    from robokin_ros.core.servo.jerk_window import JerkWindows
+    robot_limits = np.vstack((LOWER, UPPER, LOWER + 0.02, UPPER - 0.02, np.array(config.max_joint_acceleration),
+                              PANDA_VMAX))
+    builder = JerkWindows(config.publish_period, config.max_expected_latency, 1.0, robot_limits, PANDA_JERK)
+    q, v, a = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]), np.zeros(7), np.zeros(7)
+    stamps, windows = [], []
+    for k in range(ticks):
+        window, (q, v, a) = builder.build(q, v, a, HELD_TARGET)
+        stamps.append((k + 1) * config.publish_period)
+        windows.append(window)
+    return np.array(stamps), windows
+
+
 def measure(robot: RobotModel, phases, seed: int) -> dict:
     """Peak |jerk| / limit (worst joint) and the joint it is on, per delivery case."""
     config = demo_config(max_joint_jerk=tuple(float(j) for j in PANDA_JERK))
-    if phases is JOG_PHASES:
+    if phases is HELD_TARGET:
+        stamps, windows = held_target_windows(config)
+        changes = np.zeros(1)
+    elif phases is JOG_PHASES:
         stamps, windows = run_jog(robot, config)
-        changes = np.cumsum([duration for duration, _ in JOG_PHASES])[:-1]
+        changes = np.r_[0.0, np.cumsum([duration for duration, _ in JOG_PHASES])[:-1]]
     else:
         run = run_script(robot, config, phases)
         stamps, windows = run.window_stamps, run.windows
-        changes = np.cumsum([phase.duration for phase in phases])[:-1]
+        changes = np.r_[0.0, np.cumsum([phase.duration for phase in phases])[:-1]]
     dt = config.publish_period
     end = float(stamps[-1]) + 0.3
     rows = {}
@@ -173,7 +200,8 @@ def main() -> None:
     robot = RobotModel.from_name("panda")
     result = {}
     for name, phases in (("demo script", script_phases()), ("twist start/change/reversal", start_change_reversal()),
-                         ("joint jog start/change/reversal", JOG_PHASES)):
+                         ("joint jog start/change/reversal", JOG_PHASES),
+                         ("window builder alone, wanted velocities held", HELD_TARGET)):
         result[name] = measure(robot, phases, args.seed)
         print(f"{name}: peak |jerk| / limit at 1 kHz, windows taken over on arrival: all / away from command "
               f"changes (> {CHANGE_SETTLE * 1e3:.0f} ms after)")
