@@ -71,7 +71,7 @@ def test_while_the_wanted_velocities_hold_a_late_window_continues_the_old_one_ex
     assert worst_jerk_seen < 1e-6, worst_jerk_seen
 
 
-def test_the_ramp_was_measured_where_a_late_takeover_used_to_step():
+def test_a_joint_ramping_at_its_acceleration_limit_still_ramps_past_dt_as_the_next_window_does():
     """The case the continuation is for: a joint ramping at its acceleration limit for many ticks (before, each
     window brought its acceleration back to 0 after dt: a takeover `delay` late stepped by up to J delay)."""
     wanted = np.array([0.0, 0.0, 0.0, 1.5, 0.0, 0.0, 0.0])
