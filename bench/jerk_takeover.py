@@ -43,6 +43,7 @@ from robokin_ros.core.robot import RobotModel  # noqa: E402
 from robokin_ros.core.servo.config import ServoConfig  # noqa: E402
 from robokin_ros.core.servo.joint_jog import JointJogCommand  # noqa: E402
 from robokin_ros.core.servo.servo import Servo  # noqa: E402
+from robokin_ros.core.servo.status import ServoStatus  # noqa: E402
 from robokin_ros.core.servo.types import JointMeasurement  # noqa: E402
 from robokin_ros.demo.script import SCALE_LINEAR, SILENCE, Phase  # noqa: E402
 
@@ -112,13 +113,13 @@ JOG_PHASES = ((0.4, {"panda_joint4": 1.0}), (0.4, {"panda_joint2": 0.5, "panda_j
               (0.4, {"panda_joint2": -0.5, "panda_joint4": -1.0}), (0.3, {}))
 
 
-def run_jog(robot: RobotModel, config: ServoConfig, phases=JOG_PHASES) -> tuple[np.ndarray, list]:
+def run_jog(robot: RobotModel, config: ServoConfig, phases=JOG_PHASES) -> tuple[np.ndarray, list, list]:
     """Joint jogs (a command the IK passes on unchanged, tick after tick) through a core Servo on an ideal arm:
     [(duration [s], {joint: velocity [rad/s]})], {} = silence (the stale-command stop). Returns the published
-    windows' stamps and the windows."""
+    windows' stamps, the windows and [the time the stale-command stop starts] (empty if none)."""
     servo, dt, now = Servo(robot, config), config.publish_period, 0.0
     servo.set_measurement(JointMeasurement(robot.home(), now))
-    stamps, windows = [], []
+    stamps, windows, stale = [], [], []
     for duration, jog in phases:
         for _ in range(round(duration / dt)):
             now += dt
@@ -126,16 +127,19 @@ def run_jog(robot: RobotModel, config: ServoConfig, phases=JOG_PHASES) -> tuple[
                 servo.set_joint_command(JointJogCommand(tuple(jog), tuple(jog.values()), (), 0.0, now))
             out = servo.step(now)
             servo.set_measurement(JointMeasurement(out.positions, now))
+            if out.status == ServoStatus.STALE_COMMAND:
+                stale.append(now)
             if out.publish:
                 stamps.append(now)
                 windows.append(out.window)
-    return np.array(stamps), windows
+    return np.array(stamps), windows, stale[:1]
 
 
 def held_jerk(played: Played, changes: np.ndarray, settle: float = CHANGE_SETTLE) -> np.ndarray:
     """(n,) peak |jerk| [rad/s^3] by 1 kHz finite differences over the samples not within `settle` after a
     command change (`changes` [s], the start from rest among them: a first window taken over late is played from
-    where it had the arm by then): where every window taken over continues an unchanged command."""
+    where it had the arm by then; and the start of the stale-command stop, the servo's own change of command):
+    where every window taken over continues an unchanged command."""
     a = np.diff(played.velocities, axis=0) / PERIOD
     jerk = np.abs(np.diff(a, axis=0)) / PERIOD                       # at played.times[1:-1]
     t = played.times[1:-1]
@@ -172,12 +176,13 @@ def measure(robot: RobotModel, phases, seed: int) -> dict:
         stamps, windows = held_target_windows(config)
         changes = np.zeros(1)
     elif phases is JOG_PHASES:
-        stamps, windows = run_jog(robot, config)
-        changes = np.r_[0.0, np.cumsum([duration for duration, _ in JOG_PHASES])[:-1]]
+        stamps, windows, stale = run_jog(robot, config)
+        changes = np.r_[0.0, np.cumsum([duration for duration, _ in JOG_PHASES])[:-1], stale]
     else:
         run = run_script(robot, config, phases)
         stamps, windows = run.window_stamps, run.windows
-        changes = np.r_[0.0, np.cumsum([phase.duration for phase in phases])[:-1]]
+        stale = [t for t, status in zip(run.stamps, run.statuses) if status == ServoStatus.STALE_COMMAND.name][:1]
+        changes = np.r_[0.0, np.cumsum([phase.duration for phase in phases])[:-1], stale]
     dt = config.publish_period
     end = float(stamps[-1]) + 0.3
     rows = {}
