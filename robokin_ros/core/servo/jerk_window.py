@@ -14,12 +14,17 @@ toward the velocities the IK wants, vt (each within A tau of the velocity limits
   velocity 0, an S-curve) without passing its limit margin; if it cannot, it starts that stop now, at 0 (a
   jerk-aware `braking_speed`: the room is judged on the jerk-limited stop, longer than a_max's);
 - after dt, as without jerk limits, the motion is carried on up to `max_expected_latency` (a late next window
-  finds the arm still moving, not braking): each moving joint's acceleration back to 0 at J, the velocity held,
-  then one S-curve stop all these joints share (`_shared_stop_steps`: every velocity scaled by the same s(t) from 1
-  to 0, so the tool keeps its direction while it stops, and the joints share their switching times); a joint that
-  would so pass its margin, or whose wanted velocity is 0, makes its own stop from dt instead. The stops of the
-  ticks that track nothing (stale command, pause, no joint state, a refused window) are made together from the
-  state now too (`_stop_together`, `JerkWindows.stopping`): the tool stops along its line;
+  finds the arm still moving, not braking), as the next windows will move it while vt holds: each moving joint
+  goes on with its plan toward vt, made again at every period's end as the next window makes it
+  (`_continue_plan`), to the cruise end, holding vt once there. A controller takes a window over when it arrives,
+  after its stamp; an old window that brought the acceleration back to 0 at dt disagreed there with a new one that
+  ramps on, by up to J times the delay (bench/jerk_takeover.py, test/core/servo/test_jerk_takeover.py). Then, if
+  the plan has not arrived by the cruise end, its acceleration back to 0 at J, and one S-curve stop all these
+  joints share (`_shared_stop_steps`: every velocity scaled by the same s(t) from 1 to 0, so the tool keeps its
+  direction while it stops, and the joints share their switching times); a joint that would so pass its margin,
+  or whose wanted velocity is 0, makes its own stop from dt instead. The stops of the ticks that track nothing
+  (stale command, pause, no joint state, a refused window) are made together from the state now too
+  (`_stop_together`, `JerkWindows.stopping`): the tool stops along its line;
 - then the hold.
 The points are at every switching time (all on the grid), and a cubic Hermite through the ends of a constant-jerk
 interval is that interval: a controller playing the window (JTC's spline for positions and velocities) follows each
@@ -51,13 +56,18 @@ from robokin_ros.core.trajectory.jerk_check import CONTROLLER_PERIOD
 # (the outgoing check's cost) and a later arrival (a plan's phases end up to a step late).
 GRID_STEP = 1e-4
 # A plan this many grid steps long or shorter is closed exactly (`_closing_jerks`), in at most CLOSING_TRIES more.
+# (Compared with half a step of room: on the grid a plan's length is often a whole number of steps, and a rounding
+# either side of CLOSING_STEPS would choose differently for two windows planning from the same state.)
 CLOSING_STEPS = 3
 CLOSING_TRIES = 4
 # Plans made per profile (`_append_on_grid`): each consumes a phase or a grid step.
 MAX_REPLANS = 12
 # Segments a joint can have: the profile within the first period and its cruise to dt, then its own stop, or in
-# its place the acceleration back to 0, the cruise and the shared stop (3).
-MAX_SEGMENTS = 3 * (MAX_REPLANS + CLOSING_STEPS + CLOSING_TRIES) + 5
+# its place its plan on to the cruise end (made again each period while room is left, then a profile uncut:
+# `_continue_plan`), the acceleration back to 0, the cruise and the shared stop (3). A profile (`_append_on_grid`)
+# has at most MAX_REPLANS - 1 segments and a closing of CLOSING_STEPS + CLOSING_TRIES - 1.
+PROFILE_SEGMENTS = MAX_REPLANS + CLOSING_STEPS + CLOSING_TRIES
+MAX_SEGMENTS = 4 * PROFILE_SEGMENTS + 5
 # A stopping state counts as in proportion (a = kappa v, `_stop_together`) within this share of each joint's A: the
 # rounding of the shared S-curve's sums (1e-15 of it), with room
 PROPORTION_TOLERANCE = 1e-9
@@ -149,7 +159,7 @@ def _append_on_grid(v, a, vt, amax, jmax, step, tau, cut, ends, jerks, count):
         total, durations, phase_jerks = _plan(v, a, vt, amax, jmax)
         if total <= 0.0:
             break
-        if total <= CLOSING_STEPS * tau:
+        if total < (CLOSING_STEPS + 0.5) * tau:
             m = _closing_steps(v, a, vt, jmax, tau, total)
             if m > 0:
                 # the jerk of step i is l1 + l2 c_i, c_i = m - i - 1/2 (see `_closing_steps`)
@@ -198,6 +208,34 @@ def _state_at(q, v, a, ends, jerks, count, t):
         q, v, a = _advance(q, v, a, jerks[s], min(t, ends[s]) - start)
         start = ends[s]
     return q, v, a
+
+
+@njit(cache=True)
+def _continue_plan(v, a, vt, amax, jmax, period_steps, tau, cruise_steps, ends, jerks, count):
+    """A joint's plan toward vt after dt, as the next windows make it while vt holds: made again from the state at
+    every period's end (where each next window starts: a plan cut there and made again, a closing above all, is
+    not the plan left uncut), to step `cruise_steps`. Its segments of one jerk are merged, so a long ramp adds none at
+    a period's end; should the segments run short of room all the same, the plan goes on uncut. Appends to
+    ends/jerks[count:]; returns (count, step reached, velocity and acceleration there)."""
+    step, floor = period_steps, count       # (the segments to dt stay as they are: a stop from dt may replace these)
+    # a period's plan, the rest uncut, the level-off, the hold and the shared stop must still fit
+    room = MAX_SEGMENTS - 3 * PROFILE_SEGMENTS - 4
+    while step < cruise_steps:
+        cut = cruise_steps if count > room else min(step + period_steps, cruise_steps)
+        first = count
+        new_count, reached = _append_on_grid(v, a, vt, amax, jmax, step, tau, cut, ends, jerks, count)
+        for s in range(first, new_count):
+            h = ends[s] - (ends[s - 1] if s > 0 else 0.0)
+            v, a = v + h * (a + 0.5 * h * jerks[s]), a + h * jerks[s]
+            if count > floor and jerks[s] == jerks[count - 1]:
+                ends[count - 1] = ends[s]           # the same jerk on: one segment
+            else:
+                ends[count], jerks[count] = ends[s], jerks[s]
+                count += 1
+        if reached < cut or reached == step:         # arrived (or nothing left to plan)
+            return count, reached, v, a
+        step = reached
+    return count, step, v, a
 
 
 @njit(cache=True)
@@ -352,17 +390,18 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
                                                               inner_lower[j], inner_upper[j], period_steps, tau,
                                                               ends[j], jerks[j])
         braking += 1 if marks[j] < 0 else 0
-    # the carried joints: the acceleration back to 0 at J from dt, the velocity held, then the stop they share
+    # the carried joints: the plan toward the wanted velocity that the first period started, on to the cruise end
+    # (what the next windows will do while the command holds: a window taken over late then agrees with this one),
+    # the acceleration back to 0 at J from there if it has not arrived, the velocity held, then the shared stop
     speeds, started = np.zeros(n), cruise_steps
     carried_ends = np.full(n, -1, np.int64)         # the count after the acceleration back to 0, -1: not carried
     for j in range(n):
         if not carry or vt[j] == 0.0 or marks[j] < 0:      # (marks are set only when carried)
             continue
-        v1, a1 = v_dt[j], a_dt[j]
-        if v1 == 0.0 and a1 == 0.0:
-            continue
-        c, step = _append_on_grid(v1, a1, v1 + a1 * abs(a1) / (2.0 * jmax[j]), amax[j], jmax[j], period_steps,
-                                  tau, -1, ends[j], jerks[j], marks[j])
+        c, step, v2, a2 = _continue_plan(v_dt[j], a_dt[j], vt[j], amax[j], jmax[j], period_steps, tau,
+                                         cruise_steps, ends[j], jerks[j], marks[j])
+        c, step = _append_on_grid(v2, a2, v2 + a2 * abs(a2) / (2.0 * jmax[j]), amax[j], jmax[j], step, tau, -1,
+                                  ends[j], jerks[j], c)
         carried_ends[j] = c
         speeds[j] = abs(_state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], c, step * tau)[1])
         started = max(started, step)
