@@ -62,6 +62,15 @@ CLOSING_STEPS = 3
 CLOSING_TRIES = 4
 # Plans made per profile (`_append_on_grid`): each consumes a phase or a grid step.
 MAX_REPLANS = 12
+# The synchronized plans (`_synchronizing_scale`): a joint's limits are scaled by c in [MIN_SYNC_SCALE, 1] so that
+# its plan takes as long as the slowest joint's, found to SYNC_TOLERANCE of that length (relative) in at most
+# SYNC_ITERATIONS steps. (A window and the next, made from its state at dt, then find the same c to ~1e-13: the
+# takeover agreement.) A joint whose own plan is shorter than SYNC_NEGLIGIBLE [s] is not scaled: its change is
+# nothing the tool's direction could show, and a scale toward 0 would only make its plan degenerate.
+MIN_SYNC_SCALE = 1e-6
+SYNC_TOLERANCE = 1e-13
+SYNC_ITERATIONS = 60
+SYNC_NEGLIGIBLE = 1e-9
 # Segments a joint can have: the profile within the first period and its cruise to dt, then its own stop, or in
 # its place its plan on to the cruise end (made again each period while room is left, then a profile uncut:
 # `_continue_plan`), the acceleration back to 0, the cruise and the shared stop (3). A profile (`_append_on_grid`)
@@ -116,6 +125,58 @@ def _planned_acceleration(a0, durations, jerks, t):
         a0 += jerks[i] * h
         start += durations[i]
     return a0
+
+
+@njit(cache=True)
+def _synchronizing_scale(v0, a0, vt, amax, jmax, total):
+    """c in [MIN_SYNC_SCALE, 1]: the joint's plan (`_plan`) with the limits c (amax, jmax) takes `total` [s] (at
+    least its own time-optimal length), so that every joint arrives together. 1 when its own plan is already that
+    long or negligible; MIN_SYNC_SCALE when even that is too fast.
+
+    With u = 1 / c a plan's length is nearly linear in u (dv / (c A) + A / J with a constant-acceleration phase,
+    2 sqrt(dv / (c J)) without, from rest), so the root is bracketed in u and found by regula falsi (Illinois)."""
+    own = _plan(v0, a0, vt, amax, jmax)[0]
+    if own <= SYNC_NEGLIGIBLE or own >= total * (1.0 - SYNC_TOLERANCE):
+        return 1.0
+    lo, f_lo = 1.0, own - total                         # f(u) = length - total: f(1) < 0
+    hi = min((total / own) ** 2, 1.0 / MIN_SYNC_SCALE)   # from rest a length at least linear in sqrt(u)
+    f_hi = _plan(v0, a0, vt, amax / hi, jmax / hi)[0] - total
+    while f_hi < 0.0:
+        if hi >= 1.0 / MIN_SYNC_SCALE:
+            return MIN_SYNC_SCALE
+        hi = min(4.0 * hi, 1.0 / MIN_SYNC_SCALE)
+        f_hi = _plan(v0, a0, vt, amax / hi, jmax / hi)[0] - total
+    side = 0
+    for _ in range(SYNC_ITERATIONS):
+        u = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        f = _plan(v0, a0, vt, amax / u, jmax / u)[0] - total
+        if abs(f) <= SYNC_TOLERANCE * total or hi - lo <= SYNC_TOLERANCE * hi:
+            return 1.0 / u
+        if f < 0.0:
+            lo, f_lo = u, f
+            if side == -1:
+                f_hi *= 0.5
+            side = -1
+        else:
+            hi, f_hi = u, f
+            if side == 1:
+                f_lo *= 0.5
+            side = 1
+    return 1.0 / (0.5 * (lo + hi))
+
+
+@njit(cache=True)
+def _synchronizing_scales(v, a, vt, amax, jmax, active, scales):
+    """scales (n,): each active joint's `_synchronizing_scale` toward vt from (v, a), so that every active joint's
+    plan takes the longest time-optimal length among them (1 for the others)."""
+    total = 0.0
+    for j in range(v.shape[0]):
+        scales[j] = 1.0
+        if active[j]:
+            total = max(total, _plan(v[j], a[j], vt[j], amax[j], jmax[j])[0])
+    for j in range(v.shape[0]):
+        if active[j]:
+            scales[j] = _synchronizing_scale(v[j], a[j], vt[j], amax[j], jmax[j], total)
 
 
 @njit(cache=True)
@@ -211,31 +272,51 @@ def _state_at(q, v, a, ends, jerks, count, t):
 
 
 @njit(cache=True)
-def _continue_plan(v, a, vt, amax, jmax, period_steps, tau, cruise_steps, ends, jerks, count):
-    """A joint's plan toward vt after dt, as the next windows make it while vt holds: made again from the state at
-    every period's end (where each next window starts: a plan cut there and made again, a closing above all, is
-    not the plan left uncut), to step `cruise_steps`. Its segments of one jerk are merged, so a long ramp adds none at
-    a period's end; should the segments run short of room all the same, the plan goes on uncut. Appends to
-    ends/jerks[count:]; returns (count, step reached, velocity and acceleration there)."""
-    step, floor = period_steps, count       # (the segments to dt stay as they are: a stop from dt may replace these)
+def _continue_together(v_dt, a_dt, vt, amax, jmax, carried, period_steps, tau, cruise_steps, ends, jerks, counts,
+                       reached, v_out, a_out, scales):
+    """The carried joints' plans toward vt after dt, as the next windows make them while vt holds: made again from
+    the state at every period's end (where each next window starts: a plan cut there and made again, a closing
+    above all, is not the plan left uncut), synchronized there as the next window synchronizes them
+    (`_synchronizing_scales` over the joints still on their way), to step `cruise_steps`. Each joint's segments of
+    one jerk are merged, so a long ramp adds none at a period's end; should a joint's segments run short of room all
+    the same, its plan goes on uncut. Appends to ends/jerks[j, counts[j]:] of the `carried` (n,) joints from their
+    state at dt (v_dt, a_dt); counts (n,) updated, reached (n,) the step each reached, v_out / a_out (n,) its state
+    there, scales (n,) the scale of its last plan (in: the first period's; its acceleration goes back to 0 with
+    it)."""
+    n = v_dt.shape[0]
+    floors = counts.copy()      # (the segments to dt stay as they are: a stop from dt may replace these)
+    planning = carried.copy()   # still on its way at the current period's end
+    now = np.empty(n)           # the scales of the plans made at the current period's end
+    for j in range(n):
+        v_out[j], a_out[j], reached[j] = v_dt[j], a_dt[j], period_steps
     # a period's plan, the rest uncut, the level-off, the hold and the shared stop must still fit
     room = MAX_SEGMENTS - 3 * PROFILE_SEGMENTS - 4
+    step = period_steps
     while step < cruise_steps:
-        cut = cruise_steps if count > room else min(step + period_steps, cruise_steps)
-        first = count
-        new_count, reached = _append_on_grid(v, a, vt, amax, jmax, step, tau, cut, ends, jerks, count)
-        for s in range(first, new_count):
-            h = ends[s] - (ends[s - 1] if s > 0 else 0.0)
-            v, a = v + h * (a + 0.5 * h * jerks[s]), a + h * jerks[s]
-            if count > floor and jerks[s] == jerks[count - 1]:
-                ends[count - 1] = ends[s]           # the same jerk on: one segment
-            else:
-                ends[count], jerks[count] = ends[s], jerks[s]
-                count += 1
-        if reached < cut or reached == step:         # arrived (or nothing left to plan)
-            return count, reached, v, a
-        step = reached
-    return count, step, v, a
+        _synchronizing_scales(v_out, a_out, vt, amax, jmax, planning, now)
+        next_step = min(step + period_steps, cruise_steps)
+        for j in range(n):
+            if not planning[j]:
+                continue
+            scales[j] = now[j]
+            count = counts[j]
+            cut = cruise_steps if count > room else next_step
+            first = count
+            v, a = v_out[j], a_out[j]
+            new_count, to = _append_on_grid(v, a, vt[j], scales[j] * amax[j], scales[j] * jmax[j], step, tau, cut,
+                                            ends[j], jerks[j], count)
+            for s in range(first, new_count):
+                h = ends[j, s] - (ends[j, s - 1] if s > 0 else 0.0)
+                v, a = v + h * (a + 0.5 * h * jerks[j, s]), a + h * jerks[j, s]
+                if count > floors[j] and jerks[j, s] == jerks[j, count - 1]:
+                    ends[j, count - 1] = ends[j, s]           # the same jerk on: one segment
+                else:
+                    ends[j, count], jerks[j, count] = ends[j, s], jerks[j, s]
+                    count += 1
+            counts[j], reached[j], v_out[j], a_out[j] = count, to, v, a
+            if to < cut or to == step or to >= cruise_steps:  # arrived (or nothing left to plan, or uncut)
+                planning[j] = False
+        step = next_step
 
 
 @njit(cache=True)
@@ -246,11 +327,12 @@ def _stays_inside(q_end, q_start, inner_lower, inner_upper):
 
 
 @njit(cache=True)
-def _first_period(q0, v0, a0, vt, amax, jmax, inner_lower, inner_upper, period_steps, tau, ends, jerks):
-    """One joint's segments up to dt toward vt, then its own stop from dt; or, when that stop would pass the limit
-    margin, its stop from now. Returns (count, count up to dt (-1 when stopping now), velocity and acceleration at
-    dt on the way to vt (which the carried motion starts from))."""
-    count, step = _append_on_grid(v0, a0, vt, amax, jmax, 0, tau, period_steps, ends, jerks, 0)
+def _first_period(q0, v0, a0, vt, amax, jmax, scale, inner_lower, inner_upper, period_steps, tau, ends, jerks):
+    """One joint's segments up to dt toward vt (its limits times `scale`: the synchronized plan), then its own stop
+    from dt; or, when that stop would pass the limit margin, its stop from now (both at its real limits). Returns
+    (count, count up to dt (-1 when stopping now), velocity and acceleration at dt on the way to vt (which the
+    carried motion starts from))."""
+    count, step = _append_on_grid(v0, a0, vt, scale * amax, scale * jmax, 0, tau, period_steps, ends, jerks, 0)
     if step < period_steps:             # arrived: the wanted velocity held to dt
         ends[count], jerks[count] = period_steps * tau, 0.0
         count += 1
@@ -385,23 +467,37 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     carry = carry and not halting
     if not carry:
         braking = _stop_together(q0, v0, a0, amax, jmax, inner_lower, inner_upper, tau, ends, jerks, counts)
+    # every joint's plan toward its wanted velocity synchronized: its limits scaled so that all arrive together,
+    # the velocities moving along (near) the line from v0 to vt, so the tool keeps its direction during a change
+    scales = np.ones(n)
+    if carry:
+        _synchronizing_scales(v0, a0, vt, amax, jmax, np.ones(n, np.bool_), scales)
     for j in range(n if carry else 0):
         counts[j], marks[j], v_dt[j], a_dt[j] = _first_period(q0[j], v0[j], a0[j], vt[j], amax[j], jmax[j],
-                                                              inner_lower[j], inner_upper[j], period_steps, tau,
-                                                              ends[j], jerks[j])
+                                                              scales[j], inner_lower[j], inner_upper[j],
+                                                              period_steps, tau, ends[j], jerks[j])
         braking += 1 if marks[j] < 0 else 0
-    # the carried joints: the plan toward the wanted velocity that the first period started, on to the cruise end
-    # (what the next windows will do while the command holds: a window taken over late then agrees with this one),
-    # the acceleration back to 0 at J from there if it has not arrived, the velocity held, then the shared stop
+    # the carried joints (those a wanted velocity of 0 brings to rest among them, synchronized with the others): the
+    # plan toward the wanted velocity that the first period started, on to the cruise end (what the next windows
+    # will do while the command holds: a window taken over late then agrees with this one), the acceleration back
+    # to 0 at its plan's scaled J from there if it has not arrived, the velocity held, then the shared stop
+    carried = np.zeros(n, np.bool_)
+    for j in range(n if carry else 0):
+        carried[j] = marks[j] >= 0                          # (marks are set only when carried)
+        if carried[j]:
+            counts[j] = marks[j]
     speeds, started = np.zeros(n), cruise_steps
+    reached, v2, a2 = np.empty(n, np.int64), np.empty(n), np.empty(n)
+    if carry:
+        _continue_together(v_dt, a_dt, vt, amax, jmax, carried, period_steps, tau, cruise_steps, ends, jerks, counts,
+                           reached, v2, a2, scales)
     carried_ends = np.full(n, -1, np.int64)         # the count after the acceleration back to 0, -1: not carried
     for j in range(n):
-        if not carry or vt[j] == 0.0 or marks[j] < 0:      # (marks are set only when carried)
+        if not carried[j]:
             continue
-        c, step, v2, a2 = _continue_plan(v_dt[j], a_dt[j], vt[j], amax[j], jmax[j], period_steps, tau,
-                                         cruise_steps, ends[j], jerks[j], marks[j])
-        c, step = _append_on_grid(v2, a2, v2 + a2 * abs(a2) / (2.0 * jmax[j]), amax[j], jmax[j], step, tau, -1,
-                                  ends[j], jerks[j], c)
+        c, step = _append_on_grid(v2[j], a2[j], v2[j] + a2[j] * abs(a2[j]) / (2.0 * scales[j] * jmax[j]),
+                                  scales[j] * amax[j], scales[j] * jmax[j], reached[j], tau, -1, ends[j], jerks[j],
+                                  counts[j])
         carried_ends[j] = c
         speeds[j] = abs(_state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], c, step * tau)[1])
         started = max(started, step)
@@ -410,8 +506,13 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
         c = carried_ends[j]
         if c < 0:
             continue
-        if speeds[j] == 0.0:            # at rest once its acceleration is back to 0
-            counts[j] = c
+        if speeds[j] == 0.0:            # at rest once its acceleration is back to 0 (its plan toward 0 included)
+            if _stays_inside(_state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], c, ends[j, c - 1] if c > 0 else 0.0)[0],
+                             q0[j], inner_lower[j], inner_upper[j]):
+                counts[j] = c
+            else:                       # its own stop from dt, as `_first_period` made it
+                counts[j], _ = _append_on_grid(v_dt[j], a_dt[j], 0.0, amax[j], jmax[j], period_steps, tau, -1,
+                                               ends[j], jerks[j], marks[j])
             continue
         if started * tau > ends[j, c - 1]:
             ends[j, c], jerks[j, c] = started * tau, 0.0
