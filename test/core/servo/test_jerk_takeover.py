@@ -11,7 +11,10 @@ import numpy as np
 import pytest
 
 from jerk_play import hermite
+from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.jerk_window import JerkWindows, window_jerk_share
+from robokin_ros.core.servo.servo import Servo
+from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
 
 DT = 0.002
 JERK = np.array([7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0])     # Franka Panda [rad/s^3]
@@ -114,3 +117,123 @@ def test_a_joint_carried_toward_its_margin_stops_on_its_own_inside_it():
         assert final <= UPPER[3] - 0.02 + 1e-12
         ts = np.arange(0.0, w.times[-1], 1e-4)
         assert max(hermite(w, t)[0][3] for t in ts) <= UPPER[3] - 0.02 + 1e-9
+
+
+@pytest.mark.parametrize("v0, wanted", [
+    (np.zeros(7), np.array([1.0, 0.5, -1.2, 1.5, -2.0, 2.4, 1.0])),                     # from rest, ramps at A
+    (np.array([1.0, 0.5, -1.2, 1.5, -2.0, 2.4, 1.0]), np.array([-0.3, 0.5, 0.4, -0.2, 1.0, 0.0, -1.0])),
+    (np.zeros(7), np.array([-0.01, 0.002, 0.0, 0.05, 0.0, -0.04, 0.03])),                # small: no A phase
+])
+def test_synchronized_ramps_keep_the_joint_velocity_on_the_line_from_v0_to_the_wanted_one(v0, wanted):
+    """Every joint's plan arrives with the slowest one's (its limits scaled): with the Panda's limits (the same
+    A / J on every joint) the velocity vector moves along the straight line from v0 to vt, so the tool keeps its
+    direction. Each joint on its own time-optimal plan left that line by 17 to 22 % of |vt - v0| in these cases;
+    what is left is the 100 us grid's rounding."""
+    change = wanted - v0
+    worst = 0.0
+    for w in track(windows(), wanted, 150, v=v0):
+        for t in np.arange(0.0, DT, 1e-4):
+            off = hermite(w, t)[1] - v0
+            worst = max(worst, float(np.linalg.norm(off - (off @ change) / (change @ change) * change)))
+    assert np.allclose(hermite(w, DT)[1], wanted, rtol=0.0, atol=1e-12)     # arrived
+    assert worst <= 1e-3 * np.linalg.norm(change), worst / np.linalg.norm(change)
+
+
+def servo_run(panda, phases, **config):
+    """A core Servo on an ideal arm (each tick's commanded positions are the next measurement), the Panda's jerk
+    and the demo's acceleration limits, through [(duration [s], linear twist [m/s] or None = no command)] in base
+    axes: [(stamp, window)] of the published windows and the command changes' times [s]."""
+    servo = Servo(panda, ServoConfig(publish_period=DT, command_in_type="speed_units",
+                                     max_joint_acceleration=tuple(AMAX), max_joint_jerk=tuple(JERK), **config))
+    servo.set_measurement(JointMeasurement(panda.home(), 0.0))
+    now, stamped, changes = 0.0, [], []
+    for duration, linear in phases:
+        changes.append(now)
+        for _ in range(round(duration / DT)):
+            now += DT
+            if linear is not None:
+                servo.set_command(TwistCommand(np.array(linear, float), np.zeros(3), "", now))
+            out = servo.step(now)
+            servo.set_measurement(JointMeasurement(out.positions, now))
+            if out.publish:
+                stamped.append((now, out.window))
+    return stamped, np.array(changes)
+
+
+def arrival_jerk(stamped, delays, phase, rate=1000.0):
+    """The windows played as a controller at `rate` [Hz] takes each over when it arrives (its stamp plus its delay
+    [s]), its updates `phase` [s] after the servo's ticks: (times, |jerk| (k, n)) by second finite differences of
+    the played velocity, up to the last window's stamp."""
+    stamps = np.array([s for s, _ in stamped])
+    arrivals = stamps + delays
+    ts = np.arange(stamps[0] + phase, stamps[-1], 1.0 / rate)
+    v = []
+    for t in ts:
+        i = int(np.searchsorted(arrivals, t, side="right")) - 1
+        v.append(hermite(stamped[i][1], t - stamps[i])[1] if i >= 0 else np.zeros(7))
+    jerk = np.abs(np.diff(np.array(v), 2, axis=0)) * rate * rate
+    return ts[1:-1], jerk
+
+
+def test_through_the_servo_windows_taken_over_up_to_half_a_period_late_keep_the_jerk_limit(panda):
+    """The real Servo (IK included): a 0.2 m/s twist started, turned by 90 degrees, reversed, each held 0.4 s; the
+    windows played on arrival, late by a constant quarter or half period or a seeded uniform share of it. Away from
+    the command changes (> 10 ms after, where a window built for the new command meets one built for the old) the
+    peak jerk a 1 kHz controller sees stays at the limit. Measured before (the IK's acceleration window on in jerk
+    mode, each joint on its own plan; bench/jerk_takeover.py, the same script): 1.23 / 2.11 / 1.52 of the limit."""
+    phases = [(0.4, (0.2, 0.0, 0.0)), (0.4, (0.0, 0.2, 0.0)), (0.4, (0.0, -0.2, 0.0))]
+    stamped, changes = servo_run(panda, phases)
+    rng = np.random.default_rng(7)
+    cases = {"quarter": np.full(len(stamped), 0.25 * DT), "half": np.full(len(stamped), 0.5 * DT),
+             "uniform": rng.uniform(0.0, 0.5 * DT, len(stamped))}
+    for name, delays in cases.items():
+        worst = 0.0
+        for phase in (0.0, 0.25e-3, 0.5e-3, 0.75e-3):
+            t, jerk = arrival_jerk(stamped, delays, phase)
+            near = np.zeros(len(t), bool)
+            for change in changes:
+                near |= (t >= change - 2e-3) & (t <= change + 0.01)
+            worst = max(worst, float((jerk[~near] / JERK).max()))
+        assert worst <= 1.0 + 1e-3, (name, worst)
+
+
+def test_the_servo_square_keeps_to_its_sides_as_the_acceleration_limited_servo_does(panda):
+    """The demo's square (base +y, +z, -y, -z, unitless 0.125, 2 s each) through the real Servo, the tool by forward
+    kinematics of each tick's commanded positions: its largest distance off the commanded square (corners
+    included) jerk-limited within 5 % of the acceleration-limited servo's (measured 0.178 against 0.172 mm; each
+    joint ramping on its own plan: 0.244 mm), and each side's line, from 50 ms into it on, within 0.015 mm (0.0140
+    measured)."""
+    sides = np.array([(0, 0.125, 0), (0, 0, 0.125), (0, -0.125, 0), (0, 0, -0.125)])
+    figures = []
+    for jerk in ((), tuple(JERK)):
+        servo = Servo(panda, ServoConfig(publish_period=DT, command_in_type="unitless",
+                                         max_joint_acceleration=tuple(AMAX), max_joint_jerk=jerk))
+        servo.set_measurement(JointMeasurement(panda.home(), 0.0))
+        now, tool = 0.0, []
+        for i, linear in enumerate(sides):
+            while now < 2.0 * (i + 1) - 1e-12:
+                now += DT
+                servo.set_command(TwistCommand(linear, np.zeros(3), "", now))
+                out = servo.step(now)
+                servo.set_measurement(JointMeasurement(out.positions, now))
+                tool.append(panda.fk(out.positions).translation)
+        tool = np.array(tool)
+        speed = servo.config.scale.linear               # [m/s] per unit
+        corners = panda.fk(panda.home()).translation + np.vstack((np.zeros(3),
+                                                                  np.cumsum(2.0 * speed * sides, axis=0)))
+        off_square = np.full(len(tool), np.inf)
+        for a, b in zip(corners, corners[1:]):
+            s = np.clip((tool - a) @ (b - a) / ((b - a) @ (b - a)), 0.0, 1.0)
+            off_square = np.minimum(off_square, np.linalg.norm(tool - a - np.outer(s, b - a), axis=1))
+        off_line = 0.0
+        for i, linear in enumerate(sides):
+            rel = tool[int(2.0 * i / DT) + int(0.05 / DT):int(2.0 * (i + 1) / DT)]
+            rel = rel - rel[0]
+            axis = linear / np.linalg.norm(linear)
+            off_line = max(off_line, float(np.linalg.norm(rel - np.outer(rel @ axis, axis), axis=1).max()))
+        figures.append((float(off_square.max()), off_line))
+    (plain_square, _), (square, line) = figures
+    print(f"\nsquare: {square * 1e3:.4f} mm off (acceleration-limited {plain_square * 1e3:.4f}), "
+          f"sides {line * 1e3:.4f} mm")
+    assert square <= 1.05 * plain_square, (square, plain_square)
+    assert line <= 0.015e-3, line
