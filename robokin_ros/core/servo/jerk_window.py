@@ -68,9 +68,11 @@ MAX_REPLANS = 12
 # takeover agreement.) A joint whose own plan is shorter than SYNC_NEGLIGIBLE [s] is not scaled: its change is
 # nothing the tool's direction could show, and a scale toward 0 would only make its plan degenerate.
 MIN_SYNC_SCALE = 1e-6
-SYNC_TOLERANCE = 1e-13
+SYNC_TOLERANCE = 1e-9
 SYNC_ITERATIONS = 60
 SYNC_NEGLIGIBLE = 1e-9
+# The secant's step past a guess that is still too fast, stretched by this so that one step usually brackets the root
+SYNC_OVERSHOOT = 1.1
 # Segments a joint can have: the profile within the first period and its cruise to dt, then its own stop, or in
 # its place its plan on to the cruise end (made again each period while room is left, then a profile uncut:
 # `_continue_plan`), the acceleration back to 0, the cruise and the shared stop (3). A profile (`_append_on_grid`)
@@ -128,28 +130,51 @@ def _planned_acceleration(a0, durations, jerks, t):
 
 
 @njit(cache=True)
-def _synchronizing_scale(v0, a0, vt, amax, jmax, total):
-    """c in [MIN_SYNC_SCALE, 1]: the joint's plan (`_plan`) with the limits c (amax, jmax) takes `total` [s] (at
-    least its own time-optimal length), so that every joint arrives together. 1 when its own plan is already that
-    long or negligible; MIN_SYNC_SCALE when even that is too fast.
+def _rest_scale(v0, vt, amax, jmax, total):
+    """The scale c of (amax, jmax) whose plan from (v0, 0) to (vt, 0) takes `total` [s]: a plan from rest in
+    acceleration takes dv / (c A) + A / J with a constant-acceleration phase (total >= 2 A / J), else
+    2 sqrt(dv / (c J)). (From a state with an acceleration, the first guess of `_synchronizing_scale`.)"""
+    dv = abs(vt - v0)
+    if total <= 2.0 * amax / jmax:
+        return 4.0 * dv / (jmax * total * total)
+    return dv / (amax * (total - amax / jmax))
 
-    With u = 1 / c a plan's length is nearly linear in u (dv / (c A) + A / J with a constant-acceleration phase,
-    2 sqrt(dv / (c J)) without, from rest), so the root is bracketed in u and found by regula falsi (Illinois)."""
-    own = _plan(v0, a0, vt, amax, jmax)[0]
+
+@njit(cache=True)
+def _scaled_miss(v0, a0, vt, amax, jmax, u, total):
+    """[s] how much longer than `total` the plan with the limits (amax, jmax) / u takes."""
+    return _plan(v0, a0, vt, amax / u, jmax / u)[0] - total
+
+
+@njit(cache=True)
+def _synchronizing_scale(v0, a0, vt, amax, jmax, own, total, guess):
+    """c in [MIN_SYNC_SCALE, 1]: the joint's plan (`_plan`) with the limits c (amax, jmax) takes `total` [s] (at
+    least its own time-optimal length `own`), so that every joint arrives together. 1 when its own plan is already
+    that long or negligible; MIN_SYNC_SCALE when even that is too fast. `guess`: a scale near the answer (the one
+    this joint's plan had a period before), else 0.
+
+    With u = 1 / c a plan's length is nearly linear in u (from rest in acceleration exactly dv / (c A) + A / J, or
+    2 sqrt(dv / (c J)) without a constant-acceleration phase: `_rest_scale`), so the root is bracketed in u near
+    the guess and found by regula falsi (Illinois)."""
     if own <= SYNC_NEGLIGIBLE or own >= total * (1.0 - SYNC_TOLERANCE):
         return 1.0
-    lo, f_lo = 1.0, own - total                         # f(u) = length - total: f(1) < 0
-    hi = min((total / own) ** 2, 1.0 / MIN_SYNC_SCALE)   # from rest a length at least linear in sqrt(u)
-    f_hi = _plan(v0, a0, vt, amax / hi, jmax / hi)[0] - total
-    while f_hi < 0.0:
-        if hi >= 1.0 / MIN_SYNC_SCALE:
+    top = 1.0 / MIN_SYNC_SCALE
+    if not 0.0 < guess < 1.0:
+        guess = min(max(_rest_scale(v0, vt, amax, jmax, total), MIN_SYNC_SCALE), 1.0)
+    lo, f_lo = 1.0, own - total                         # f(1) < 0
+    hi = min(max(1.0 / guess, 1.0), top)
+    f_hi = _scaled_miss(v0, a0, vt, amax, jmax, hi, total)
+    while f_hi < 0.0:                                   # both short: on along the secant (a little past) to a bracket
+        if hi >= top:
             return MIN_SYNC_SCALE
-        hi = min(4.0 * hi, 1.0 / MIN_SYNC_SCALE)
-        f_hi = _plan(v0, a0, vt, amax / hi, jmax / hi)[0] - total
+        step = -f_hi * (hi - lo) / (f_hi - f_lo) if f_hi > f_lo else hi
+        lo, f_lo = hi, f_hi
+        hi = min(hi + max(SYNC_OVERSHOOT * step, SYNC_TOLERANCE * hi), top)
+        f_hi = _scaled_miss(v0, a0, vt, amax, jmax, hi, total)
     side = 0
     for _ in range(SYNC_ITERATIONS):
         u = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
-        f = _plan(v0, a0, vt, amax / u, jmax / u)[0] - total
+        f = _scaled_miss(v0, a0, vt, amax, jmax, u, total)
         if abs(f) <= SYNC_TOLERANCE * total or hi - lo <= SYNC_TOLERANCE * hi:
             return 1.0 / u
         if f < 0.0:
@@ -166,17 +191,20 @@ def _synchronizing_scale(v0, a0, vt, amax, jmax, total):
 
 
 @njit(cache=True)
-def _synchronizing_scales(v, a, vt, amax, jmax, active, scales):
+def _synchronizing_scales(v, a, vt, amax, jmax, active, guesses, scales):
     """scales (n,): each active joint's `_synchronizing_scale` toward vt from (v, a), so that every active joint's
-    plan takes the longest time-optimal length among them (1 for the others)."""
+    plan takes the longest time-optimal length among them (1 for the others); guesses (n,): see there."""
+    n = v.shape[0]
+    own = np.zeros(n)
     total = 0.0
-    for j in range(v.shape[0]):
+    for j in range(n):
+        if active[j]:
+            own[j] = _plan(v[j], a[j], vt[j], amax[j], jmax[j])[0]
+            total = max(total, own[j])
+    for j in range(n):
         scales[j] = 1.0
         if active[j]:
-            total = max(total, _plan(v[j], a[j], vt[j], amax[j], jmax[j])[0])
-    for j in range(v.shape[0]):
-        if active[j]:
-            scales[j] = _synchronizing_scale(v[j], a[j], vt[j], amax[j], jmax[j], total)
+            scales[j] = _synchronizing_scale(v[j], a[j], vt[j], amax[j], jmax[j], own[j], total, guesses[j])
 
 
 @njit(cache=True)
@@ -293,7 +321,7 @@ def _continue_together(v_dt, a_dt, vt, amax, jmax, carried, period_steps, tau, c
     room = MAX_SEGMENTS - 3 * PROFILE_SEGMENTS - 4
     step = period_steps
     while step < cruise_steps:
-        _synchronizing_scales(v_out, a_out, vt, amax, jmax, planning, now)
+        _synchronizing_scales(v_out, a_out, vt, amax, jmax, planning, scales, now)
         next_step = min(step + period_steps, cruise_steps)
         for j in range(n):
             if not planning[j]:
@@ -471,7 +499,7 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     # the velocities moving along (near) the line from v0 to vt, so the tool keeps its direction during a change
     scales = np.ones(n)
     if carry:
-        _synchronizing_scales(v0, a0, vt, amax, jmax, np.ones(n, np.bool_), scales)
+        _synchronizing_scales(v0, a0, vt, amax, jmax, np.ones(n, np.bool_), np.zeros(n), scales)
     for j in range(n if carry else 0):
         counts[j], marks[j], v_dt[j], a_dt[j] = _first_period(q0[j], v0[j], a0[j], vt[j], amax[j], jmax[j],
                                                               scales[j], inner_lower[j], inner_upper[j],
