@@ -5,34 +5,48 @@ Used only when the configuration sets a jerk limit (`max_joint_jerk` / `default_
 servo builds its windows in window.py, unchanged.
 
 Each tick, from the commanded state (q, v, a) at time 0 (the previous window's state where this one takes over),
-toward the velocities the IK wants, vt (each within A tau of the velocity limits: see `velocity_cap`):
-- [0, dt], per joint: the time-optimal constant-jerk plan from (v, a) to (vt, 0) (`_plan`: jerk +-J to a peak
-  acceleration of at most A, held, then jerk -+J to zero, arriving without overshoot), played on a grid of
-  GRID_STEP (`_append_on_grid`), cut at dt; the state at dt is where the next tick starts. A target that moves
-  every tick is met by a new plan every tick, from the state reached, acceleration included;
+toward the velocities the IK wants, vt (each within A tau of the velocity limits: see `velocity_cap`; with jerk
+limits the IK applies no acceleration window of its own, commands.py `acceleration_window_time`: this window is the
+limiter):
+- [0, dt], per joint: a constant-jerk plan from (v, a) to (vt, 0) (`_plan`: jerk +-J to a peak acceleration of at
+  most A, held, then jerk -+J to zero, arriving without overshoot), played on a grid of GRID_STEP
+  (`_append_on_grid`), cut at dt; the state at dt is where the next tick starts. A target that moves every tick is
+  met by a new plan every tick, from the state reached, acceleration included;
+- the plans are synchronized (`_synchronizing_scales`): the slowest joint's time-optimal plan sets the length T,
+  and every other joint plans with its limits scaled, c (A, J), c in (0, 1], so that its plan takes T too. Why:
+  each joint on its own time-optimal plan reaches its new velocity at its own time, so during a change the joint
+  velocity vector leaves the line from v0 to vt and the tool leaves its direction (the demo's square through the
+  Servo, the IK's window off: 0.31 mm off the commanded square unsynchronized, 0.18 synchronized, 0.17
+  acceleration-limited; test_jerk_takeover.py). From rest in acceleration, with the same A / J on every joint (the
+  Panda's and the UR presets' 2 ms), the scaled plans are one profile times each joint's change: the velocity moves
+  on the straight line (test/core/servo/test_jerk_takeover.py: within 1e-3 of the change, the grid's rounding;
+  17 to 22 % off it unsynchronized). From a state with an acceleration c is found numerically. The rest of a
+  synchronized plan is the synchronized plan from the state it reaches, so windows made one after the other toward
+  a wanted velocity that holds find the same scales;
 - the position condition, per joint: from the state at dt the joint must still be able to stop (the plan to
-  velocity 0, an S-curve) without passing its limit margin; if it cannot, it starts that stop now, at 0 (a
-  jerk-aware `braking_speed`: the room is judged on the jerk-limited stop, longer than a_max's);
+  velocity 0, an S-curve, at its real limits) without passing its limit margin; if it cannot, it starts that stop
+  now, at 0 (a jerk-aware `braking_speed`: the room is judged on the jerk-limited stop, longer than a_max's);
 - after dt, as without jerk limits, the motion is carried on up to `max_expected_latency` (a late next window
-  finds the arm still moving, not braking), as the next windows will move it while vt holds: each moving joint
-  goes on with its plan toward vt, made again at every period's end as the next window makes it
-  (`_continue_plan`), to the cruise end, holding vt once there. A controller takes a window over when it arrives,
-  after its stamp; an old window that brought the acceleration back to 0 at dt disagreed there with a new one that
-  ramps on, by up to J times the delay (bench/jerk_takeover.py, test/core/servo/test_jerk_takeover.py). Then, if
-  the plan has not arrived by the cruise end, its acceleration back to 0 at J, and one S-curve stop all these
-  joints share (`_shared_stop_steps`: every velocity scaled by the same s(t) from 1 to 0, so the tool keeps its
-  direction while it stops, and the joints share their switching times); a joint that would so pass its margin,
-  or whose wanted velocity is 0, makes its own stop from dt instead. The stops of the ticks that track nothing
-  (stale command, pause, no joint state, a refused window) are made together from the state now too
-  (`_stop_together`, `JerkWindows.stopping`): the tool stops along its line;
+  finds the arm still moving, not braking), as the next windows will move it while vt holds: the joints go on with
+  their plans toward vt, made again and synchronized again at every period's end as the next window makes them
+  (`_continue_together`), to the cruise end, holding vt once there (a joint whose vt is 0 comes to rest so). A
+  controller takes a window over when it arrives, after its stamp; a window whose carried motion disagreed with the
+  next one stepped the acceleration there, by up to J times the delay (bench/jerk_takeover.py,
+  test/core/servo/test_jerk_takeover.py). Then, if the plan has not arrived by the cruise end, its acceleration
+  back to 0 (at the plan's scaled J: the joints still together), and one S-curve stop all these joints share
+  (`_shared_stop_steps`: every velocity scaled by the same s(t) from 1 to 0, so the tool keeps its direction while
+  it stops, and the joints share their switching times); a joint that would so pass its margin makes its own stop
+  from dt instead. The stops of the ticks that track nothing (stale command, pause, no joint state, a refused
+  window) are made together from the state now too (`_stop_together`, `JerkWindows.stopping`): the tool stops
+  along its line. Stops, margin braking and the velocity cap keep the real limits;
 - then the hold.
 The points are at every switching time (all on the grid), and a cubic Hermite through the ends of a constant-jerk
 interval is that interval: a controller playing the window (JTC's spline for positions and velocities) follows each
 joint's profile exactly, acceleration continuous at the points and from one window to the next.
 
-During a change of velocity the joints are limited one by one: a joint with more room to change ramps faster than
-one with less, which bends the tool's direction briefly (the demo's square: 0.48 mm off a side at the sharpest
-corner, against 0.28 mm acceleration-limited; the sides themselves as straight: test/core/servo/test_jerk_servo.py).
+Where the IK's wanted velocity itself moves from tick to tick (a held twist near a singularity, where the joint
+velocities change fast), a window taken over late still meets a plan toward another target than its own carried
+one: up to ~2.3 J seen at 1 kHz with windows half a period late (the demo's stretch).
 
 numba kernels on plain float64 arrays (`cache=True`), one call per tick.
 """
