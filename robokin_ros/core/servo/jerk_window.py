@@ -87,6 +87,7 @@ SYNC_ITERATIONS = 60
 SYNC_NEGLIGIBLE = 1e-9
 # The secant's step past a guess that is still too fast, stretched by this so that one step usually brackets the root
 SYNC_OVERSHOOT = 1.1
+SYNC_SECANT_TRIES = 3
 # Segments a joint can have: the profile within the first period and its cruise to dt, then its own stop, or in
 # its place its plan on to the cruise end (made again each period while room is left, then a profile uncut:
 # `_continue_plan`), the acceleration back to 0, the cruise and the shared stop (3). A profile (`_append_on_grid`)
@@ -178,10 +179,12 @@ def _synchronizing_scale(v0, a0, vt, amax, jmax, own, total, guess):
     lo, f_lo = 1.0, own - total                         # f(1) < 0
     hi = min(max(1.0 / guess, 1.0), top)
     f_hi = _scaled_miss(v0, a0, vt, amax, jmax, hi, total)
+    tries = 0
     while f_hi < 0.0:                                   # both short: on along the secant (a little past) to a bracket
         if hi >= top:
             return MIN_SYNC_SCALE
-        step = -f_hi * (hi - lo) / (f_hi - f_lo) if f_hi > f_lo else hi
+        tries += 1                                      # (then doubling: at most ~20 more to the top)
+        step = -f_hi * (hi - lo) / (f_hi - f_lo) if f_hi > f_lo and tries <= SYNC_SECANT_TRIES else hi
         lo, f_lo = hi, f_hi
         hi = min(hi + max(SYNC_OVERSHOOT * step, SYNC_TOLERANCE * hi), top)
         f_hi = _scaled_miss(v0, a0, vt, amax, jmax, hi, total)

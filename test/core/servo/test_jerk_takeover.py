@@ -237,3 +237,23 @@ def test_the_servo_square_keeps_to_its_sides_as_the_acceleration_limited_servo_d
           f"sides {line * 1e3:.4f} mm")
     assert square <= 1.05 * plain_square, (square, plain_square)
     assert line <= 0.015e-3, line
+
+
+def test_a_synchronizing_scale_makes_the_plan_take_the_length_asked_for_from_any_state():
+    """The scale c of a joint's limits (`_synchronizing_scale`) against `_plan`'s own length: from seeded states
+    with an acceleration (up to A either way) toward seeded velocities, asked for up to 40 times its time-optimal
+    length, the plan with c (A, J) takes that length within 1e-9 of it; c in (0, 1]."""
+    from robokin_ros.core.servo.jerk_window import MIN_SYNC_SCALE, _plan, _synchronizing_scale
+    rng = np.random.default_rng(27)
+    for _ in range(2000):
+        j = int(rng.integers(7))
+        amax, jmax = AMAX[j], JERK[j]
+        v0, vt = rng.uniform(-2.0, 2.0, 2) * rng.choice([1.0, 1e-3])
+        a0 = rng.uniform(-1.0, 1.0) * amax * rng.choice([1.0, 0.01, 0.0])
+        own = _plan(v0, a0, vt, amax, jmax)[0]
+        total = own * rng.uniform(1.0, 40.0)
+        c = _synchronizing_scale(v0, a0, vt, amax, jmax, own, total, rng.choice([0.0, rng.uniform(0.01, 1.0)]))
+        assert MIN_SYNC_SCALE <= c <= 1.0
+        if own > 1e-9 and c > MIN_SYNC_SCALE:
+            assert _plan(v0, a0, vt, c * amax, c * jmax)[0] == pytest.approx(total, rel=1e-9, abs=1e-15), \
+                (v0, a0, vt, own, total, c)
