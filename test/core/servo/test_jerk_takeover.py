@@ -257,3 +257,27 @@ def test_a_synchronizing_scale_makes_the_plan_take_the_length_asked_for_from_any
         if own > 1e-9 and c > MIN_SYNC_SCALE:
             assert _plan(v0, a0, vt, c * amax, c * jmax)[0] == pytest.approx(total, rel=1e-9, abs=1e-15), \
                 (v0, a0, vt, own, total, c)
+
+
+def test_two_arms_holding_an_object_keep_the_grasp_through_jerk_limited_changes_as_without_jerk_limits():
+    """Coordinated mode (two Pandas holding a box, the grasp rows solved first): the box turned about z, then also
+    moved sideways, changing every 0.5 s. Every velocity the IK wants keeps the grasp to first order, and so does
+    every velocity on the line between two of them: the synchronized ramps stay on that line, so the grasp drifts
+    as little as without jerk limits (measured 0.51 mm / 1.05 mrad against 0.49 / 1.02). Each joint on its own plan
+    broke it by 1.7 mm / 3.8 mrad (the IK's acceleration window on), 4.7 mm / 20 mrad (off)."""
+    from robokin_ros.core.robot import RobotModel
+    from test_multi_tip import LEFT, RIGHT, TwoHands, hands_facing, relative_drift
+    robot = RobotModel.load("dual_panda")
+    drift = []
+    for jerk in (0.0, 5000.0):
+        arm = TwoHands(robot, hands_facing(robot), **{"tips.mode": "coordinated", "default_joint_jerk": jerk})
+        assert (arm.servo.jerk is not None) == (jerk > 0.0)
+        held = arm.pose(LEFT, None).actInv(arm.pose(RIGHT, None))
+        worst = np.zeros(2)
+        for k in range(1500):
+            twist = (0.0, 0.0, 0.5) if (k // 250) % 2 == 0 else (0.0, 0.3, -0.5)
+            arm.tick([("", (0.0, 0.0, 0.0), twist)])
+            worst = np.maximum(worst, relative_drift(arm.pose(LEFT).actInv(arm.pose(RIGHT)), held))
+        drift.append(worst)
+    plain, limited = drift
+    assert (limited <= 1.1 * plain).all(), (limited, plain)
