@@ -20,6 +20,8 @@ reference points are where twist commands most often go wrong):
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pinocchio as pin
 
@@ -249,21 +251,37 @@ class GuidingMotion(TrackedCommand):
         return ServoStatus.HAND_GUIDING, self._message
 
 
+def acceleration_window_time(state: CommandedState) -> float:
+    """[s] the time the IK's per-tick acceleration window allows a change of velocity over: the time since the last
+    decision, or with jerk limits none at all (inf: the window spans every velocity).
+
+    With jerk limits the jerk-limited window (jerk_window.py) is the limiter: it plans each joint's way from the
+    commanded state (acceleration included) to the IK's velocity, all joints synchronized so that the tool keeps its
+    direction. The IK's window, applied on top from a jerk state that lags it, made the IK's output creep a dt per
+    tick: a wanted velocity that moved every tick, which each window planned toward anew, so that a window taken
+    over late disagreed with the one before (bench/jerk_takeover.py). Everything else the IK does stays: velocity
+    limits, position bounds, singularity scaling and escape (which still grows from the commanded velocity),
+    halt-all, the two-tip solve's priorities where a position bound clips."""
+    return math.inf if state.jerk_limited else state.accel_dt
+
+
 def solve(ik: VelocityIk, command: TrackedCommand, positions: np.ndarray, twist: np.ndarray | StackedTask | None,
           scale: float, state: CommandedState) -> VelocityIkResult:
     """The IK from the commanded state for the tool twist (6,) or a stacked task of several tips, or when `twist` is
-    None for the command's joint velocities (a joint jog; none: a stop), times `scale`."""
+    None for the command's joint velocities (a joint jog; none: a stop), times `scale` (with jerk limits without the
+    acceleration window: `acceleration_window_time`)."""
+    accel_dt = acceleration_window_time(state)
     if twist is None:
         jog = command.joint_velocities
         velocities = np.zeros(len(positions)) if jog is None else jog if scale == 1.0 else jog * scale
         return ik.limit_joint_velocities(positions, velocities, dt=state.dt, previous_velocities=state.velocities,
-                                         accel_dt=state.accel_dt)
+                                         accel_dt=accel_dt)
     if twist.__class__ is StackedTask:
         task = twist if scale == 1.0 else twist._replace(velocity=twist.velocity * scale)
         return ik.solve_task(positions, task, dt=state.dt, previous_velocities=state.velocities,
-                             accel_dt=state.accel_dt, halt_all=command.halt_all)
+                             accel_dt=accel_dt, halt_all=command.halt_all)
     return ik.solve(positions, twist if scale == 1.0 else twist * scale, dt=state.dt,
-                    previous_velocities=state.velocities, check=False, accel_dt=state.accel_dt,
+                    previous_velocities=state.velocities, check=False, accel_dt=accel_dt,
                     halt_all=command.halt_all)
 
 

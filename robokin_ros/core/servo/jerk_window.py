@@ -5,29 +5,48 @@ Used only when the configuration sets a jerk limit (`max_joint_jerk` / `default_
 servo builds its windows in window.py, unchanged.
 
 Each tick, from the commanded state (q, v, a) at time 0 (the previous window's state where this one takes over),
-toward the velocities the IK wants, vt (each within A tau of the velocity limits: see `velocity_cap`):
-- [0, dt], per joint: the time-optimal constant-jerk plan from (v, a) to (vt, 0) (`_plan`: jerk +-J to a peak
-  acceleration of at most A, held, then jerk -+J to zero, arriving without overshoot), played on a grid of
-  GRID_STEP (`_append_on_grid`), cut at dt; the state at dt is where the next tick starts. A target that moves
-  every tick is met by a new plan every tick, from the state reached, acceleration included;
+toward the velocities the IK wants, vt (each within A tau of the velocity limits: see `velocity_cap`; with jerk
+limits the IK applies no acceleration window of its own, commands.py `acceleration_window_time`: this window is the
+limiter):
+- [0, dt], per joint: a constant-jerk plan from (v, a) to (vt, 0) (`_plan`: jerk +-J to a peak acceleration of at
+  most A, held, then jerk -+J to zero, arriving without overshoot), played on a grid of GRID_STEP
+  (`_append_on_grid`), cut at dt; the state at dt is where the next tick starts. A target that moves every tick is
+  met by a new plan every tick, from the state reached, acceleration included;
+- the plans are synchronized (`_synchronizing_scales`): the slowest joint's time-optimal plan sets the length T,
+  and every other joint plans with its limits scaled, c (A, J), c in (0, 1], so that its plan takes T too. Why:
+  each joint on its own time-optimal plan reaches its new velocity at its own time, so during a change the joint
+  velocity vector leaves the line from v0 to vt and the tool leaves its direction (the demo's square through the
+  Servo, the IK's window off: 0.31 mm off the commanded square unsynchronized, 0.18 synchronized, 0.17
+  acceleration-limited; test_jerk_takeover.py). From rest in acceleration, with the same A / J on every joint (the
+  Panda's and the UR presets' 2 ms), the scaled plans are one profile times each joint's change: the velocity moves
+  on the straight line (test/core/servo/test_jerk_takeover.py: within 1e-3 of the change, the grid's rounding;
+  17 to 22 % off it unsynchronized). From a state with an acceleration c is found numerically. The rest of a
+  synchronized plan is the synchronized plan from the state it reaches, so windows made one after the other toward
+  a wanted velocity that holds find the same scales;
 - the position condition, per joint: from the state at dt the joint must still be able to stop (the plan to
-  velocity 0, an S-curve) without passing its limit margin; if it cannot, it starts that stop now, at 0 (a
-  jerk-aware `braking_speed`: the room is judged on the jerk-limited stop, longer than a_max's);
+  velocity 0, an S-curve, at its real limits) without passing its limit margin; if it cannot, it starts that stop
+  now, at 0 (a jerk-aware `braking_speed`: the room is judged on the jerk-limited stop, longer than a_max's);
 - after dt, as without jerk limits, the motion is carried on up to `max_expected_latency` (a late next window
-  finds the arm still moving, not braking): each moving joint's acceleration back to 0 at J, the velocity held,
-  then one S-curve stop all these joints share (`_shared_stop_steps`: every velocity scaled by the same s(t) from 1
-  to 0, so the tool keeps its direction while it stops, and the joints share their switching times); a joint that
-  would so pass its margin, or whose wanted velocity is 0, makes its own stop from dt instead. The stops of the
-  ticks that track nothing (stale command, pause, no joint state, a refused window) are made together from the
-  state now too (`_stop_together`, `JerkWindows.stopping`): the tool stops along its line;
+  finds the arm still moving, not braking), as the next windows will move it while vt holds: the joints go on with
+  their plans toward vt, made again and synchronized again at every period's end as the next window makes them
+  (`_continue_together`), to the cruise end, holding vt once there (a joint whose vt is 0 comes to rest so). A
+  controller takes a window over when it arrives, after its stamp; a window whose carried motion disagreed with the
+  next one stepped the acceleration there, by up to J times the delay (bench/jerk_takeover.py,
+  test/core/servo/test_jerk_takeover.py). Then, if the plan has not arrived by the cruise end, its acceleration
+  back to 0 (at the plan's scaled J: the joints still together), and one S-curve stop all these joints share
+  (`_shared_stop_steps`: every velocity scaled by the same s(t) from 1 to 0, so the tool keeps its direction while
+  it stops, and the joints share their switching times); a joint that would so pass its margin makes its own stop
+  from dt instead. The stops of the ticks that track nothing (stale command, pause, no joint state, a refused
+  window) are made together from the state now too (`_stop_together`, `JerkWindows.stopping`): the tool stops
+  along its line. Stops, margin braking and the velocity cap keep the real limits;
 - then the hold.
 The points are at every switching time (all on the grid), and a cubic Hermite through the ends of a constant-jerk
 interval is that interval: a controller playing the window (JTC's spline for positions and velocities) follows each
 joint's profile exactly, acceleration continuous at the points and from one window to the next.
 
-During a change of velocity the joints are limited one by one: a joint with more room to change ramps faster than
-one with less, which bends the tool's direction briefly (the demo's square: 0.48 mm off a side at the sharpest
-corner, against 0.28 mm acceleration-limited; the sides themselves as straight: test/core/servo/test_jerk_servo.py).
+Where the IK's wanted velocity itself moves from tick to tick (a held twist near a singularity, where the joint
+velocities change fast), a window taken over late still meets a plan toward another target than its own carried
+one: up to ~2.3 J seen at 1 kHz with windows half a period late (the demo's stretch).
 
 numba kernels on plain float64 arrays (`cache=True`), one call per tick.
 """
@@ -51,13 +70,30 @@ from robokin_ros.core.trajectory.jerk_check import CONTROLLER_PERIOD
 # (the outgoing check's cost) and a later arrival (a plan's phases end up to a step late).
 GRID_STEP = 1e-4
 # A plan this many grid steps long or shorter is closed exactly (`_closing_jerks`), in at most CLOSING_TRIES more.
+# (Compared with half a step of room: on the grid a plan's length is often a whole number of steps, and a rounding
+# either side of CLOSING_STEPS would choose differently for two windows planning from the same state.)
 CLOSING_STEPS = 3
 CLOSING_TRIES = 4
 # Plans made per profile (`_append_on_grid`): each consumes a phase or a grid step.
 MAX_REPLANS = 12
+# The synchronized plans (`_synchronizing_scale`): a joint's limits are scaled by c in [MIN_SYNC_SCALE, 1] so that
+# its plan takes as long as the slowest joint's, found to SYNC_TOLERANCE of that length (relative) in at most
+# SYNC_ITERATIONS steps. (A window and the next, made from its state at dt, then find the same c to ~1e-13: the
+# takeover agreement.) A joint whose own plan is shorter than SYNC_NEGLIGIBLE [s] is not scaled: its change is
+# nothing the tool's direction could show, and a scale toward 0 would only make its plan degenerate.
+MIN_SYNC_SCALE = 1e-6
+SYNC_TOLERANCE = 1e-9
+SYNC_ITERATIONS = 60
+SYNC_NEGLIGIBLE = 1e-9
+# The secant's step past a guess that is still too fast, stretched by this so that one step usually brackets the root
+SYNC_OVERSHOOT = 1.1
+SYNC_SECANT_TRIES = 3
 # Segments a joint can have: the profile within the first period and its cruise to dt, then its own stop, or in
-# its place the acceleration back to 0, the cruise and the shared stop (3).
-MAX_SEGMENTS = 3 * (MAX_REPLANS + CLOSING_STEPS + CLOSING_TRIES) + 5
+# its place its plan on to the cruise end (made again each period while room is left, then a profile uncut:
+# `_continue_plan`), the acceleration back to 0, the cruise and the shared stop (3). A profile (`_append_on_grid`)
+# has at most MAX_REPLANS - 1 segments and a closing of CLOSING_STEPS + CLOSING_TRIES - 1.
+PROFILE_SEGMENTS = MAX_REPLANS + CLOSING_STEPS + CLOSING_TRIES
+MAX_SEGMENTS = 4 * PROFILE_SEGMENTS + 5
 # A stopping state counts as in proportion (a = kappa v, `_stop_together`) within this share of each joint's A: the
 # rounding of the shared S-curve's sums (1e-15 of it), with room
 PROPORTION_TOLERANCE = 1e-9
@@ -109,6 +145,86 @@ def _planned_acceleration(a0, durations, jerks, t):
 
 
 @njit(cache=True)
+def _rest_scale(v0, vt, amax, jmax, total):
+    """The scale c of (amax, jmax) whose plan from (v0, 0) to (vt, 0) takes `total` [s]: a plan from rest in
+    acceleration takes dv / (c A) + A / J with a constant-acceleration phase (total >= 2 A / J), else
+    2 sqrt(dv / (c J)). (From a state with an acceleration, the first guess of `_synchronizing_scale`.)"""
+    dv = abs(vt - v0)
+    if total <= 2.0 * amax / jmax:
+        return 4.0 * dv / (jmax * total * total)
+    return dv / (amax * (total - amax / jmax))
+
+
+@njit(cache=True)
+def _scaled_miss(v0, a0, vt, amax, jmax, u, total):
+    """[s] how much longer than `total` the plan with the limits (amax, jmax) / u takes."""
+    return _plan(v0, a0, vt, amax / u, jmax / u)[0] - total
+
+
+@njit(cache=True)
+def _synchronizing_scale(v0, a0, vt, amax, jmax, own, total, guess):
+    """c in [MIN_SYNC_SCALE, 1]: the joint's plan (`_plan`) with the limits c (amax, jmax) takes `total` [s] (at
+    least its own time-optimal length `own`), so that every joint arrives together. 1 when its own plan is already
+    that long or negligible; MIN_SYNC_SCALE when even that is too fast. `guess`: a scale near the answer (the one
+    this joint's plan had a period before), else 0.
+
+    With u = 1 / c a plan's length is nearly linear in u (from rest in acceleration exactly dv / (c A) + A / J, or
+    2 sqrt(dv / (c J)) without a constant-acceleration phase: `_rest_scale`), so the root is bracketed in u near
+    the guess and found by regula falsi (Illinois)."""
+    if own <= SYNC_NEGLIGIBLE or own >= total * (1.0 - SYNC_TOLERANCE):
+        return 1.0
+    top = 1.0 / MIN_SYNC_SCALE
+    if not 0.0 < guess < 1.0:
+        guess = min(max(_rest_scale(v0, vt, amax, jmax, total), MIN_SYNC_SCALE), 1.0)
+    lo, f_lo = 1.0, own - total                         # f(1) < 0
+    hi = min(max(1.0 / guess, 1.0), top)
+    f_hi = _scaled_miss(v0, a0, vt, amax, jmax, hi, total)
+    tries = 0
+    while f_hi < 0.0:                                   # both short: on along the secant (a little past) to a bracket
+        if hi >= top:
+            return MIN_SYNC_SCALE
+        tries += 1                                      # (then doubling: at most ~20 more to the top)
+        step = -f_hi * (hi - lo) / (f_hi - f_lo) if f_hi > f_lo and tries <= SYNC_SECANT_TRIES else hi
+        lo, f_lo = hi, f_hi
+        hi = min(hi + max(SYNC_OVERSHOOT * step, SYNC_TOLERANCE * hi), top)
+        f_hi = _scaled_miss(v0, a0, vt, amax, jmax, hi, total)
+    side = 0
+    for _ in range(SYNC_ITERATIONS):
+        u = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        f = _scaled_miss(v0, a0, vt, amax, jmax, u, total)
+        if abs(f) <= SYNC_TOLERANCE * total or hi - lo <= SYNC_TOLERANCE * hi:
+            return 1.0 / u
+        if f < 0.0:
+            lo, f_lo = u, f
+            if side == -1:
+                f_hi *= 0.5
+            side = -1
+        else:
+            hi, f_hi = u, f
+            if side == 1:
+                f_lo *= 0.5
+            side = 1
+    return 1.0 / (0.5 * (lo + hi))
+
+
+@njit(cache=True)
+def _synchronizing_scales(v, a, vt, amax, jmax, active, guesses, scales):
+    """scales (n,): each active joint's `_synchronizing_scale` toward vt from (v, a), so that every active joint's
+    plan takes the longest time-optimal length among them (1 for the others); guesses (n,): see there."""
+    n = v.shape[0]
+    own = np.zeros(n)
+    total = 0.0
+    for j in range(n):
+        if active[j]:
+            own[j] = _plan(v[j], a[j], vt[j], amax[j], jmax[j])[0]
+            total = max(total, own[j])
+    for j in range(n):
+        scales[j] = 1.0
+        if active[j]:
+            scales[j] = _synchronizing_scale(v[j], a[j], vt[j], amax[j], jmax[j], own[j], total, guesses[j])
+
+
+@njit(cache=True)
 def _closing_jerks(v, a, vt, tau, m):
     """(l1, l2): the least-norm jerks x_i = l1 + l2 c_i, c_i = m - i - 1/2, of m grid steps of `tau` [s] that take
     (v, a) to (vt, 0) exactly: sum x_i tau = -a and tau^2 sum x_i c_i = vt - v - a m tau."""
@@ -149,7 +265,7 @@ def _append_on_grid(v, a, vt, amax, jmax, step, tau, cut, ends, jerks, count):
         total, durations, phase_jerks = _plan(v, a, vt, amax, jmax)
         if total <= 0.0:
             break
-        if total <= CLOSING_STEPS * tau:
+        if total < (CLOSING_STEPS + 0.5) * tau:
             m = _closing_steps(v, a, vt, jmax, tau, total)
             if m > 0:
                 # the jerk of step i is l1 + l2 c_i, c_i = m - i - 1/2 (see `_closing_steps`)
@@ -201,6 +317,54 @@ def _state_at(q, v, a, ends, jerks, count, t):
 
 
 @njit(cache=True)
+def _continue_together(v_dt, a_dt, vt, amax, jmax, carried, period_steps, tau, cruise_steps, ends, jerks, counts,
+                       reached, v_out, a_out, scales):
+    """The carried joints' plans toward vt after dt, as the next windows make them while vt holds: made again from
+    the state at every period's end (where each next window starts: a plan cut there and made again, a closing
+    above all, is not the plan left uncut), synchronized there as the next window synchronizes them
+    (`_synchronizing_scales` over the joints still on their way), to step `cruise_steps`. Each joint's segments of
+    one jerk are merged, so a long ramp adds none at a period's end; should a joint's segments run short of room all
+    the same, its plan goes on uncut. Appends to ends/jerks[j, counts[j]:] of the `carried` (n,) joints from their
+    state at dt (v_dt, a_dt); counts (n,) updated, reached (n,) the step each reached, v_out / a_out (n,) its state
+    there, scales (n,) the scale of its last plan (in: the first period's; its acceleration goes back to 0 with
+    it)."""
+    n = v_dt.shape[0]
+    floors = counts.copy()      # (the segments to dt stay as they are: a stop from dt may replace these)
+    planning = carried.copy()   # still on its way at the current period's end
+    now = np.empty(n)           # the scales of the plans made at the current period's end
+    for j in range(n):
+        v_out[j], a_out[j], reached[j] = v_dt[j], a_dt[j], period_steps
+    # a period's plan, the rest uncut, the level-off, the hold and the shared stop must still fit
+    room = MAX_SEGMENTS - 3 * PROFILE_SEGMENTS - 4
+    step = period_steps
+    while step < cruise_steps:
+        _synchronizing_scales(v_out, a_out, vt, amax, jmax, planning, scales, now)
+        next_step = min(step + period_steps, cruise_steps)
+        for j in range(n):
+            if not planning[j]:
+                continue
+            scales[j] = now[j]
+            count = counts[j]
+            cut = cruise_steps if count > room else next_step
+            first = count
+            v, a = v_out[j], a_out[j]
+            new_count, to = _append_on_grid(v, a, vt[j], scales[j] * amax[j], scales[j] * jmax[j], step, tau, cut,
+                                            ends[j], jerks[j], count)
+            for s in range(first, new_count):
+                h = ends[j, s] - (ends[j, s - 1] if s > 0 else 0.0)
+                v, a = v + h * (a + 0.5 * h * jerks[j, s]), a + h * jerks[j, s]
+                if count > floors[j] and jerks[j, s] == jerks[j, count - 1]:
+                    ends[j, count - 1] = ends[j, s]           # the same jerk on: one segment
+                else:
+                    ends[j, count], jerks[j, count] = ends[j, s], jerks[j, s]
+                    count += 1
+            counts[j], reached[j], v_out[j], a_out[j] = count, to, v, a
+            if to < cut or to == step or to >= cruise_steps:  # arrived (or nothing left to plan, or uncut)
+                planning[j] = False
+        step = next_step
+
+
+@njit(cache=True)
 def _stays_inside(q_end, q_start, inner_lower, inner_upper):
     """Whether a joint that starts the tick at q_start and ends at rest at q_end keeps its limit margins: q_end
     within them, or (a joint already beyond a margin) no further out than it started."""
@@ -208,11 +372,12 @@ def _stays_inside(q_end, q_start, inner_lower, inner_upper):
 
 
 @njit(cache=True)
-def _first_period(q0, v0, a0, vt, amax, jmax, inner_lower, inner_upper, period_steps, tau, ends, jerks):
-    """One joint's segments up to dt toward vt, then its own stop from dt; or, when that stop would pass the limit
-    margin, its stop from now. Returns (count, count up to dt (-1 when stopping now), velocity and acceleration at
-    dt on the way to vt (which the carried motion starts from))."""
-    count, step = _append_on_grid(v0, a0, vt, amax, jmax, 0, tau, period_steps, ends, jerks, 0)
+def _first_period(q0, v0, a0, vt, amax, jmax, scale, inner_lower, inner_upper, period_steps, tau, ends, jerks):
+    """One joint's segments up to dt toward vt (its limits times `scale`: the synchronized plan), then its own stop
+    from dt; or, when that stop would pass the limit margin, its stop from now (both at its real limits). Returns
+    (count, count up to dt (-1 when stopping now), velocity and acceleration at dt on the way to vt (which the
+    carried motion starts from))."""
+    count, step = _append_on_grid(v0, a0, vt, scale * amax, scale * jmax, 0, tau, period_steps, ends, jerks, 0)
     if step < period_steps:             # arrived: the wanted velocity held to dt
         ends[count], jerks[count] = period_steps * tau, 0.0
         count += 1
@@ -347,22 +512,37 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
     carry = carry and not halting
     if not carry:
         braking = _stop_together(q0, v0, a0, amax, jmax, inner_lower, inner_upper, tau, ends, jerks, counts)
+    # every joint's plan toward its wanted velocity synchronized: its limits scaled so that all arrive together,
+    # the velocities moving along (near) the line from v0 to vt, so the tool keeps its direction during a change
+    scales = np.ones(n)
+    if carry:
+        _synchronizing_scales(v0, a0, vt, amax, jmax, np.ones(n, np.bool_), np.zeros(n), scales)
     for j in range(n if carry else 0):
         counts[j], marks[j], v_dt[j], a_dt[j] = _first_period(q0[j], v0[j], a0[j], vt[j], amax[j], jmax[j],
-                                                              inner_lower[j], inner_upper[j], period_steps, tau,
-                                                              ends[j], jerks[j])
+                                                              scales[j], inner_lower[j], inner_upper[j],
+                                                              period_steps, tau, ends[j], jerks[j])
         braking += 1 if marks[j] < 0 else 0
-    # the carried joints: the acceleration back to 0 at J from dt, the velocity held, then the stop they share
+    # the carried joints (those a wanted velocity of 0 brings to rest among them, synchronized with the others): the
+    # plan toward the wanted velocity that the first period started, on to the cruise end (what the next windows
+    # will do while the command holds: a window taken over late then agrees with this one), the acceleration back
+    # to 0 at its plan's scaled J from there if it has not arrived, the velocity held, then the shared stop
+    carried = np.zeros(n, np.bool_)
+    for j in range(n if carry else 0):
+        carried[j] = marks[j] >= 0                          # (marks are set only when carried)
+        if carried[j]:
+            counts[j] = marks[j]
     speeds, started = np.zeros(n), cruise_steps
+    reached, v2, a2 = np.empty(n, np.int64), np.empty(n), np.empty(n)
+    if carry:
+        _continue_together(v_dt, a_dt, vt, amax, jmax, carried, period_steps, tau, cruise_steps, ends, jerks, counts,
+                           reached, v2, a2, scales)
     carried_ends = np.full(n, -1, np.int64)         # the count after the acceleration back to 0, -1: not carried
     for j in range(n):
-        if not carry or vt[j] == 0.0 or marks[j] < 0:      # (marks are set only when carried)
+        if not carried[j]:
             continue
-        v1, a1 = v_dt[j], a_dt[j]
-        if v1 == 0.0 and a1 == 0.0:
-            continue
-        c, step = _append_on_grid(v1, a1, v1 + a1 * abs(a1) / (2.0 * jmax[j]), amax[j], jmax[j], period_steps,
-                                  tau, -1, ends[j], jerks[j], marks[j])
+        c, step = _append_on_grid(v2[j], a2[j], v2[j] + a2[j] * abs(a2[j]) / (2.0 * scales[j] * jmax[j]),
+                                  scales[j] * amax[j], scales[j] * jmax[j], reached[j], tau, -1, ends[j], jerks[j],
+                                  counts[j])
         carried_ends[j] = c
         speeds[j] = abs(_state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], c, step * tau)[1])
         started = max(started, step)
@@ -371,8 +551,13 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
         c = carried_ends[j]
         if c < 0:
             continue
-        if speeds[j] == 0.0:            # at rest once its acceleration is back to 0
-            counts[j] = c
+        if speeds[j] == 0.0:            # at rest once its acceleration is back to 0 (its plan toward 0 included)
+            if _stays_inside(_state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], c, ends[j, c - 1] if c > 0 else 0.0)[0],
+                             q0[j], inner_lower[j], inner_upper[j]):
+                counts[j] = c
+            else:                       # its own stop from dt, as `_first_period` made it
+                counts[j], _ = _append_on_grid(v_dt[j], a_dt[j], 0.0, amax[j], jmax[j], period_steps, tau, -1,
+                                               ends[j], jerks[j], marks[j])
             continue
         if started * tau > ends[j, c - 1]:
             ends[j, c], jerks[j, c] = started * tau, 0.0
