@@ -212,16 +212,16 @@ def square_deviation(panda, jerk):
 
 
 def test_the_square_keeps_its_lines_with_jerk_limits(panda):
-    """Per-joint limiting bends the tool's direction in transients: measured on the demo's square against the
-    acceleration-limited servo (printed for docs/jerk.md). The sides stay as straight; the corners round more, since
-    every ramp takes longer (A / J more per joint) and the joints ramp each at its own rate."""
+    """Measured on the demo's square against the acceleration-limited servo (printed for docs/jerk.md). The sides
+    stay as straight; the corners round a little more, since every ramp takes A / J longer (the joints ramp together:
+    their plans are synchronized, see test_jerk_takeover)."""
     plain_whole, plain_line, _ = square_deviation(panda, None)
     whole, line, run = square_deviation(panda, JERK)
     print(f"\nservo square, largest distance off a side: with the corner {plain_whole * 1e3:.3f} mm acceleration-"
           f"limited, {whole * 1e3:.3f} mm jerk-limited; from 50 ms on {plain_line * 1e3:.4f} / {line * 1e3:.4f} mm")
     run.check_played(panda, rates=(1000.0,))
     assert line <= plain_line * 1.2 and line <= 0.02e-3
-    assert whole <= 2.0 * plain_whole
+    assert whole <= 1.5 * plain_whole                # measured 1.34 (0.373 against 0.279 mm)
 
 
 def test_a_window_breaking_the_jerk_check_is_replaced_and_the_reason_is_the_status(panda):
