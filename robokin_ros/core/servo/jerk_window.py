@@ -463,8 +463,10 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, limits, checked_jerk, period_s
         times[i] = _floor_ns(steps[i] * tau)
         if steps[i] == period_steps:
             first_period = i
+    gap = 0.0
     for j in range(n):
-        # each joint walked through its segments and the points together (the same sums as `_state_at`)
+        # each joint walked through its segments and the points together (the same sums as `_state_at`), the
+        # exact state at dt taken on the way (the point at dt is always one)
         q, v, a, start, s, c = q0[j], v0[j], a0[j], 0.0, 0, counts[j]
         for i in range(k):
             t = steps[i] * tau
@@ -472,20 +474,18 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, limits, checked_jerk, period_s
                 q, v, a = _advance(q, v, a, jerks[j, s], ends[j, s] - start)
                 start = ends[j, s]
                 s += 1
-            qi, vi = q, v
+            qi, vi, ai = q, v, a
             if s < c and t > start:
-                qi, vi, _ = _advance(q, v, a, jerks[j, s], t - start)
+                qi, vi, ai = _advance(q, v, a, jerks[j, s], t - start)
             positions[i, j] = min(max(qi, lower[j]), upper[j])
             # at rest after its stop (the plan's end velocity is 0 up to rounding)
-            velocities[i, j] = 0.0 if c == 0 or t >= ends[j, c - 1] else vi
-    dt = period_steps * tau
-    gap = 0.0
-    for j in range(n):
-        q, v, a = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], counts[j], dt)
-        if counts[j] == 0 or dt >= ends[j, counts[j] - 1]:
-            v, a = 0.0, 0.0             # at rest after its stop (exactly: the ticks that follow hold, not creep)
-        state_out[0, j], state_out[1, j], state_out[2, j] = min(max(q, lower[j]), upper[j]), v, a
-        gap = max(gap, abs(v - vt[j]))
+            at_rest = c == 0 or t >= ends[j, c - 1]
+            velocities[i, j] = 0.0 if at_rest else vi
+            if i == first_period:
+                if at_rest:
+                    vi, ai = 0.0, 0.0   # exactly: the ticks that follow hold, not creep
+                state_out[0, j], state_out[1, j], state_out[2, j] = positions[i, j], vi, ai
+                gap = max(gap, abs(vi - vt[j]))
     times[k] = max(hold_until, times[k - 1] + 1e-3)
     for j in range(n):
         positions[k, j], velocities[k, j] = positions[k - 1, j], 0.0
