@@ -603,11 +603,13 @@ class JerkWindows:
         self.limits[J_INNER_UPPER] -= allowance
         self.jerk = jerk                # the limits the outgoing check holds the windows to (in `build`)
         self.rows = jerk_window_capacity(len(jerk))
-        # the kernel's output arrays, sized for the longest window, reused: a window copies out its k rows (a fresh
-        # 570-row pair each tick cost more than the copies, the kernel writing into memory not yet in cache)
+        # the kernel's output arrays, sized for the longest window, reused: a window copies out its k rows. (Fresh
+        # ones each tick, kept alive by the window's views, cost more than the copies: memory not in cache, and
+        # where windows are kept (a bench's record) new pages, ~70 kB a tick.)
         n = len(jerk)
         self._times, self._positions, self._velocities = np.empty(self.rows), np.empty((self.rows, n)), \
             np.empty((self.rows, n))
+        self._state_shape = (3, n)
         self.window = None              # the last window built, and its outgoing check's WINDOW_* code
         self.verdict = WINDOW_OK - 1
         self.peak_share = 0.0           # the last window's peak jerk / limit (`window_jerk_share`)
@@ -629,8 +631,9 @@ class JerkWindows:
         """The window from the state (q, v, a) (n,) toward the wanted velocities `target` (n,); `carry`: the motion
         is carried on to `cruise_until` (default `max_expected_latency`'s grid end) before the stop (tracking), else
         every joint stops from dt. Returns the window and the state (3, n) at dt."""
-        state = np.empty((3, len(q)))
-        cruise = self.cruise_steps if cruise_until is None else math.ceil(cruise_until / self.tau - 1e-9)
+        state = np.empty(self._state_shape)
+        cruise = self.cruise_steps if cruise_until is None or cruise_until == self.cruise_until else \
+            math.ceil(cruise_until / self.tau - 1e-9)
         t, positions, velocities = self._times, self._positions, self._velocities
         k, _, self.braking, gap, self.plainly_finite, self.peak_share, self.verdict = jerk_window_arrays(
             q, v, a, target, carry, self.limits, self.jerk, self.period_steps, self.tau, cruise, self.hold_until, t,
