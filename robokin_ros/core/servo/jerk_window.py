@@ -61,7 +61,8 @@ from robokin_ros.core.errors import ConfigError
 from robokin_ros.core.schema import per_joint_values
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.types import TrajectoryWindow, frozen
-from robokin_ros.core.trajectory.jerk_check import CONTROLLER_PERIOD
+from robokin_ros.core.trajectory.jerk_check import CONTROLLER_PERIOD, window_jerk_violation
+from robokin_ros.core.trajectory.outgoing_check import JERK_TOLERANCE, LIMIT_TOLERANCE, WINDOW_OK, window_violation
 
 # [s] the grid every switching time is on (the period split into whole steps near this). A cubic through points
 # microseconds apart amplifies the rounding of the positions into jerks (12 eps |q| / h^3: 0.4 % of a Panda's limit
@@ -105,8 +106,8 @@ PLAINLY_FINITE = 1e300
 # Point counts `JerkWindows.point_counts` names for a node to prepare its messages for
 PREPARED_POINTS = 48
 _NS = 1e9
-# Rows of the `limits` table of `jerk_window_arrays`, (7, n).
-J_LOWER, J_UPPER, J_INNER_LOWER, J_INNER_UPPER, J_AMAX, J_VMAX, J_JMAX = range(7)
+# Rows of the `limits` table of `jerk_window_arrays`, (8, n): window.py's six (W_*), the jerk limits, the velocity cap.
+J_LOWER, J_UPPER, J_INNER_LOWER, J_INNER_UPPER, J_AMAX, J_VMAX, J_JMAX, J_CAP = range(8)
 
 
 @njit(cache=True)
@@ -488,17 +489,20 @@ def grid_step(dt: float) -> float:
 
 
 @njit(cache=True)
-def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau, cruise_steps, hold_until, times,
-                       positions, velocities, state_out):
-    """Fill the window from the state (q0, v0, a0) (n,) toward the wanted velocities (n,), each within +-cap (n,)
+def jerk_window_arrays(q0, v0, a0, wanted, carry, limits, checked_jerk, period_steps, tau, cruise_steps, hold_until,
+                       times, positions, velocities, state_out):
+    """Fill the window from the state (q0, v0, a0) (n,) toward the wanted velocities (n,), each within +-the cap
     (see the module docstring), every switching time on the grid of `tau` [s], the period `period_steps` steps of
     it; `carry`: whether the joints that move on are carried on to step `cruise_steps` before their stop (else
-    every joint stops from dt). `limits` (7, n): position limits, the margins' inner edges, acceleration, velocity
-    and jerk limits (J_* rows). Returns (k, index of the point at dt, joints braking now for their limit margin,
-    largest |velocity at dt - wanted velocity|, whether state_out is `_plainly_finite`, the window's
-    `window_jerk_share` from a0); state_out (3, n) gets the exact state (q, v, a) at dt."""
+    every joint stops from dt). `limits` (8, n): position limits, the margins' inner edges, acceleration, velocity
+    and jerk limits, velocity cap (J_* rows); `checked_jerk` (n,) the jerk limits the outgoing check holds the
+    window to (`JerkWindows.jerk`). Returns (k, index of the point at dt, joints braking now for their
+    limit margin, largest |velocity at dt - wanted velocity|, whether state_out is `_plainly_finite`, the window's
+    `window_jerk_share` from a0, its outgoing check's WINDOW_* code); state_out (3, n) gets the exact state
+    (q, v, a) at dt. The arrays (number of arguments: each costs the call ~0.1 us) are the caller's, reused."""
     n = q0.shape[0]
     vt = np.empty(n)
+    cap = limits[J_CAP]
     for j in range(n):
         vt[j] = min(max(wanted[j], -cap[j]), cap[j])
     ends, jerks = np.empty((n, MAX_SEGMENTS)), np.empty((n, MAX_SEGMENTS))
@@ -605,8 +609,10 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
         times[i] = _floor_ns(steps[i] * tau)
         if steps[i] == period_steps:
             first_period = i
+    gap = 0.0
     for j in range(n):
-        # each joint walked through its segments and the points together (the same sums as `_state_at`)
+        # each joint walked through its segments and the points together (the same sums as `_state_at`), the
+        # exact state at dt taken on the way (the point at dt is always one)
         q, v, a, start, s, c = q0[j], v0[j], a0[j], 0.0, 0, counts[j]
         for i in range(k):
             t = steps[i] * tau
@@ -614,26 +620,29 @@ def jerk_window_arrays(q0, v0, a0, wanted, carry, cap, limits, period_steps, tau
                 q, v, a = _advance(q, v, a, jerks[j, s], ends[j, s] - start)
                 start = ends[j, s]
                 s += 1
-            qi, vi = q, v
+            qi, vi, ai = q, v, a
             if s < c and t > start:
-                qi, vi, _ = _advance(q, v, a, jerks[j, s], t - start)
+                qi, vi, ai = _advance(q, v, a, jerks[j, s], t - start)
             positions[i, j] = min(max(qi, lower[j]), upper[j])
             # at rest after its stop (the plan's end velocity is 0 up to rounding)
-            velocities[i, j] = 0.0 if c == 0 or t >= ends[j, c - 1] else vi
-    dt = period_steps * tau
-    gap = 0.0
-    for j in range(n):
-        q, v, a = _state_at(q0[j], v0[j], a0[j], ends[j], jerks[j], counts[j], dt)
-        if counts[j] == 0 or dt >= ends[j, counts[j] - 1]:
-            v, a = 0.0, 0.0             # at rest after its stop (exactly: the ticks that follow hold, not creep)
-        state_out[0, j], state_out[1, j], state_out[2, j] = min(max(q, lower[j]), upper[j]), v, a
-        gap = max(gap, abs(v - vt[j]))
+            at_rest = c == 0 or t >= ends[j, c - 1]
+            velocities[i, j] = 0.0 if at_rest else vi
+            if i == first_period:
+                if at_rest:
+                    vi, ai = 0.0, 0.0   # exactly: the ticks that follow hold, not creep
+                state_out[0, j], state_out[1, j], state_out[2, j] = positions[i, j], vi, ai
+                gap = max(gap, abs(vi - vt[j]))
     times[k] = max(hold_until, times[k - 1] + 1e-3)
     for j in range(n):
         positions[k, j], velocities[k, j] = positions[k - 1, j], 0.0
-    # the peak share here rather than in a call of its own from Python (one dispatch less a tick)
-    share = window_jerk_share(times[:k + 1], positions[:k + 1], velocities[:k + 1], jmax, a0, CONTROLLER_PERIOD)
-    return k + 1, first_period, braking, gap, _plainly_finite(state_out), share
+    # the peak share and the outgoing check here rather than in calls of their own from Python (a dispatch each
+    # less a tick): the check is `WindowBuilder.check`'s, then `window_jerk_violation`'s, as Servo.step makes them
+    t, p, v = times[:k + 1], positions[:k + 1], velocities[:k + 1]
+    share = window_jerk_share(t, p, v, jmax, a0, CONTROLLER_PERIOD)
+    verdict = window_violation(t, p, v, lower, upper, limits[J_VMAX], limits[J_AMAX], LIMIT_TOLERANCE)[0]
+    if verdict == WINDOW_OK:
+        verdict = window_jerk_violation(t, p, v, checked_jerk, JERK_TOLERANCE, CONTROLLER_PERIOD)
+    return k + 1, first_period, braking, gap, _plainly_finite(state_out), share, verdict
 
 
 @njit(cache=True)
@@ -726,9 +735,11 @@ class JerkWindows:
         self.dt, self.cruise_until, self.hold_until = dt, cruise_until, hold_until
         self.tau = grid_step(dt)
         self.period_steps = round(dt / self.tau)
+        # the velocity cap: headroom under the velocity limits for the arrival on the grid (a closing may pass the
+        # wanted velocity by up to A tau / 2 before settling on it)
         self.velocity_cap = np.maximum(window_limits[J_VMAX] - window_limits[J_AMAX] * self.tau, 0.0)   # (n,)
         self.cruise_steps = math.ceil(cruise_until / self.tau - 1e-9)
-        self.limits = np.vstack((window_limits, jerk))
+        self.limits = np.vstack((window_limits, jerk, self.velocity_cap))
         # the stops are planned again each tick from a state on the grid: they may end a rounding of the grid
         # (~ a tau^2) beyond the plan of the tick before; a through-the-node jog ended 1.8e-7 rad past the margin.
         # The margins' inner edges move in by twice that, so that no window passes them.
@@ -736,8 +747,17 @@ class JerkWindows:
             allowance = np.where(np.isfinite(window_limits[J_AMAX]), 2.0 * window_limits[J_AMAX] * self.tau ** 2, 0.0)
         self.limits[J_INNER_LOWER] += allowance
         self.limits[J_INNER_UPPER] -= allowance
-        self.jerk = jerk
+        self.jerk = jerk                # the limits the outgoing check holds the windows to (in `build`)
         self.rows = jerk_window_capacity(len(jerk))
+        # the kernel's output arrays, sized for the longest window, reused: a window copies out its k rows. (Fresh
+        # ones each tick, kept alive by the window's views, cost more than the copies: memory not in cache, and
+        # where windows are kept (a bench's record) new pages, ~70 kB a tick.)
+        n = len(jerk)
+        self._times, self._positions, self._velocities = np.empty(self.rows), np.empty((self.rows, n)), \
+            np.empty((self.rows, n))
+        self._state_shape = (3, n)
+        self.window = None              # the last window built, and its outgoing check's WINDOW_* code
+        self.verdict = WINDOW_OK - 1
         self.peak_share = 0.0           # the last window's peak jerk / limit (`window_jerk_share`)
         self.braking = 0                # joints of the last window braking now for their limit margin
         self.start = None               # (q, v, a) the last window started from (the replacement of a refused one)
@@ -757,16 +777,15 @@ class JerkWindows:
         """The window from the state (q, v, a) (n,) toward the wanted velocities `target` (n,); `carry`: the motion
         is carried on to `cruise_until` (default `max_expected_latency`'s grid end) before the stop (tracking), else
         every joint stops from dt. Returns the window and the state (3, n) at dt."""
-        n, rows = len(q), self.rows
-        t, positions, velocities = np.empty(rows), np.empty((rows, n)), np.empty((rows, n))
-        state = np.empty((3, n))
-        cruise = self.cruise_steps if cruise_until is None else math.ceil(cruise_until / self.tau - 1e-9)
-        # the velocity cap: headroom under the velocity limits for the arrival on the grid (a closing may pass the
-        # wanted velocity by up to A tau / 2 before settling on it)
-        k, _, self.braking, gap, self.plainly_finite, self.peak_share = jerk_window_arrays(
-            q, v, a, target, carry, self.velocity_cap, self.limits, self.period_steps, self.tau, cruise,
-            self.hold_until, t, positions, velocities, state)
-        window = frozen(TrajectoryWindow, {"times": t[:k], "positions": positions[:k], "velocities": velocities[:k]})
+        state = np.empty(self._state_shape)
+        cruise = self.cruise_steps if cruise_until is None or cruise_until == self.cruise_until else \
+            math.ceil(cruise_until / self.tau - 1e-9)
+        t, positions, velocities = self._times, self._positions, self._velocities
+        k, _, self.braking, gap, self.plainly_finite, self.peak_share, self.verdict = jerk_window_arrays(
+            q, v, a, target, carry, self.limits, self.jerk, self.period_steps, self.tau, cruise, self.hold_until, t,
+            positions, velocities, state)
+        self.window = window = frozen(TrajectoryWindow, {"times": t[:k].copy(), "positions": positions[:k].copy(),
+                                                         "velocities": velocities[:k].copy()})
         self.start = (q, v, a)
         self.shaping = carry and gap > SHAPING_THRESHOLD
         return window, state

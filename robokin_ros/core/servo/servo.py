@@ -332,12 +332,17 @@ class Servo:
         windows.verdict = WINDOW_OK - 1         # no verdict yet: `WindowBuilder.build` checks the window it builds
         output = self._decide(now)
         if output.publish:
-            if windows.verdict < WINDOW_OK:
-                windows.verdict = windows.check(output.window)
-            if self.jerk is not None and windows.verdict == WINDOW_OK:
-                w = output.window
-                windows.verdict = window_jerk_violation(w.times, w.positions, w.velocities, self.jerk.jerk,
-                                                        JERK_TOLERANCE, CONTROLLER_PERIOD)
+            jerk = self.jerk
+            if jerk is not None and windows.verdict < WINDOW_OK and output.window is jerk.window:
+                # the two checks below, made in the window's own compiled call (`JerkWindows.build`)
+                windows.verdict = jerk.verdict
+            else:
+                if windows.verdict < WINDOW_OK:
+                    windows.verdict = windows.check(output.window)
+                if jerk is not None and windows.verdict == WINDOW_OK:
+                    w = output.window
+                    windows.verdict = window_jerk_violation(w.times, w.positions, w.velocities, jerk.jerk,
+                                                            JERK_TOLERANCE, CONTROLLER_PERIOD)
             if windows.verdict != WINDOW_OK:
                 output = self._refused(output)
             self._state.last_window = output.window
