@@ -11,17 +11,13 @@ import numpy as np
 import pytest
 
 from jerk_play import hermite
+from panda_figures import AMAX, JERK, LOWER, UPPER, VMAX
 from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.jerk_window import JerkWindows, window_jerk_share
 from robokin_ros.core.servo.servo import Servo
 from robokin_ros.core.servo.types import JointMeasurement, TwistCommand
 
 DT = 0.002
-JERK = np.array([7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0])     # Franka Panda [rad/s^3]
-AMAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])                      # [rad/s^2]
-VMAX = np.array([2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61])                 # Panda [rad/s]
-LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])
-UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
 CRUISE = 0.05           # [s] max_expected_latency's default: the carried motion's end
 HOLD = 1.0
 START = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])

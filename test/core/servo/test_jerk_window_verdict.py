@@ -9,17 +9,13 @@ agrees, the failing ones included."""
 import numpy as np
 import pytest
 
+from panda_figures import AMAX, JERK, LOWER, UPPER, VMAX
 from robokin_ros.core.servo.jerk_window import JerkWindows
 from robokin_ros.core.servo.window import WindowBuilder
 from robokin_ros.core.trajectory.jerk_check import CONTROLLER_PERIOD, window_jerk_violation
 from robokin_ros.core.trajectory.outgoing_check import JERK_TOLERANCE, WINDOW_JERK, WINDOW_OK
 
 DT = 0.002
-JERK = np.array([7500.0, 3750.0, 5000.0, 6250.0, 7500.0, 10000.0, 10000.0])     # Franka Panda [rad/s^3]
-AMAX = np.array([15.0, 7.5, 10.0, 12.5, 15.0, 20.0, 20.0])                      # [rad/s^2]
-VMAX = np.array([2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61])                 # Panda [rad/s]
-LOWER = np.array([-2.8973, -1.7628, -2.8973, -3.0718, -2.8973, -0.0175, -2.8973])
-UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
 
 
 def separate_checks(checker: WindowBuilder, window, jerk: np.ndarray) -> int:
