@@ -338,7 +338,10 @@ def _continue_together(v_dt, a_dt, vt, amax, jmax, carried, period_steps, tau, c
     # a period's plan, the rest uncut, the level-off, the hold and the shared stop must still fit
     room = MAX_SEGMENTS - 3 * PROFILE_SEGMENTS - 4
     step = period_steps
-    while step < cruise_steps:
+    left = 0                    # joints still planning: once none is, the periods to the cruise end add nothing
+    for j in range(n):
+        left += 1 if planning[j] else 0
+    while step < cruise_steps and left > 0:
         _synchronizing_scales(v_out, a_out, vt, amax, jmax, planning, scales, now)
         next_step = min(step + period_steps, cruise_steps)
         for j in range(n):
@@ -362,6 +365,7 @@ def _continue_together(v_dt, a_dt, vt, amax, jmax, carried, period_steps, tau, c
             counts[j], reached[j], v_out[j], a_out[j] = count, to, v, a
             if to < cut or to == step or to >= cruise_steps:  # arrived (or nothing left to plan, or uncut)
                 planning[j] = False
+                left -= 1
         step = next_step
 
 
