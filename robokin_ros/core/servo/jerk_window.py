@@ -318,6 +318,18 @@ def _state_at(q, v, a, ends, jerks, count, t):
 
 
 @njit(cache=True)
+def _state_at_from(q, v, a, ends, jerks, first, count, start, t):
+    """`_state_at` from segment `first` on: (q, v, a) the state at `start` [s] = ends[first - 1], where the
+    segments before end (the same sums as `_state_at` from 0 once they are walked)."""
+    for s in range(first, count):
+        if t <= start:
+            break
+        q, v, a = _advance(q, v, a, jerks[s], min(t, ends[s]) - start)
+        start = ends[s]
+    return q, v, a
+
+
+@njit(cache=True)
 def _continue_together(v_dt, a_dt, vt, amax, jmax, carried, period_steps, tau, cruise_steps, ends, jerks, counts,
                        reached, v_out, a_out, scales):
     """The carried joints' plans toward vt after dt, as the next windows make them while vt holds: made again from
@@ -338,7 +350,10 @@ def _continue_together(v_dt, a_dt, vt, amax, jmax, carried, period_steps, tau, c
     # a period's plan, the rest uncut, the level-off, the hold and the shared stop must still fit
     room = MAX_SEGMENTS - 3 * PROFILE_SEGMENTS - 4
     step = period_steps
-    while step < cruise_steps:
+    left = 0                    # joints still planning: once none is, the periods to the cruise end add nothing
+    for j in range(n):
+        left += 1 if planning[j] else 0
+    while step < cruise_steps and left > 0:
         _synchronizing_scales(v_out, a_out, vt, amax, jmax, planning, scales, now)
         next_step = min(step + period_steps, cruise_steps)
         for j in range(n):
@@ -362,6 +377,7 @@ def _continue_together(v_dt, a_dt, vt, amax, jmax, carried, period_steps, tau, c
             counts[j], reached[j], v_out[j], a_out[j] = count, to, v, a
             if to < cut or to == step or to >= cruise_steps:  # arrived (or nothing left to plan, or uncut)
                 planning[j] = False
+                left -= 1
         step = next_step
 
 
@@ -385,7 +401,10 @@ def _first_period(q0, v0, a0, vt, amax, jmax, scale, inner_lower, inner_upper, p
     q1, v1, a1 = _state_at(q0, v0, a0, ends, jerks, count, period_steps * tau)
     mark = count
     count, step = _append_on_grid(v1, a1, 0.0, amax, jmax, period_steps, tau, -1, ends, jerks, count)
-    if not _stays_inside(_state_at(q0, v0, a0, ends, jerks, count, step * tau)[0], q0, inner_lower, inner_upper):
+    # the stop's end walked on from the state at dt: the segments to dt end there (ends[mark - 1] is dt), so
+    # `_state_at` from 0 would repeat the very sums that gave (q1, v1, a1)
+    q_end = _state_at_from(q1, v1, a1, ends, jerks, mark, count, period_steps * tau, step * tau)[0]
+    if not _stays_inside(q_end, q0, inner_lower, inner_upper):
         count, _ = _append_on_grid(v0, a0, 0.0, amax, jmax, 0, tau, -1, ends, jerks, 0)
         return count, -1, v1, a1
     return count, mark, v1, a1
