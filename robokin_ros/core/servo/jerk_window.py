@@ -308,13 +308,7 @@ def _advance(q, v, a, jerk, h):
 def _state_at(q, v, a, ends, jerks, count, t):
     """The state at time t <= ends[count - 1] of a joint in state (q, v, a) at 0 moving through segments
     ends/jerks[:count] (later: the state at the last segment's end)."""
-    start = 0.0
-    for s in range(count):
-        if t <= start:
-            break
-        q, v, a = _advance(q, v, a, jerks[s], min(t, ends[s]) - start)
-        start = ends[s]
-    return q, v, a
+    return _state_at_from(q, v, a, ends, jerks, 0, count, 0.0, t)
 
 
 @njit(cache=True)
