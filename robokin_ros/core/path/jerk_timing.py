@@ -31,7 +31,6 @@ import time
 import numpy as np
 
 from robokin_ros.core.errors import TrajectoryTimingError
-from robokin_ros.core.limits import check_jerk_ramps  # noqa: F401 (path surface)
 from robokin_ros.core.path.budget import UNLIMITED, PlanningBudget
 from robokin_ros.core.path.result import TimingReport
 from robokin_ros.core.path.timing import (

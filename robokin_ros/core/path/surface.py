@@ -28,7 +28,8 @@ from robokin_ros.core.path.chain import ChainFk, chain_fk
 from robokin_ros.core.path.config import PathConfig
 from robokin_ros.core.path.deviation import AxisSelection, played_deviation, trajectory_deviation
 from robokin_ros.core.path.downsample import downsample, path_parameter
-from robokin_ros.core.path.jerk_timing import check_jerk_ramps, time_section_profile
+from robokin_ros.core.limits import check_jerk_ramps
+from robokin_ros.core.path.jerk_timing import time_section_profile
 from robokin_ros.core.path.geometry import (
     DUPLICATE_TOLERANCE,
     DensePath,

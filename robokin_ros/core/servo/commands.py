@@ -286,8 +286,12 @@ def solve(ik: VelocityIk, command: TrackedCommand, positions: np.ndarray, twist:
 
 
 def unlimited_share(ik: VelocityIk, command: TrackedCommand, positions: np.ndarray, twist: np.ndarray | None,
-                    velocities: np.ndarray, dt: float) -> float:
-    """|velocities| / |the same command without the acceleration window| (see `SpeedGuards.judge`)."""
+                    velocities: np.ndarray, state: CommandedState) -> float:
+    """|velocities| / |the same command without the acceleration window| (see `SpeedGuards.judge`); 1 with jerk
+    limits, where the IK has no acceleration window (`acceleration_window_time`)."""
+    if state.jerk_limited:
+        return 1.0
+    dt = state.dt
     if twist is None:
         free = command.joint_velocities
     elif twist.__class__ is StackedTask:

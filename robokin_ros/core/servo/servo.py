@@ -414,11 +414,9 @@ class Servo:
         status, message = command.outcome(result)
         # the guards: the smallest factor wins, solved again once through the same limits and acceleration window (a
         # stop is a ramp, never a step; at 0 the null-space motion stops too)
-        # (with jerk limits the IK has no acceleration window: its velocities are the command's whole, share 1)
         verdict = None if not self._guards.active else self._guards.judge(
             q, twist, command.joint_velocities, result.velocities, now,
-            (lambda velocities: 1.0) if self.jerk is not None else
-            lambda velocities: unlimited_share(ik, command, q, twist, velocities, state.dt))
+            lambda velocities: unlimited_share(ik, command, q, twist, velocities, state))
         if verdict is not None:
             status, message = verdict.status, verdict.message
             if verdict.scale < 1.0:
