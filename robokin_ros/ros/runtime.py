@@ -32,6 +32,27 @@ SPIN_SLICE = 0.1     # [s] longest wait inside the executor before run_node look
 # simulation clock must not be able to keep a stale command alive.
 receive_time: Callable[[], float] = time.monotonic
 
+# A process preempted between reading the receive clock and the ROS clock (4-8 ms is common with both cores busy)
+# pairs two moments that far apart: a joint state stamped so carries positions of a later time, and a trajectory
+# start carried over between the clocks shifts by as much.
+CLOCK_PAIR_TOLERANCE = 50e-6     # [s] widest receive-clock bracket accepted around a ROS clock read
+CLOCK_PAIR_TRIES = 5
+
+
+def paired_clock_read(clock) -> tuple[float, int]:
+    """(receive time [s], `clock`'s time [ns]) of one moment: the ROS clock read between two receive-clock reads,
+    retried while the bracket is wider than CLOCK_PAIR_TOLERANCE (the narrowest bracket after CLOCK_PAIR_TRIES)."""
+    best_width, best = float("inf"), (0.0, 0)
+    for _ in range(CLOCK_PAIR_TRIES):
+        before = receive_time()
+        clock_ns = clock.now().nanoseconds
+        after = receive_time()
+        if after - before < best_width:
+            best_width, best = after - before, (0.5 * (before + after), clock_ns)
+        if best_width <= CLOCK_PAIR_TOLERANCE:
+            break
+    return best
+
 
 class Boot(NamedTuple):
     """What every node starts from: its validated configuration and the robot chain it names."""
