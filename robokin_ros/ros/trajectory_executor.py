@@ -41,7 +41,7 @@ from robokin_ros.ros.goals import GoalAbort
 from robokin_ros.ros.joint_state_cache import JointStateCache
 from robokin_ros.ros.jtc_conversions import follow_goal
 from robokin_ros.ros.path_conversions import joint_trajectory_msg
-from robokin_ros.ros.runtime import QUEUE_DEPTH, ThrottledLogger, receive_time
+from robokin_ros.ros.runtime import QUEUE_DEPTH, ThrottledLogger, paired_clock_read, receive_time
 from robokin_ros.ros.trajectory_execution import ENDINGS, ControllerClient, check_outgoing
 
 FIRST_STATE_WAIT = 5.0       # [s] a goal before any joint state has arrived waits this long for one
@@ -234,8 +234,10 @@ class TrajectoryExecutor:
         (timed out), the controller's refusal or failure, NO_JOINT_STATE (topic: no joint states to follow).
         """
         backend = self._backend(cfg)
-        origin = self._node.get_clock().now() + Duration(nanoseconds=int(START_LEAD * 1e9))
-        started = receive_time() + START_LEAD
+        moment, clock_ns = paired_clock_read(self._node.get_clock())
+        origin = Time(nanoseconds=clock_ns, clock_type=self._node.get_clock().clock_type) + Duration(
+            nanoseconds=int(START_LEAD * 1e9))
+        started = moment + START_LEAD
         backend.start(stamped(checked.msg, origin.to_msg()), started)
         run = _Run(trajectory, cfg, backend, origin,
                    ExecutionMonitor(trajectory, cfg.goal_tolerance, cfg.execution_timeout_margin, started))
