@@ -24,7 +24,7 @@ from robokin_ros.core.limits import position_velocity_bounds
 from robokin_ros.core.robot import RobotModel
 from robokin_ros.core.servo.jerk_window import sample_window_state
 from robokin_ros.core.servo.types import JointMeasurement, TrajectoryWindow
-from robokin_ros.core.servo.window import clamped, sample_window
+from robokin_ros.core.servo.window import bound_hold, clamped, sample_window
 
 # [s] of running time a divergence from the measured state must last before the command is re-anchored there:
 # longer than a late window's lag (a few ticks), short enough that an arm really held elsewhere is caught at once.
@@ -186,7 +186,7 @@ class CommandedState:
             shrink = np.min(amax * self.accel_dt / np.abs(v))     # share of v removable this tick
         v_next = max(0.0, 1.0 - shrink) * v
         lo, hi = np.empty_like(v), np.empty_like(v)
-        position_velocity_bounds(self.positions, self._lower, self._upper, 0.0, self.dt, amax, lo, hi)
+        position_velocity_bounds(self.positions, self._lower, self._upper, 0.0, bound_hold(self.dt), amax, lo, hi)
         self.advance(np.clip(v_next, lo, hi))
 
     def frame_pose(self, frame_id: int, name: str) -> pin.SE3:

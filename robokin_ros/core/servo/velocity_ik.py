@@ -62,6 +62,7 @@ from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.task import AXIS_FRAMES, TaskBuilder
 from robokin_ros.core.servo.tip_task import StackedTask
 from robokin_ros.core.servo.types import VelocityIkResult, frozen
+from robokin_ros.core.servo.window import bound_hold
 from robokin_ros.core.validation import check_vector
 
 DEBOUNCE_STEPS = 25      # steps a new approaching/leaving verdict must hold before it is reported
@@ -325,24 +326,25 @@ class VelocityIk:
             A, b = self.robot.frame_jacobian_fast(self.robot.to_pinocchio_q(positions), fid), twist
         use_prev = previous_velocities is not None and self._has_amax
         accel_dt = dt if accel_dt is None else accel_dt
+        hold = bound_hold(dt)
         prev = previous_velocities if use_prev else self._zeros
         halt_all = self._halt_all_twist if halt_all is None else halt_all
         out = _empty(self._n)
         if stacked is None:
             primary = 0
             sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = _step(
-                A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work, self._fixed,
+                A, b, positions, prev, use_prev, hold, accel_dt, self._joints, self._scalars, self._work, self._fixed,
                 out, halt_all)
         else:
             primary = stacked.primary_rows
             step = _step_certified if self._certified_stacked else _step_prioritized if primary > 0 else None
             if step is None:
                 sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = _step(
-                    A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work,
+                    A, b, positions, prev, use_prev, hold, accel_dt, self._joints, self._scalars, self._work,
                     self._fixed, out, halt_all)
             else:
                 sigma_min, cond, damping, scale, outcome, limited, n_fixed, halt, blocking = step(
-                    A, b, positions, prev, use_prev, dt, accel_dt, self._joints, self._scalars, self._work,
+                    A, b, positions, prev, use_prev, hold, accel_dt, self._joints, self._scalars, self._work,
                     self._fixed, out, halt_all, primary)
         sing_status, pre_scale, verdict = ServoStatus.OK, 1.0, None
         if damping > 0.0 and self._escape:
@@ -358,7 +360,7 @@ class VelocityIk:
                 jacobian_at = self._probe(stacked, fid, axis_mask, axis_frame)
                 pre_scale, sing_status = singularity_scale(self.config, jacobian_at, positions, A, self._dq)
             if halt_all:                    # the escape changed the velocity: judged again
-                halt, blocking = self._halt_all_scale(positions, self._dq, dt)
+                halt, blocking = self._halt_all_scale(positions, self._dq, hold)
             scale, outcome = limit_velocity(self._dq, pre_scale * halt, prev, use_prev, self._vmax, self._amax,
                                             accel_dt, self._lo, self._hi, out)
             if primary > 0 and (outcome == LIMIT_ACCELERATION_CLIP or outcome == LIMIT_POSITION_CLIP):
@@ -431,10 +433,11 @@ class VelocityIk:
             VELOCITY_LIMITED, or OK; no singularity figures (NaN), the joint space has none.
         """
         lo, hi, amax = self._lo, self._hi, self._amax
-        position_velocity_bounds(positions, self._joints[J_INNER_LOWER], self._joints[J_INNER_UPPER], 0.0, dt, amax,
+        hold = bound_hold(dt)
+        position_velocity_bounds(positions, self._joints[J_INNER_LOWER], self._joints[J_INNER_UPPER], 0.0, hold, amax,
                                  lo, hi)
         if self._halt_all_jog if halt_all is None else halt_all:
-            halt, blocking = self._halt_all_scale(positions, velocities, dt)
+            halt, blocking = self._halt_all_scale(positions, velocities, hold)
             wanted = velocities
         else:                               # the held joints leave the uniform factors to the others
             halt, blocking = 1.0, -1

@@ -66,6 +66,14 @@ def stop_time(v, amax, dt):
     return max(1.0, math.ceil(longest / dt - 1e-9)) * dt
 
 
+def bound_hold(dt: float) -> float:
+    """[s] how long a commanded speed must be holdable before its window brakes, for the servo's position bounds: one
+    period `dt` plus MIN_POINT_SPACING, by which `_braking_times` may start the braking early to keep its points
+    apart. Bounded for dt alone, a joint at its braking bound lost up to another 0.005 a dt within the first period:
+    1.0009x its acceleration limit between windows (hypothesis seed 27489907 of the servo's long random sequences)."""
+    return dt + MIN_POINT_SPACING
+
+
 def window_capacity(grid_points: int, joints: int) -> int:
     """Rows the output arrays of `window_arrays` need: the grid, two switching times per joint, the tail's end
     and the hold."""

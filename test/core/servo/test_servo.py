@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pinocchio as pin
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from robokin_ros.core.errors import ConfigError, InvalidInputError, UnknownFrameError
@@ -642,6 +642,7 @@ def test_window_times_grid():
 # ---- limits over long random sequences -----------------------------------------------------------------
 @settings(deadline=None, max_examples=12)
 @given(seed=st.integers(0, 2**32 - 1))
+@example(seed=27489907)     # halt-all at joint 6's margin: 1.0009 a dt before window.bound_hold
 def test_limits_hold_over_long_random_command_sequences(panda, seed):
     rng = np.random.default_rng(seed)
     q0 = panda.random_positions(rng, 0.0)

@@ -13,6 +13,7 @@ from robokin_ros.core.servo.config import ServoConfig
 from robokin_ros.core.servo.singularity import direction_guard
 from robokin_ros.core.servo.status import ServoStatus
 from robokin_ros.core.servo.velocity_ik import DEBOUNCE_STEPS, VelocityIk
+from robokin_ros.core.servo.window import bound_hold
 
 # Limits so large they never bind (a config takes finite limits only). With an acceleration a >> d / dt^2 the
 # braking speed of `limits.braking_speed` is d / dt to a relative d / (a dt^2), as with no acceleration limit.
@@ -185,8 +186,9 @@ def test_limits_are_never_exceeded(panda, seed, dt, speed, edge):
     room_lo = np.maximum(q - panda.limits.lower - 0.02, 0.0)
     room_hi = np.maximum(panda.limits.upper - 0.02 - q, 0.0)
     # a room of 1 rad allows >= 3.8 rad/s, above every velocity limit: only nearer joints can bind
-    lo_bound = -np.array([braking_bound(d, a, dt) if d < 1 else np.inf for d, a in zip(room_lo, amax)])
-    hi_bound = np.array([braking_bound(d, a, dt) if d < 1 else np.inf for d, a in zip(room_hi, amax)])
+    # held for a period plus the window's point slack (window.bound_hold) before braking
+    lo_bound = -np.array([braking_bound(d, a, bound_hold(dt)) if d < 1 else np.inf for d, a in zip(room_lo, amax)])
+    hi_bound = np.array([braking_bound(d, a, bound_hold(dt)) if d < 1 else np.inf for d, a in zip(room_hi, amax)])
     position_bound = np.isclose(dq, lo_bound, atol=1e-9) | np.isclose(dq, hi_bound, atol=1e-9) \
         | np.isin(panda.joint_names, result.locked_joints)
     assert np.all(accel_ok | position_bound), (dq - prev) / (amax * dt)
@@ -377,7 +379,7 @@ def test_joint_braking_before_its_limit_lets_the_others_absorb_the_task(panda):
     amax = np.full(7, 5.0)
     ik = unlimited(panda, max_joint_acceleration=amax, joint_limit_avoidance_gain=0.0, **LOCKING)
     result = ik.solve(q, twist, dt=0.01)
-    assert result.velocities[0] == pytest.approx(braking_bound(0.01, 5.0, 0.01), abs=1e-12)
+    assert result.velocities[0] == pytest.approx(braking_bound(0.01, 5.0, bound_hold(0.01)), abs=1e-12)
     assert result.status == ServoStatus.JOINT_BOUND and "panda_joint1 slowed" in result.message
     assert_tracks(J, result.velocities, twist)
 
